@@ -1,0 +1,57 @@
+// Builds the commander program from src/commands/* and runs it; the only place exit codes are set.
+import { Command, CommanderError } from 'commander';
+import { LbotError } from './core/errors.js';
+import { EXIT } from './commands/shared/exit-codes.js';
+import { createOutput } from './commands/shared/output.js';
+import { resolveGlobalFlags, type CliContext } from './commands/shared/context.js';
+import { LBOT_VERSION } from './version.js';
+import { registerCommands } from './commands/index.js';
+
+function createProgram(getCtx: () => CliContext): Command {
+  const program = new Command('lbot')
+    .description('lbot: an agent host and developer toolchain for event-driven AI agent runners')
+    .version(LBOT_VERSION, '-V, --version', 'print the lbot version')
+    .option('--data-dir <dir>', 'data directory (env LBOT_HOME, default ./.lbot)')
+    .option('--plugins <dir>', 'runner plugins directory (default <data-dir>/plugins)')
+    .option('--json', 'machine-readable NDJSON on stdout')
+    .option('--verbose', 'more detail (observed notices, info lines)')
+    .option('--debug', 'print stacks for internal errors')
+    .showHelpAfterError('(run with --help for usage)')
+    .configureHelp({ showGlobalOptions: true, sortSubcommands: true })
+    .exitOverride();
+  registerCommands(program, getCtx);
+  return program;
+}
+
+/** Applies exitOverride to every subcommand so usage errors come back as CommanderError. */
+function overrideExits(cmd: Command): void {
+  cmd.exitOverride();
+  for (const sub of cmd.commands) overrideExits(sub);
+}
+
+export async function main(argv: string[]): Promise<void> {
+  let ctx: CliContext | undefined;
+  const fallbackOutput = createOutput({ json: argv.includes('--json'), verbose: false, debug: argv.includes('--debug') });
+  const program = createProgram(() => {
+    if (!ctx) throw new Error('context used before preAction');
+    return ctx;
+  });
+  program.hook('preAction', (_this, action) => {
+    const flags = resolveGlobalFlags(action.optsWithGlobals());
+    ctx = { flags, output: createOutput(flags), exitCode: EXIT.ok };
+  });
+  overrideExits(program);
+  try {
+    await program.parseAsync(argv);
+    process.exitCode = ctx?.exitCode ?? EXIT.ok;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // --help and --version end through here with exit code 0.
+      process.exitCode = err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+      return;
+    }
+    process.exitCode = (ctx?.output ?? fallbackOutput).error(err);
+  }
+}
+
+export { LbotError };

@@ -1,0 +1,30 @@
+// What every command receives: the global flags, read once, and the reporter.
+import path from 'node:path';
+import type { Output } from './output.js';
+
+export type GlobalFlags = {
+  dataDir: string;
+  pluginsDir: string;
+  json: boolean;
+  verbose: boolean;
+  debug: boolean;
+};
+
+export type CliContext = {
+  readonly flags: GlobalFlags;
+  readonly output: Output;
+  /** Exit code the process ends with once the action returns (commands set it for non-error outcomes). */
+  exitCode: number;
+};
+
+/** Resolves the global flags: --data-dir, else LBOT_HOME, else ./.lbot; --plugins defaults under it. */
+export function resolveGlobalFlags(raw: { dataDir?: string; plugins?: string; json?: boolean; verbose?: boolean; debug?: boolean }, env: NodeJS.ProcessEnv = process.env): GlobalFlags {
+  const dataDir = path.resolve(raw.dataDir ?? env.LBOT_HOME ?? '.lbot');
+  return {
+    dataDir,
+    pluginsDir: path.resolve(raw.plugins ?? path.join(dataDir, 'plugins')),
+    json: raw.json ?? false,
+    verbose: raw.verbose ?? false,
+    debug: raw.debug ?? false,
+  };
+}

@@ -1,0 +1,29 @@
+// Parses commander's raw option bag with a zod schema; a bad flag becomes invalid_argument (exit 2).
+import type { z } from 'zod';
+import { LbotError } from '../../core/errors.js';
+
+export function parseFlags<S extends z.ZodType>(schema: S, raw: unknown): z.output<S> {
+  const parsed = schema.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const flag = issue?.path.length ? `--${String(issue.path[0]).replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}` : 'flags';
+  throw new LbotError('invalid_argument', `${flag}: ${issue?.message ?? 'invalid value'}`, {
+    details: { path: issue?.path.map(String) ?? [] },
+  });
+}
+
+/** Collects a repeatable option into an array (commander's `argParser`). */
+export function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
+/** Parses repeated `K=V` pairs; throws invalid_argument naming the flag on a malformed pair. */
+export function parseKeyValues(pairs: readonly string[] | undefined, flag: string): Record<string, string> {
+  const out: Record<string, string> = Object.create(null) as Record<string, string>;
+  for (const pair of pairs ?? []) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw new LbotError('invalid_argument', `${flag} expects KEY=VALUE, got ${JSON.stringify(pair)}`);
+    out[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+  return { ...out };
+}

@@ -1,0 +1,151 @@
+// The lbot config file schema (`<data-dir>/lbot.config.json`), env overrides and secret masking.
+import { z } from 'zod';
+import { BindingSchema } from './protocol/binding.js';
+import { LbotError } from './errors.js';
+import { isRecord } from './json.js';
+
+export const ModelConfigSchema = z.looseObject({
+  id: z.string().min(1),
+  provider: z.enum(['fake', 'openai']),
+  model_type: z.string().default('llm'),
+  /** provider `fake`: the reply text. */
+  reply: z.string().optional(),
+  /** provider `openai`: an OpenAI-compatible endpoint and model name. */
+  base_url: z.string().optional(),
+  model: z.string().optional(),
+  api_key: z.string().optional(),
+  extra_args: z.record(z.string(), z.unknown()).default({}),
+});
+export type ModelConfig = z.infer<typeof ModelConfigSchema>;
+
+export const BoxConfigSchema = z.looseObject({
+  enabled: z.boolean().default(true),
+  backend: z.enum(['auto', 'bwrap', 'docker', 'podman', 'host']).default('auto'),
+  profile: z.string().default('default'),
+  allowed_mount_roots: z.array(z.string()).default([]),
+  default_workspace: z.string().nullable().default(null),
+  workspace_quota_mb: z.number().nonnegative().default(1024),
+  session_ttl_sec: z.number().nonnegative().default(1800),
+  max_sessions: z.number().int().positive().default(16),
+  output_limit_chars: z.number().int().positive().default(30_000),
+  image: z.string().default('debian:bookworm-slim'),
+});
+export type BoxConfig = z.infer<typeof BoxConfigSchema>;
+
+export const McpServerConfigSchema = z.looseObject({
+  name: z.string().min(1),
+  enabled: z.boolean().default(true),
+  transport: z.enum(['stdio', 'sse', 'http']).default('stdio'),
+  command: z.array(z.string()).optional(),
+  url: z.string().optional(),
+  env: z.record(z.string(), z.string()).default({}),
+  headers: z.record(z.string(), z.string()).default({}),
+  in_box: z.boolean().default(false),
+});
+export type McpServerConfig = z.infer<typeof McpServerConfigSchema>;
+
+export const DEFAULT_RUNNER_ALIASES: Record<string, string> = {
+  'local-agent': 'plugin:langbot/local-agent/default',
+  'dify-service-api': 'plugin:langbot/dify-agent/default',
+  'n8n-service-api': 'plugin:langbot/n8n-agent/default',
+  'coze-api': 'plugin:langbot/coze-agent/default',
+  'dashscope-app-api': 'plugin:langbot/dashscope-agent/default',
+  'langflow-api': 'plugin:langbot/langflow-agent/default',
+  'tbox-app-api': 'plugin:langbot/tbox-agent/default',
+};
+
+export const ConfigSchema = z.looseObject({
+  plugins: z.looseObject({ enabled: z.boolean().default(true) }).prefault({}),
+  models: z.array(ModelConfigSchema).default([]),
+  bindings: z.array(BindingSchema).default([]),
+  box: BoxConfigSchema.prefault({}),
+  mcp: z.looseObject({ servers: z.array(McpServerConfigSchema).default([]) }).prefault({}),
+  serve: z
+    .looseObject({
+      host: z.string().default('127.0.0.1'),
+      port: z.number().int().min(0).max(65535).default(8787),
+      max_concurrent_runs: z.number().int().positive().default(64),
+      max_runs_per_plugin: z.number().int().positive().default(16),
+    })
+    .prefault({}),
+  runs: z
+    .looseObject({
+      cancel_grace_ms: z.number().int().nonnegative().default(2000),
+      max_event_data_bytes: z.number().int().positive().default(1024 * 1024),
+    })
+    .prefault({}),
+  storage: z.looseObject({ max_value_bytes: z.number().int().default(10 * 1024 * 1024) }).prefault({}),
+  runner_aliases: z.record(z.string(), z.string()).default({}),
+});
+export type Config = z.infer<typeof ConfigSchema>;
+export type ConfigInput = z.input<typeof ConfigSchema>;
+
+/** Parses an env value: JSON when it parses (true, 3, ["a"]), else the raw string. */
+function parseEnvValue(raw: string): unknown {
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    return raw;
+  }
+}
+
+/**
+ * Applies `LBOT__SECTION__KEY=value` overrides onto a raw config object (acceptance §0.1).
+ * Keys are lower-cased; nested keys use more `__` separators.
+ */
+export function applyEnvOverrides(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): Record<string, unknown> {
+  const out: Record<string, unknown> = structuredClone(raw);
+  for (const [name, value] of Object.entries(env)) {
+    if (!name.startsWith('LBOT__') || value === undefined) continue;
+    const path = name.slice('LBOT__'.length).toLowerCase().split('__').filter(Boolean);
+    if (path.length === 0 || path.some((p) => p === '__proto__' || p === 'constructor' || p === 'prototype')) continue;
+    let node: Record<string, unknown> = out;
+    for (const key of path.slice(0, -1)) {
+      const next = node[key];
+      if (isRecord(next)) node = next;
+      else {
+        const fresh: Record<string, unknown> = {};
+        node[key] = fresh;
+        node = fresh;
+      }
+    }
+    const last = path.at(-1);
+    if (last) node[last] = parseEnvValue(value);
+  }
+  return out;
+}
+
+/** Validates a raw config object; names the file and the first bad field on failure. */
+export function parseConfig(raw: unknown, file: string): Config {
+  const parsed = ConfigSchema.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const at = issue?.path.join('.') || '(root)';
+  throw new LbotError('config.invalid', `${file}: ${at}: ${issue?.message ?? 'invalid'}`, {
+    details: { file, path: issue?.path.map(String) ?? [] },
+    hint: 'fix the field or remove it to use the default',
+  });
+}
+
+const SECRET_KEY = /(secret|token|key|password|credential|apikey|api_key)/i;
+export const MASK = '****';
+
+/** Deep copy with every value under a secret-looking key replaced by MASK (AC-160, AC-181, AC-212). */
+export function maskSecrets(value: unknown): unknown {
+  const walk = (v: unknown, key: string | null): unknown => {
+    if (key !== null && SECRET_KEY.test(key) && (typeof v === 'string' || typeof v === 'number')) return MASK;
+    if (Array.isArray(v)) return v.map((x) => walk(x, null));
+    if (isRecord(v)) {
+      const o: Record<string, unknown> = {};
+      for (const [k, x] of Object.entries(v)) o[k] = walk(x, k);
+      return o;
+    }
+    return v;
+  };
+  return walk(value, null);
+}
+
+/** Resolves a `--runner` value through the aliases (built-in, then the config's). */
+export function resolveRunnerAlias(id: string, config: Pick<Config, 'runner_aliases'>): string {
+  return config.runner_aliases[id] ?? DEFAULT_RUNNER_ALIASES[id] ?? id;
+}

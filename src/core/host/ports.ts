@@ -1,0 +1,103 @@
+// Interfaces core/host declares and runtime/ implements: plugin processes, model providers, tools, clock.
+import type { RunParams, RunReply } from '../protocol/wire.js';
+import type { Execution } from '../protocol/manifest.js';
+import type { Message } from '../protocol/context.js';
+import type { JsonObject } from '../protocol/event.js';
+
+/** One plugin → host proxy request, with the identity stamped from the connection it arrived on. */
+export type ProxyCall = {
+  caller_plugin: string;
+  method: string;
+  params: Record<string, unknown>;
+  /** Aborted when the plugin connection closes. */
+  signal: AbortSignal;
+  /** For `models.stream`: sends one `models.stream/chunk` notification to the caller. */
+  notify(method: string, params: JsonObject): void;
+};
+
+/**
+ * Answers a proxy call. Resolves with the JSON-RPC result, or rejects with an `ApiError`
+ * (host/api-error.ts), which the connection turns into a -32000 error with `data: AgentAPIError`.
+ */
+export type ProxyCallHandler = (call: ProxyCall) => Promise<unknown>;
+
+/** What the host needs to start one plugin process. */
+export type PluginSpec = {
+  /** `author/name`. */
+  identity: string;
+  dir: string;
+  execution: Execution;
+  /** Extra, non-secret variables from the binding; added to the allowlisted env. */
+  env: Record<string, string>;
+};
+
+/** Why a connection ended; the host turns it into the error of every run still in flight. */
+export type ConnectionFailure = {
+  code: 'runner.crashed' | 'runner.protocol_error' | 'runner.start_failed';
+  message: string;
+};
+
+/** A live plugin process speaking JSON-RPC over stdio. */
+export interface PluginConnection {
+  readonly identity: string;
+  /** The process group id (for cleanup checks). */
+  readonly pgid: number | null;
+  /**
+   * Sends `run` and resolves with the plugin's reply once the runner is done. Each `run/result` for
+   * this run_id is passed to `onResult` in arrival order. Rejects with an LbotError
+   * (`runner.crashed` / `runner.protocol_error`) when the connection fails while the run is in flight.
+   */
+  run(params: RunParams, onResult: (result: unknown) => void): Promise<RunReply>;
+  /** Sends the `run/cancel` notification; the run's promise still settles on its own. */
+  cancel(run_id: string): void;
+  /** Run ids in flight on this connection. */
+  activeRuns(): readonly string[];
+  /** Last lines of the process's stderr (for crash messages and the run log). */
+  stderrTail(): string;
+  /** Graceful stop: `shutdown` request, end stdin, grace, SIGTERM to the group, grace, SIGKILL. Idempotent. */
+  close(): Promise<void>;
+  /** SIGKILL the whole process group at once (a runner that ignores cancel). */
+  kill(): Promise<void>;
+  /** Resolves when the process has exited, with the failure that ended it (null after close()). */
+  readonly exited: Promise<ConnectionFailure | null>;
+}
+
+export interface PluginLauncher {
+  /**
+   * Spawns the plugin, performs `initialize`, and returns the live connection.
+   * Rejects with LbotError `runner.start_failed` (spawn failure, exit before initialize,
+   * initialize timeout) or `runner.protocol_error` (bad initialize answer).
+   */
+  start(spec: PluginSpec, onApiCall: ProxyCallHandler, opts?: { signal?: AbortSignal }): Promise<PluginConnection>;
+}
+
+/** A configured model the host can call for a runner. */
+export interface ModelProvider {
+  invoke(req: { model_id: string; messages: Message[]; tools: JsonObject[]; extra_args: JsonObject; signal: AbortSignal }): Promise<Message>;
+  stream(
+    req: { model_id: string; messages: Message[]; tools: JsonObject[]; extra_args: JsonObject; signal: AbortSignal },
+    onChunk: (chunk: JsonObject) => void,
+  ): Promise<Message>;
+  rerank(req: { model_id: string; query: string; documents: string[]; signal: AbortSignal }): Promise<Array<{ index: number; relevance_score: number }>>;
+}
+
+/** A tool visible to runners through the tool manager (native, skill, MCP or plugin tool). */
+export type ToolDescriptor = {
+  name: string;
+  tool_type: string;
+  description: string;
+  parameters: JsonObject;
+};
+
+/** The run's tool table: what exists at build time, and how to call it. */
+export interface ToolProvider {
+  list(): Promise<ToolDescriptor[]>;
+  call(name: string, parameters: JsonObject, ctx: { run_id: string; signal: AbortSignal }): Promise<unknown>;
+}
+
+export interface Clock {
+  /** Epoch milliseconds. */
+  now(): number;
+}
+
+export const systemClock: Clock = { now: () => Date.now() };
