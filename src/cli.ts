@@ -6,6 +6,7 @@ import { createOutput } from './commands/shared/output.js';
 import { resolveGlobalFlags, type CliContext } from './commands/shared/context.js';
 import { LBOT_VERSION } from './version.js';
 import { registerCommands } from './commands/index.js';
+import { openConfigFile, type ConfigFile } from './core/stores/config-file.js';
 
 function createProgram(getCtx: () => CliContext): Command {
   const program = new Command('lbot')
@@ -38,7 +39,15 @@ export async function main(argv: string[]): Promise<void> {
   });
   program.hook('preAction', (_this, action) => {
     const flags = resolveGlobalFlags(action.optsWithGlobals());
-    ctx = { flags, output: createOutput(flags), exitCode: EXIT.ok };
+    let configFile: ConfigFile | undefined;
+    ctx = {
+      flags,
+      output: createOutput(flags),
+      configFile: () => (configFile ??= openConfigFile(flags.dataDir)),
+      exitCode: EXIT.ok,
+    };
+    // Every command loads the config first, so a broken file fails the same way everywhere (AC-181).
+    ctx.configFile();
   });
   overrideExits(program);
   try {

@@ -1,6 +1,7 @@
 // What every command receives: the global flags, read once, and the reporter.
 import path from 'node:path';
 import type { Output } from './output.js';
+import type { ConfigFile } from '../../core/stores/config-file.js';
 
 export type GlobalFlags = {
   dataDir: string;
@@ -13,6 +14,8 @@ export type GlobalFlags = {
 export type CliContext = {
   readonly flags: GlobalFlags;
   readonly output: Output;
+  /** The data dir's config file (loaded on first use; a broken file fails with config.invalid). */
+  configFile(): ConfigFile;
   /** Exit code the process ends with once the action returns (commands set it for non-error outcomes). */
   exitCode: number;
 };

@@ -1,0 +1,57 @@
+// The config store: `<data-dir>/lbot.config.json` on lowdb, zod-validated on load, env overrides applied.
+import { mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Low } from 'lowdb';
+import { JSONFile } from 'lowdb/node';
+import { applyEnvOverrides, parseConfig, type Config } from '../config.js';
+import { LbotError } from '../errors.js';
+import { isRecord } from '../json.js';
+import { parseJsonText } from '../json-parse.js';
+
+export const CONFIG_FILE_NAME = 'lbot.config.json';
+
+export type ConfigFile = {
+  readonly file: string;
+  /** The effective config: file + env overrides + defaults. */
+  readonly config: Config;
+  /** Reads the file as written (no env, no defaults), edits it and writes it back atomically. */
+  update(edit: (raw: Record<string, unknown>) => void): Promise<Config>;
+};
+
+function readRaw(file: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    if (err instanceof Error && 'code' in err && err.code === 'ENOENT') return {};
+    throw new LbotError('store.unavailable', `cannot read ${file}: ${err instanceof Error ? err.message : String(err)}`, { details: { file } });
+  }
+  if (text.trim() === '') return {};
+  const raw = parseJsonText(text, file, 'config.invalid');
+  if (!isRecord(raw)) throw new LbotError('config.invalid', `${file}:1:1: the config must be a JSON object`, { details: { file } });
+  return raw;
+}
+
+/** Loads the config of a data dir; a missing file means all defaults. */
+export function openConfigFile(dataDir: string, env: NodeJS.ProcessEnv = process.env): ConfigFile {
+  const file = path.join(dataDir, CONFIG_FILE_NAME);
+  const load = (raw: Record<string, unknown>) => parseConfig(applyEnvOverrides(raw, env), file);
+  let config = load(readRaw(file));
+  return {
+    file,
+    get config() {
+      return config;
+    },
+    async update(edit) {
+      const raw = readRaw(file);
+      edit(raw);
+      parseConfig(raw, file); // refuse to write a file that would not load
+      mkdirSync(path.dirname(file), { recursive: true });
+      const db = new Low<Record<string, unknown>>(new JSONFile(file), {});
+      db.data = raw;
+      await db.write();
+      config = load(raw);
+      return config;
+    },
+  };
+}
