@@ -1,6 +1,6 @@
 // Interfaces core/host declares and runtime/ implements: plugin processes, model providers, tools, clock.
 import type { RunParams, RunReply } from '../protocol/wire.js';
-import type { Execution } from '../protocol/manifest.js';
+import type { Execution, RunnerDescriptor } from '../protocol/manifest.js';
 import type { Message } from '../protocol/context.js';
 import type { JsonObject } from '../protocol/event.js';
 
@@ -95,9 +95,17 @@ export interface ToolProvider {
   call(name: string, parameters: JsonObject, ctx: { run_id: string; signal: AbortSignal }): Promise<unknown>;
 }
 
+/** Time, injected so core/ owns no timers of its own. */
 export interface Clock {
   /** Epoch milliseconds. */
   now(): number;
+  /** A signal that aborts after `ms` milliseconds. */
+  timeout(ms: number): AbortSignal;
 }
 
-export const systemClock: Clock = { now: () => Date.now() };
+/** The runners and plugins found in the plugins directory. */
+export type RunnerCatalog = {
+  runners: readonly RunnerDescriptor[];
+  plugins: ReadonlyMap<string, Omit<PluginSpec, 'env'>>;
+  warnings: readonly string[];
+};

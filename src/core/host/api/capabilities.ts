@@ -1,0 +1,56 @@
+// Models, tools, knowledge bases, files and platform actions: calls into host capabilities (§7.2–§7.4, §7.10–§7.11).
+import type { ProxyParams, ProxyResult } from '../../protocol/proxy.js';
+import { ApiError, toApiError } from '../api-error.js';
+import type { HandlerCall } from './types.js';
+
+export async function modelsInvoke({ params, env, signal }: HandlerCall<ProxyParams<'models.invoke'>>): Promise<ProxyResult<'models.invoke'>> {
+  const message = await env.models.invoke({ model_id: params.model_id, messages: params.messages, tools: params.tools, extra_args: params.extra_args, signal });
+  return { message };
+}
+
+export async function modelsStream({ session, params, env, signal, notify }: HandlerCall<ProxyParams<'models.stream'>>): Promise<ProxyResult<'models.stream'>> {
+  const stream_id = params.stream_id ?? `${session.run_id}:${params.model_id}`;
+  const message = await env.models.stream(
+    { model_id: params.model_id, messages: params.messages, tools: params.tools, extra_args: params.extra_args, signal },
+    (chunk) => notify('models.stream/chunk', { run_id: session.run_id, stream_id, chunk }),
+  );
+  return { message };
+}
+
+export async function modelsRerank({ params, env, signal }: HandlerCall<ProxyParams<'models.rerank'>>): Promise<ProxyResult<'models.rerank'>> {
+  const results = await env.models.rerank({ model_id: params.model_id, query: params.query, documents: params.documents.slice(0, 64), signal });
+  const sorted = [...results].sort((a, b) => b.relevance_score - a.relevance_score);
+  return { results: params.top_k ? sorted.slice(0, params.top_k) : sorted };
+}
+
+export async function toolsGetDetail({ session, params, env }: HandlerCall<ProxyParams<'tools.get_detail'>>): Promise<ProxyResult<'tools.get_detail'>> {
+  const tools = env.toolsFor(session.run_id);
+  const tool = (await tools?.list())?.find((t) => t.name === params.tool_name);
+  if (!tool) throw new ApiError('not_found', `tool ${params.tool_name} not found`, 'tool_not_found', { tool_name: params.tool_name });
+  return { tool: { name: params.tool_name, label: {}, description: tool.description, human_desc: tool.description, parameters: tool.parameters, spec: { tool_type: tool.tool_type } } };
+}
+
+export async function toolsCall({ session, params, env, signal }: HandlerCall<ProxyParams<'tools.call'>>): Promise<ProxyResult<'tools.call'>> {
+  const tools = env.toolsFor(session.run_id);
+  if (!tools) throw new ApiError('not_found', `tool ${params.tool_name} not found`, 'tool_not_found', { tool_name: params.tool_name });
+  try {
+    const result = await tools.call(params.tool_name, params.parameters, { run_id: session.run_id, signal });
+    return { result, tool_response: result };
+  } catch (err) {
+    throw toApiError(err);
+  }
+}
+
+export async function knowledgeRetrieve({ params, env }: HandlerCall<ProxyParams<'knowledge.retrieve'>>): Promise<ProxyResult<'knowledge.retrieve'>> {
+  const kb = env.knowledgeBases.find((k) => k.id === params.kb_id);
+  if (!kb) throw new ApiError('not_found', `knowledge base ${params.kb_id} not found`, 'knowledge_base_not_found', { kb_id: params.kb_id });
+  return { results: await env.retrieve(kb, params.query_text, params.top_k) };
+}
+
+export function filesGet(): never {
+  throw new ApiError('unauthorized', 'no files are granted to runners in protocol v1', 'resource_not_authorized');
+}
+
+export function platformRequestAction(): never {
+  throw new ApiError('unauthorized', 'platform actions are disabled: emit an action.requested result instead (recorded, never executed)', 'platform_actions_disabled');
+}

@@ -1,0 +1,61 @@
+// Registers the current event's attachments as artifacts (runner-protocol.md §8.3 "Input attachments").
+// URLs are references only: the host never fetches them, whatever the scheme (AC-222).
+import type { ArtifactRef, EventEnvelope } from '../protocol/event.js';
+import type { ArtifactRegister, ArtifactStore } from '../stores/types.js';
+
+const STRICT_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+const DATA_URL = /^data:([\w.+-]+\/[\w.+-]+)?(?:;[\w-]+=[^;,]*)*;base64,(.*)$/s;
+
+/** Decodes raw base64 or a base64 data URL strictly; null when it is neither. */
+export function decodeInlineContent(content: string): { bytes: Buffer; mime: string | null } | null {
+  const m = DATA_URL.exec(content);
+  const b64 = (m ? (m[2] ?? '') : content).replace(/\s+/g, '');
+  if (!STRICT_BASE64.test(b64)) return null;
+  return { bytes: Buffer.from(b64, 'base64'), mime: m?.[1] ?? null };
+}
+
+function registration(a: ArtifactRef, e: EventEnvelope, run: { run_id: string; runner_id: string }): ArtifactRegister | string {
+  const base = {
+    artifact_id: a.artifact_id,
+    artifact_type: a.artifact_type ?? 'file',
+    name: a.name ?? null,
+    sha256: null,
+    source: 'platform',
+    conversation_id: e.conversation_id,
+    run_id: run.run_id,
+    runner_id: run.runner_id,
+    bot_id: e.bot_id,
+    workspace_id: e.workspace_id,
+    expires_at: null,
+  };
+  const metadata: Record<string, unknown> = { input_attachment: true, input_source: a.source ?? 'platform' };
+  if (a.content) {
+    const decoded = decodeInlineContent(a.content);
+    if (!decoded) return `attachment ${a.artifact_id}: content is not valid base64 or a base64 data URL; skipped`;
+    return { ...base, mime_type: a.mime_type ?? decoded.mime, size_bytes: decoded.bytes.length, metadata, content: decoded.bytes };
+  }
+  if (a.url) {
+    return { ...base, mime_type: a.mime_type ?? null, size_bytes: a.size ?? null, metadata: { ...metadata, url: a.url }, storage_type: 'url', storage_key: a.url };
+  }
+  if (a.id) {
+    return { ...base, mime_type: a.mime_type ?? null, size_bytes: a.size ?? null, metadata: { ...metadata, platform_ref_id: a.id }, storage_type: 'platform_ref', storage_key: a.id };
+  }
+  return { ...base, mime_type: a.mime_type ?? null, size_bytes: a.size ?? null, metadata, storage_type: 'metadata_only', storage_key: null };
+}
+
+/** Registers each attachment; a bad one is skipped with a warning and never fails the run. */
+export function registerAttachments(store: ArtifactStore, e: EventEnvelope, run: { run_id: string; runner_id: string }, warn: (m: string) => void): void {
+  for (const a of e.input.attachments) {
+    if (store.get(a.artifact_id)) continue; // the same event replayed: its attachments are already registered
+    const reg = registration(a, e, run);
+    if (typeof reg === 'string') {
+      warn(reg);
+      continue;
+    }
+    try {
+      store.register(reg);
+    } catch (err) {
+      warn(`attachment ${a.artifact_id}: ${err instanceof Error ? err.message : String(err)}; skipped`);
+    }
+  }
+}

@@ -1,0 +1,361 @@
+// The orchestrator `run(event, binding)` (runner-protocol.md §1.2): lookup, resources, context, session,
+// facts, the plugin run with deadline and cancel, result processing, and session removal on every exit path.
+import { randomUUID } from 'node:crypto';
+import type { Binding } from '../protocol/binding.js';
+import { bindingIdentity } from '../protocol/binding.js';
+import type { EventEnvelope } from '../protocol/event.js';
+import type { RunState } from '../protocol/context.js';
+import { parseRunnerId, pluginIdentity } from '../protocol/runner-id.js';
+import type { Config } from '../config.js';
+import { LbotError } from '../errors.js';
+import type { ObservedNotice, RunError, RunStatus, Stores } from '../stores/types.js';
+import { ApiError } from './api-error.js';
+import type { KnowledgeRetriever } from './api/types.js';
+import { registerAttachments } from './attachments.js';
+import { buildRunContext } from './context-builder.js';
+import { computeDeadline } from './deadline.js';
+import { incomingEventRow } from './event-record.js';
+import type { Clock, ModelProvider, PluginConnection, PluginLauncher, RunnerCatalog, ToolProvider } from './ports.js';
+import { ProxyRouter } from './proxy-router.js';
+import { buildResources, type KnowledgeBaseConfig } from './resources.js';
+import { ResultProcessor, runErrorOf, type Delivered, type LbotErrorLike } from './result-processor.js';
+import { lookupRunner } from './runner-lookup.js';
+import { normalizeRunnerConfig } from './runner-config.js';
+import { authorizedIds, SessionRegistry, type RunSession } from './session.js';
+import { buildScopeKeys } from './state-scope.js';
+
+export const STATE_VALUE_LIMIT_BYTES = 262_144;
+
+export type HostDeps = {
+  stores: Stores;
+  launcher: PluginLauncher;
+  /** The runners of the plugins directory (re-read on each run, so `dev` sees edits). */
+  catalog(): RunnerCatalog;
+  config: Config;
+  models: ModelProvider;
+  /** The tool table of one run (native, skill, MCP and plugin tools), if any. */
+  tools?(req: { binding: Binding; run_id: string }): Promise<ToolProvider | undefined>;
+  knowledgeBases?: readonly KnowledgeBaseConfig[];
+  retrieve?: KnowledgeRetriever;
+  clock: Clock;
+  version: string;
+  warn(message: string): void;
+};
+
+export type RunRequest = {
+  event: EventEnvelope;
+  binding: Binding;
+  adapterParams?: Record<string, unknown> | null;
+  signal?: AbortSignal;
+  onStarted?(run_id: string): void;
+  onDelivered?(item: Delivered): void;
+  onObserved?(run_id: string, notice: ObservedNotice): void;
+};
+
+export type RunOutcome = {
+  run_id: string;
+  runner_id: string;
+  binding_id: string;
+  event_id: string;
+  status: Exclude<RunStatus, 'running'>;
+  error: RunError | null;
+  reply: string | null;
+};
+
+type Ending =
+  | { kind: 'terminal' }
+  | { kind: 'reply'; status: 'completed' | 'failed' | 'cancelled' }
+  | { kind: 'error'; error: LbotErrorLike }
+  | { kind: 'timeout' }
+  | { kind: 'cancelled' };
+
+const notAuthorizedError = (e: ApiError) =>
+  new LbotError('invalid_argument', e.message, { details: { reason: e.reason, ...e.extra }, hint: 'fix the binding config (--config) to match the runner config schema' });
+
+export type Host = {
+  run(req: RunRequest): Promise<RunOutcome>;
+  readonly sessions: SessionRegistry;
+  /** Stops every plugin process this host started. Idempotent. */
+  close(): Promise<void>;
+};
+
+export function createHost(deps: HostDeps): Host {
+  const sessions = new SessionRegistry();
+  const tables = new Map<string, ToolProvider>();
+  const connections = new Map<string, Promise<PluginConnection>>();
+  const graceMs = deps.config.runs.cancel_grace_ms;
+  const warnRun = (run_id: string, message: string) => {
+    deps.warn(message);
+    deps.stores.runs.addWarning(run_id, message);
+  };
+  const router = new ProxyRouter({
+    sessions,
+    env: {
+      stores: deps.stores,
+      models: deps.models,
+      toolsFor: (run_id) => tables.get(run_id),
+      knowledgeBases: deps.knowledgeBases ?? [],
+      retrieve: deps.retrieve ?? (async () => []),
+      clock: deps.clock,
+      limits: { stateValueBytes: STATE_VALUE_LIMIT_BYTES, storageValueBytes: deps.config.storage.max_value_bytes },
+      warn: warnRun,
+    },
+    audit: (run_id, entry) => deps.stores.runs.addApiCall(run_id, entry),
+    runnerOf: (run_id) => deps.stores.runs.get(run_id)?.runner_id ?? null,
+  });
+  let closing: Promise<void> | undefined;
+
+  /** One warm process per plugin identity and env; a dead one is replaced on next use. */
+  function acquire(catalog: RunnerCatalog, identity: string, env: Record<string, string>): Promise<PluginConnection> {
+    const key = `${identity}\0${JSON.stringify(env)}`;
+    const existing = connections.get(key);
+    if (existing) return existing;
+    const plugin = catalog.plugins.get(identity);
+    if (!plugin) return Promise.reject(new LbotError('runner.not_found', `plugin ${identity} not found`));
+    const started = deps.launcher.start({ ...plugin, env }, (call) => router.handle(call));
+    connections.set(key, started);
+    started.then(
+      (conn) => void conn.exited.then(() => connections.get(key) === started && connections.delete(key)),
+      () => connections.delete(key),
+    );
+    return started;
+  }
+
+  async function execute(conn: PluginConnection, session: RunSession, req: RunRequest, processor: ResultProcessor, context: ReturnType<typeof buildRunContext>): Promise<{ status: RunOutcome['status']; error: LbotErrorLike | null }> {
+    let settle!: (e: Ending) => void;
+    const ending = new Promise<Ending>((resolve) => (settle = resolve));
+    const reply = conn.run({ run_id: session.run_id, runner_name: parseRunnerId(session.runner_id)?.runner_name ?? 'default', context }, (raw) => {
+      try {
+        processor.handle(raw, Buffer.byteLength(JSON.stringify(raw) ?? '', 'utf8'));
+        if (processor.terminal) settle({ kind: 'terminal' });
+      } catch (err) {
+        settle({ kind: 'error', error: runErrorOf(err) });
+      }
+    });
+    const replied = reply.then(
+      (r) => settle({ kind: 'reply', status: r.status }),
+      (err: unknown) => settle({ kind: 'error', error: runErrorOf(err) }),
+    );
+    const cleanups: Array<() => void> = [];
+    if (session.deadline_at !== null) {
+      const t = deps.clock.timeout(session.deadline_at * 1000 - deps.clock.now());
+      const onTimeout = () => settle({ kind: 'timeout' });
+      t.addEventListener('abort', onTimeout, { once: true });
+      cleanups.push(() => t.removeEventListener('abort', onTimeout));
+    }
+    if (req.signal) {
+      const onAbort = () => settle({ kind: 'cancelled' });
+      if (req.signal.aborted) onAbort();
+      req.signal.addEventListener('abort', onAbort, { once: true });
+      cleanups.push(() => req.signal?.removeEventListener('abort', onAbort));
+    }
+    const end = await ending;
+    for (const c of cleanups) c();
+    // The run is over for the host: later proxy calls with this run_id are refused (AC-028).
+    sessions.unregister(session.run_id);
+
+    const waitReply = async (): Promise<boolean> => {
+      const grace = deps.clock.timeout(graceMs);
+      const gone = new Promise<boolean>((resolve) => grace.addEventListener('abort', () => resolve(false), { once: true }));
+      return Promise.race([replied.then(() => true), gone]);
+    };
+    /** Cancel on the wire, then a grace period, then kill the group if the process serves nothing else. */
+    const stopRun = async () => {
+      conn.cancel(session.run_id);
+      if (await waitReply()) return;
+      if (conn.activeRuns().every((id) => id === session.run_id)) await conn.kill();
+    };
+
+    switch (end.kind) {
+      case 'terminal': {
+        await waitReply(); // lets stray late results surface as warnings (AC-082)
+        const t = processor.terminal;
+        if (t?.status === 'failed') return { status: 'failed', error: t.error };
+        return processor.produced > 0 ? { status: 'completed', error: null } : { status: 'failed', error: noOutput() };
+      }
+      case 'reply':
+        if (end.status === 'cancelled') return { status: 'cancelled', error: cancelledError() };
+        if (end.status === 'failed') {
+          return { status: 'failed', error: { code: 'runner.error', message: 'the runner ended the run with status failed and no run.failed result', retryable: false, details: {} } };
+        }
+        return processor.produced > 0 ? { status: 'completed', error: null } : { status: 'failed', error: noOutput() };
+      case 'error':
+        if (end.error.code === 'runner.protocol_error' || end.error.code === 'internal') await stopRun();
+        return { status: 'failed', error: withStderr(end.error, conn) };
+      case 'timeout': {
+        await stopRun();
+        const secs = Math.round(((session.deadline_at ?? 0) - session.started_at) * 10) / 10;
+        return {
+          status: 'timed_out',
+          error: { code: 'runner.timeout', message: `runner ${session.runner_id} exceeded its deadline of ${secs}s and was stopped (cancel, then ${graceMs} ms grace)`, retryable: true, details: { deadline_at: session.deadline_at } },
+        };
+      }
+      case 'cancelled':
+        await stopRun();
+        return { status: 'cancelled', error: cancelledError() };
+    }
+  }
+
+  async function run(req: RunRequest): Promise<RunOutcome> {
+    const { event, binding } = req;
+    if (closing) throw new LbotError('cancelled', 'the host is shutting down');
+    if (!deps.config.plugins.enabled) {
+      throw new LbotError('plugins.disabled', 'runner plugins are disabled (plugins.enabled = false)', { hint: 'unset LBOT__PLUGINS__ENABLED or set plugins.enabled to true' });
+    }
+    const catalog = deps.catalog();
+    const descriptor = lookupRunner(catalog, binding.runner_id, binding.bound_plugins);
+    let config: Record<string, unknown>;
+    try {
+      config = normalizeRunnerConfig(descriptor.config_schema, binding.runner_config);
+    } catch (err) {
+      throw err instanceof ApiError ? notAuthorizedError(err) : err;
+    }
+    const run_id = randomUUID();
+    const nowMs = deps.clock.now();
+    const identity = pluginIdentity(descriptor);
+    const tools = deps.tools ? await deps.tools({ binding, run_id }) : undefined;
+    const buildWarnings: string[] = [];
+    const resources = buildResources(descriptor, binding, config, { models: deps.config.models, knowledgeBases: deps.knowledgeBases ?? [], tools: (await tools?.list()) ?? [] }, (m) => buildWarnings.push(m));
+    const bindingId = bindingIdentity(binding);
+    const scope_keys = buildScopeKeys(descriptor.id, bindingId, event);
+    const state: RunState = { conversation: {}, actor: {}, subject: {}, runner: {} };
+    if (binding.state_policy.enable_state) {
+      for (const scope of binding.state_policy.state_scopes) {
+        const key = scope_keys[scope];
+        if (key) state[scope] = deps.stores.state.snapshot(key);
+      }
+      if (binding.state_policy.state_scopes.includes('conversation') && event.conversation_id && !('external.conversation_id' in state.conversation)) {
+        state.conversation['external.conversation_id'] = event.conversation_id;
+      }
+    }
+    const deadline_at = computeDeadline(config, nowMs);
+    const context = buildRunContext({
+      run_id,
+      event,
+      binding,
+      descriptor,
+      config,
+      resources,
+      state,
+      latestSeq: event.conversation_id ? deps.stores.transcript.latestSeq(event.conversation_id) : null,
+      deadline_at,
+      nowMs,
+      hostVersion: deps.version,
+      adapterParams: req.adapterParams ?? null,
+    });
+    const session: RunSession = {
+      run_id,
+      runner_id: descriptor.id,
+      binding_id: bindingId,
+      plugin_identity: identity,
+      event_id: event.event_id,
+      conversation_id: event.conversation_id,
+      resources,
+      permissions: descriptor.permissions,
+      state_policy: binding.state_policy,
+      scope_keys,
+      state_columns: {
+        runner_id: descriptor.id,
+        binding_identity: bindingId,
+        bot_id: event.bot_id,
+        workspace_id: event.workspace_id,
+        conversation_id: event.conversation_id,
+        thread_id: event.thread_id,
+        actor_type: event.actor?.actor_type ?? null,
+        actor_id: event.actor?.actor_id ?? null,
+        subject_type: event.subject?.subject_type ?? null,
+        subject_id: event.subject?.subject_id ?? null,
+      },
+      deadline_at,
+      started_at: nowMs / 1000,
+      last_activity_at: nowMs / 1000,
+      authorized: authorizedIds(resources),
+    };
+
+    const outcome: RunOutcome = { run_id, runner_id: descriptor.id, binding_id: bindingId, event_id: event.event_id, status: 'failed', error: null, reply: null };
+    let stderrTail: string | null = null;
+    deps.stores.runs.create({ run_id, runner_id: descriptor.id, binding_id: bindingId, event_id: event.event_id, conversation_id: event.conversation_id, started_at: nowMs / 1000 });
+    for (const w of buildWarnings) warnRun(run_id, w);
+    if (tools) tables.set(run_id, tools);
+    sessions.register(session);
+    try {
+      req.onStarted?.(run_id);
+      deps.stores.events.append(incomingEventRow(event, run_id, descriptor.id));
+      registerAttachments(deps.stores.artifacts, event, { run_id, runner_id: descriptor.id }, (m) => warnRun(run_id, m));
+      if (event.event_type === 'message.received' && event.conversation_id) {
+        deps.stores.transcript.append({
+          event_id: event.event_id,
+          conversation_id: event.conversation_id,
+          thread_id: event.thread_id,
+          role: 'user',
+          item_type: 'message',
+          content: event.input.text,
+          content_json: { role: 'user', content: event.input.contents },
+          artifact_refs: event.input.attachments,
+          run_id: null,
+          runner_id: null,
+          metadata: { actor_type: event.actor?.actor_type ?? null, actor_id: event.actor?.actor_id ?? null },
+        });
+      }
+      const processor = new ResultProcessor({
+        session,
+        event,
+        binding,
+        stores: deps.stores,
+        streaming: context.delivery.supports_streaming,
+        nowS: () => deps.clock.now() / 1000,
+        stateValueBytes: STATE_VALUE_LIMIT_BYTES,
+        deliver: (item) => {
+          deps.stores.runs.addResult(run_id, { ...item });
+          req.onDelivered?.(item);
+        },
+        observe: (notice) => {
+          deps.stores.runs.addObserved(run_id, notice);
+          req.onObserved?.(run_id, notice);
+        },
+        warn: (m) => warnRun(run_id, m),
+      });
+      const conn = await acquire(catalog, identity, binding.env);
+      const ended = await execute(conn, session, req, processor, context);
+      outcome.status = ended.status;
+      outcome.error = ended.error;
+      outcome.reply = processor.reply;
+      if (ended.error && ['runner.crashed', 'runner.protocol_error'].includes(ended.error.code)) stderrTail = conn.stderrTail() || null;
+    } catch (err) {
+      const e = runErrorOf(err);
+      outcome.status = e.code === 'cancelled' ? 'cancelled' : 'failed';
+      outcome.error = e;
+    } finally {
+      sessions.unregister(run_id);
+      tables.delete(run_id);
+      deps.stores.runs.finish(run_id, outcome.status, outcome.error, deps.clock.now() / 1000, stderrTail);
+    }
+    return outcome;
+  }
+
+  async function close(): Promise<void> {
+    const all = [...connections.values()];
+    connections.clear();
+    await Promise.allSettled(all.map(async (p) => (await p).close()));
+  }
+
+  return {
+    run,
+    sessions,
+    close: () => (closing ??= close()),
+  };
+}
+
+function noOutput(): LbotErrorLike {
+  return { code: 'runner.no_output', message: 'the runner finished without producing any message', retryable: false, details: {} };
+}
+
+function cancelledError(): LbotErrorLike {
+  return { code: 'cancelled', message: 'the run was cancelled', retryable: false, details: {} };
+}
+
+function withStderr(error: LbotErrorLike, conn: PluginConnection): LbotErrorLike {
+  if (error.code !== 'runner.crashed') return error;
+  const tail = conn.stderrTail().trim();
+  return tail && !error.message.includes(tail) ? { ...error, message: `${error.message}; last stderr lines:\n${tail}` } : error;
+}

@@ -1,0 +1,246 @@
+// Per-run processing of the result stream in arrival order: artifacts, state, transcript, delivery,
+// observed notices and the terminal result (runner-protocol.md §5.2, §5.4–§5.7).
+import { randomUUID } from 'node:crypto';
+import type { Binding } from '../protocol/binding.js';
+import { StateScopeSchema } from '../protocol/binding.js';
+import type { Message, MessageChunk } from '../protocol/context.js';
+import type { EventEnvelope, JsonObject } from '../protocol/event.js';
+import {
+  ActionRequestedDataSchema,
+  ArtifactCreatedDataSchema,
+  MAX_ARTIFACT_INLINE_BYTES,
+  StateUpdatedDataSchema,
+} from '../protocol/results.js';
+import type { ObservedNotice, Stores } from '../stores/types.js';
+import { LbotError } from '../errors.js';
+import { isRecord } from '../json.js';
+import { ApiError } from './api-error.js';
+import { serializeStateValue, stateScopeKey } from './api/state.js';
+import { eventColumns } from './event-record.js';
+import { messageText, normalizeResult, parseResultEnvelope, protocolError } from './result-normalizer.js';
+import type { RunSession } from './session.js';
+import { aliasStateKey } from './state-scope.js';
+
+/** What the delivery layer receives (stdout, HTTP stream). */
+export type Delivered = { type: 'message.delta'; run_id: string; chunk: MessageChunk } | { type: 'message.completed'; run_id: string; message: Message };
+
+export type Terminal = { status: 'completed' } | { status: 'failed'; error: LbotErrorLike };
+export type LbotErrorLike = { code: string; message: string; retryable: boolean; details: Record<string, unknown> };
+
+export type ProcessorDeps = {
+  session: RunSession;
+  event: EventEnvelope;
+  binding: Binding;
+  stores: Stores;
+  streaming: boolean;
+  nowS(): number;
+  stateValueBytes: number;
+  deliver(item: Delivered): void;
+  observe(notice: ObservedNotice): void;
+  warn(message: string): void;
+};
+
+const STRICT_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+export class ResultProcessor {
+  #pendingRefs: JsonObject[] = [];
+  #terminal: Terminal | null = null;
+  #produced = 0;
+  #lastDelta: string | null = null;
+  #finalText: string | null = null;
+
+  constructor(private readonly d: ProcessorDeps) {}
+
+  get terminal(): Terminal | null {
+    return this.#terminal;
+  }
+
+  /** Messages the run produced for delivery (the no-output rule looks at this). */
+  get produced(): number {
+    return this.#produced;
+  }
+
+  /** The final reply: last completed message, else the last delta's content (§5.4). */
+  get reply(): string | null {
+    return this.#finalText ?? this.#lastDelta;
+  }
+
+  /** Handles one raw `result`; throws a runner.protocol_error LbotError when it breaks a run rule. */
+  handle(raw: unknown, sizeBytes: number): void {
+    if (this.#terminal) {
+      const type = isRecord(raw) && typeof raw.type === 'string' ? raw.type : 'unknown';
+      this.d.warn(`result ${type} arrived after the terminal result of run ${this.d.session.run_id}; ignored`);
+      return;
+    }
+    const result = parseResultEnvelope(raw);
+    if (result.run_id && result.run_id !== this.d.session.run_id) {
+      throw protocolError(`result run_id ${result.run_id} does not match the run ${this.d.session.run_id}`);
+    }
+    const n = normalizeResult(result, sizeBytes, this.d.warn);
+    switch (n.kind) {
+      case 'dropped':
+        return;
+      case 'unknown':
+        this.d.warn(`unknown result type ${n.type}; ignored`);
+        return;
+      case 'delta':
+        this.#produced++;
+        this.#lastDelta = typeof n.chunk.content === 'string' ? n.chunk.content : messageText(n.chunk);
+        if (this.d.streaming && this.d.binding.delivery_policy.enable_reply) this.d.deliver({ type: 'message.delta', run_id: this.d.session.run_id, chunk: n.chunk });
+        return;
+      case 'message':
+        this.onMessage(n.message);
+        if (n.terminal) this.#terminal = { status: 'completed' };
+        return;
+      case 'completed':
+        this.#terminal = { status: 'completed' };
+        return;
+      case 'failed':
+        this.#terminal = { status: 'failed', error: { code: n.code, message: n.error, retryable: n.retryable, details: {} } };
+        return;
+      case 'notice':
+        this.onNotice(n.type, n.data);
+        return;
+    }
+  }
+
+  private onMessage(message: Message): void {
+    const { session, event, stores } = this.d;
+    if (event.conversation_id) {
+      const refs = new Map<string, JsonObject>();
+      for (const ref of [...this.#pendingRefs, ...(message.artifact_refs ?? [])]) {
+        const id = typeof ref.artifact_id === 'string' ? ref.artifact_id : null;
+        if (id && !refs.has(id)) refs.set(id, ref);
+      }
+      this.#pendingRefs = [];
+      const { artifact_refs: _refs, ...content_json } = message;
+      stores.transcript.append({
+        event_id: event.event_id,
+        conversation_id: event.conversation_id,
+        thread_id: event.thread_id,
+        role: 'assistant',
+        item_type: 'message',
+        content: messageText(message),
+        content_json,
+        artifact_refs: [...refs.values()],
+        run_id: session.run_id,
+        runner_id: session.runner_id,
+        metadata: { run_id: session.run_id, runner_id: session.runner_id },
+      });
+    }
+    this.#produced++;
+    this.#finalText = messageText(message);
+    if (this.d.binding.delivery_policy.enable_reply) this.d.deliver({ type: 'message.completed', run_id: session.run_id, message });
+  }
+
+  private onNotice(type: string, data: JsonObject): void {
+    const at = this.d.nowS();
+    switch (type) {
+      case 'state.updated':
+        return this.onStateUpdated(data, at);
+      case 'artifact.created':
+        return this.onArtifactCreated(data, at);
+      case 'action.requested': {
+        const a = ActionRequestedDataSchema.safeParse(data);
+        if (!a.success) throw protocolError(`action.requested: ${a.error.issues[0]?.message ?? 'invalid'}`);
+        this.logEvent('action.requested', `Action requested (not executed): ${a.data.action}`, { ...a.data }, null);
+        this.d.observe({ at, type, data, executed: false, note: 'platform actions are recorded, never executed' });
+        return;
+      }
+      default: {
+        const name = typeof data.tool_name === 'string' ? data.tool_name : 'unknown';
+        const callId = typeof data.tool_call_id === 'string' ? data.tool_call_id : null;
+        this.logEvent(type, `${type}: ${name}`, data, callId ? { subject_type: 'tool_call', subject_id: callId } : null);
+        this.d.observe({ at, type, data });
+      }
+    }
+  }
+
+  private onStateUpdated(data: JsonObject, at: number): void {
+    const parsed = StateUpdatedDataSchema.safeParse(data);
+    if (!parsed.success) throw protocolError(`state.updated: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+    const { scope, value } = parsed.data;
+    const key = aliasStateKey(parsed.data.key);
+    const reject = (why: string) => this.d.warn(`state.updated ${scope}:${key} not written: ${why}`);
+    const scopeParsed = StateScopeSchema.safeParse(scope);
+    if (!scopeParsed.success) return reject(`unknown scope ${scope}`);
+    const validScope = scopeParsed.data;
+    try {
+      const scopeKey = stateScopeKey(this.d.session, validScope);
+      const json = serializeStateValue(value, this.d.stateValueBytes, key);
+      this.d.stores.state.set(validScope, scopeKey, key, json, this.d.session.state_columns);
+      this.d.stores.runs.addStateWrite(this.d.session.run_id, { scope, key });
+      this.d.observe({ at, type: 'state.updated', data: { scope, key } });
+    } catch (err) {
+      if (err instanceof ApiError) return reject(err.message);
+      throw err;
+    }
+  }
+
+  private onArtifactCreated(data: JsonObject, at: number): void {
+    const parsed = ArtifactCreatedDataSchema.safeParse(data);
+    if (!parsed.success) throw protocolError(`artifact.created: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+    const a = parsed.data;
+    let content: Buffer | undefined;
+    if (a.content_base64 !== undefined) {
+      if (!STRICT_BASE64.test(a.content_base64)) throw protocolError('artifact.created: content_base64 is not valid base64');
+      content = Buffer.from(a.content_base64, 'base64');
+      if (content.length > MAX_ARTIFACT_INLINE_BYTES) {
+        throw protocolError(`artifact.created: inline content is ${content.length} bytes; the limit is ${MAX_ARTIFACT_INLINE_BYTES}`);
+      }
+    }
+    const { session, event, stores } = this.d;
+    let record;
+    try {
+      record = stores.artifacts.register({
+        artifact_id: a.artifact_id ?? randomUUID(),
+        artifact_type: a.artifact_type,
+        mime_type: a.mime_type ?? null,
+        name: a.name ?? null,
+        size_bytes: content ? content.length : (a.size_bytes ?? null),
+        sha256: a.sha256 ?? null,
+        source: 'runner',
+        conversation_id: event.conversation_id,
+        run_id: session.run_id,
+        runner_id: session.runner_id,
+        bot_id: event.bot_id,
+        workspace_id: event.workspace_id,
+        expires_at: null,
+        metadata: a.metadata ?? {},
+        ...(content ? { content } : { storage_type: 'metadata_only' as const, storage_key: null }),
+      });
+    } catch (err) {
+      throw protocolError(`artifact.created: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    const ref = { artifact_id: record.artifact_id, artifact_type: record.artifact_type, mime_type: record.mime_type, name: record.name };
+    this.logEvent('artifact.created', `Artifact created: ${record.artifact_type}`, { ...ref, size_bytes: record.size_bytes }, null);
+    this.#pendingRefs.push(ref);
+    this.d.observe({ at, type: 'artifact.created', data: { ...ref, size_bytes: record.size_bytes } });
+  }
+
+  private logEvent(event_type: string, summary: string, input_json: JsonObject, subject: { subject_type: string; subject_id: string } | null): void {
+    const base = eventColumns(this.d.event);
+    this.d.stores.events.append({
+      ...base,
+      event_id: randomUUID(),
+      event_type,
+      event_time: this.d.nowS(),
+      source: 'runner',
+      subject_type: subject?.subject_type ?? null,
+      subject_id: subject?.subject_id ?? null,
+      input_text: summary,
+      input_json,
+      raw_ref: null,
+      run_id: this.d.session.run_id,
+      runner_id: this.d.session.runner_id,
+      metadata: {},
+    });
+  }
+}
+
+/** Wraps a thrown value as the error of a failed run. */
+export function runErrorOf(err: unknown): LbotErrorLike {
+  if (err instanceof LbotError) return err.toJSON();
+  if (err instanceof ApiError) return { code: 'invalid_argument', message: err.message, retryable: false, details: { reason: err.reason } };
+  return { code: 'internal', message: err instanceof Error ? err.message : String(err), retryable: false, details: {} };
+}
