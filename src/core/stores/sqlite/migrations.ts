@@ -1,0 +1,192 @@
+// Versioned schema of lbot.db: an append-only list of migrations, applied once under BEGIN IMMEDIATE.
+import type Database from 'better-sqlite3';
+import { storeUnavailable } from './store-errors.js';
+
+export type Migration = { version: number; name: string; sql: string };
+
+/**
+ * Never edit a released migration; add a new one. `PRAGMA user_version` holds the applied version
+ * and `schema_migrations` records when each step ran.
+ */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'event log, transcript with trigram search, runs, state, storage, artifacts',
+    sql: `
+CREATE TABLE event_log (
+  id              INTEGER PRIMARY KEY AUTOINCREMENT,
+  event_id        TEXT NOT NULL,
+  event_type      TEXT NOT NULL,
+  event_time      REAL,
+  source          TEXT NOT NULL,
+  bot_id          TEXT,
+  workspace_id    TEXT,
+  conversation_id TEXT,
+  thread_id       TEXT,
+  actor_type      TEXT,
+  actor_id        TEXT,
+  actor_name      TEXT,
+  subject_type    TEXT,
+  subject_id      TEXT,
+  input_summary   TEXT,
+  input_json      TEXT,
+  raw_ref         TEXT,
+  run_id          TEXT,
+  runner_id       TEXT,
+  created_at      REAL NOT NULL,
+  metadata_json   TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX event_log_conversation ON event_log (conversation_id, id);
+CREATE INDEX event_log_event_id ON event_log (event_id, id);
+CREATE INDEX event_log_type ON event_log (event_type, id);
+CREATE INDEX event_log_run ON event_log (run_id);
+CREATE INDEX event_log_bot ON event_log (bot_id);
+
+CREATE TABLE transcript (
+  id                 INTEGER PRIMARY KEY AUTOINCREMENT,
+  transcript_id      TEXT NOT NULL UNIQUE,
+  event_id           TEXT NOT NULL,
+  conversation_id    TEXT NOT NULL,
+  thread_id          TEXT,
+  role               TEXT NOT NULL,
+  item_type          TEXT NOT NULL DEFAULT 'message',
+  content            TEXT,
+  content_json       TEXT,
+  artifact_refs_json TEXT NOT NULL DEFAULT '[]',
+  run_id             TEXT,
+  runner_id          TEXT,
+  created_at         REAL NOT NULL,
+  metadata_json      TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX transcript_conversation ON transcript (conversation_id, id);
+CREATE INDEX transcript_event ON transcript (event_id);
+CREATE INDEX transcript_run ON transcript (run_id);
+
+-- Search index: trigram tokens of content plus a 3-character tag per conversation, so one MATCH
+-- intersects "this conversation" with "these trigrams" inside FTS5 (see transcript-search.ts).
+CREATE VIRTUAL TABLE transcript_fts USING fts5 (
+  conv_tag, content,
+  content = '', contentless_delete = 1, tokenize = 'trigram case_sensitive 0'
+);
+
+CREATE TABLE runs (
+  id              INTEGER PRIMARY KEY AUTOINCREMENT,
+  run_id          TEXT NOT NULL UNIQUE,
+  runner_id       TEXT NOT NULL,
+  binding_id      TEXT NOT NULL,
+  event_id        TEXT NOT NULL,
+  conversation_id TEXT,
+  status          TEXT NOT NULL CHECK (status IN ('running','completed','failed','timed_out','cancelled','interrupted')),
+  error_json      TEXT,
+  started_at      REAL NOT NULL,
+  ended_at        REAL,
+  stderr_tail     TEXT
+);
+CREATE INDEX runs_status ON runs (status);
+
+-- Append-only audit of a run: one cheap INSERT per proxy call, notice, result, state write or warning.
+CREATE TABLE run_items (
+  id        INTEGER PRIMARY KEY,
+  run_id    TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+  kind      TEXT NOT NULL CHECK (kind IN ('api_call','observed','result','state_write','warning')),
+  body_json TEXT NOT NULL
+);
+CREATE INDEX run_items_run ON run_items (run_id, id);
+
+CREATE TABLE agent_runner_state (
+  id               INTEGER PRIMARY KEY,
+  runner_id        TEXT NOT NULL,
+  binding_identity TEXT NOT NULL,
+  scope            TEXT NOT NULL,
+  scope_key        TEXT NOT NULL,
+  state_key        TEXT NOT NULL,
+  value_json       TEXT,
+  bot_id           TEXT,
+  workspace_id     TEXT,
+  conversation_id  TEXT,
+  thread_id        TEXT,
+  actor_type       TEXT,
+  actor_id         TEXT,
+  subject_type     TEXT,
+  subject_id       TEXT,
+  created_at       REAL NOT NULL,
+  updated_at       REAL NOT NULL,
+  UNIQUE (scope_key, state_key)
+);
+CREATE INDEX agent_runner_state_owner ON agent_runner_state (runner_id, binding_identity);
+CREATE INDEX agent_runner_state_scope ON agent_runner_state (scope);
+
+CREATE TABLE binary_storage (
+  id          INTEGER PRIMARY KEY,
+  owner_type  TEXT NOT NULL,
+  owner       TEXT NOT NULL,
+  storage_key TEXT NOT NULL,
+  value       BLOB NOT NULL,
+  created_at  REAL NOT NULL,
+  updated_at  REAL NOT NULL,
+  UNIQUE (owner_type, owner, storage_key)
+);
+
+CREATE TABLE agent_artifact (
+  id              INTEGER PRIMARY KEY AUTOINCREMENT,
+  artifact_id     TEXT NOT NULL UNIQUE,
+  artifact_type   TEXT NOT NULL,
+  mime_type       TEXT,
+  name            TEXT,
+  size_bytes      INTEGER,
+  sha256          TEXT,
+  source          TEXT NOT NULL,
+  storage_key     TEXT,
+  storage_type    TEXT NOT NULL DEFAULT 'binary_storage'
+                  CHECK (storage_type IN ('binary_storage','url','platform_ref','metadata_only')),
+  conversation_id TEXT,
+  run_id          TEXT,
+  runner_id       TEXT,
+  bot_id          TEXT,
+  workspace_id    TEXT,
+  created_at      REAL NOT NULL,
+  expires_at      REAL,
+  metadata_json   TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX agent_artifact_conversation ON agent_artifact (conversation_id);
+CREATE INDEX agent_artifact_run ON agent_artifact (run_id);
+CREATE INDEX agent_artifact_sha256 ON agent_artifact (sha256);
+`,
+  },
+];
+
+export const SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
+
+function userVersion(db: Database.Database): number {
+  const v = db.pragma('user_version', { simple: true });
+  return typeof v === 'number' ? v : 0;
+}
+
+/**
+ * Brings the schema to SCHEMA_VERSION. Runs under BEGIN IMMEDIATE even when nothing is pending:
+ * two processes opening a fresh data dir at once serialize here (the second sees the work done),
+ * and a database lbot cannot write fails now rather than at the first append.
+ */
+export function migrate(db: Database.Database, file: string, nowS: number): void {
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    const current = userVersion(db);
+    if (current > SCHEMA_VERSION) {
+      throw storeUnavailable(file, `the database has schema version ${current}, newer than the ${SCHEMA_VERSION} this lbot knows; upgrade lbot`);
+    }
+    if (current < SCHEMA_VERSION) {
+      db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)');
+      const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
+      for (const m of MIGRATIONS) {
+        if (m.version <= current) continue;
+        db.exec(m.sql);
+        record.run(m.version, m.name, nowS);
+      }
+      db.pragma(`user_version = ${SCHEMA_VERSION}`);
+    }
+    db.exec('COMMIT');
+  } catch (err) {
+    if (db.inTransaction) db.exec('ROLLBACK');
+    throw err;
+  }
+}

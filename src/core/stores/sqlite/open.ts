@@ -1,0 +1,121 @@
+// Opens the durable stores of one data dir: `<data-dir>/lbot.db` (SQLite, WAL) plus `<data-dir>/artifacts/`.
+import { randomBytes } from 'node:crypto';
+import { closeSync, mkdirSync, openSync, rmSync, statSync } from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { LbotError } from '../../errors.js';
+import type { Stores } from '../types.js';
+import { SqliteArtifactStore } from './artifacts.js';
+import { BlobFiles } from './blob-files.js';
+import { StoreDb } from './connection.js';
+import { SqliteEventLog } from './event-log.js';
+import { migrate } from './migrations.js';
+import { SqliteRunStore } from './runs.js';
+import { SqliteStateStore } from './state.js';
+import { SqliteStorageStore } from './storage.js';
+import { reasonOf, storeUnavailable, toStoreError } from './store-errors.js';
+import { SqliteTranscript } from './transcript.js';
+import { icontains } from './transcript-search.js';
+
+export const DB_FILE_NAME = 'lbot.db';
+export const ARTIFACTS_DIR_NAME = 'artifacts';
+
+/** How long a write waits for another process's write lock before failing with `store.locked`. */
+export const BUSY_TIMEOUT_MS = 10_000;
+
+export type SqliteStoresOptions = {
+  /** Epoch milliseconds; defaults to the system clock. */
+  clock?: { now(): number };
+};
+
+export type SqliteStores = Stores & {
+  readonly dataDir: string;
+  readonly dbFile: string;
+  readonly transcript: SqliteTranscript;
+};
+
+/** Creates the data dir when missing and proves it is a writable directory. */
+function prepareDataDir(dataDir: string): void {
+  try {
+    const st = statSync(dataDir, { throwIfNoEntry: false });
+    if (st && !st.isDirectory()) throw storeUnavailable(dataDir, 'the data dir exists but is not a directory');
+    if (!st) mkdirSync(dataDir, { recursive: true });
+  } catch (err) {
+    if (err instanceof LbotError) throw err;
+    throw storeUnavailable(dataDir, `cannot create the data dir: ${reasonOf(err)}`, err);
+  }
+  const probe = path.join(dataDir, `.lbot-write-probe-${process.pid}-${randomBytes(4).toString('hex')}`);
+  try {
+    closeSync(openSync(probe, 'wx'));
+    rmSync(probe, { force: true });
+  } catch (err) {
+    throw storeUnavailable(dataDir, `the data dir is not writable: ${reasonOf(err)}`, err);
+  }
+  const artifacts = path.join(dataDir, ARTIFACTS_DIR_NAME, 'sha256');
+  try {
+    mkdirSync(artifacts, { recursive: true });
+  } catch (err) {
+    throw storeUnavailable(artifacts, `cannot create the artifact directory: ${reasonOf(err)}`, err);
+  }
+}
+
+function openDatabase(file: string): Database.Database {
+  let db: Database.Database;
+  try {
+    db = new Database(file, { timeout: BUSY_TIMEOUT_MS });
+  } catch (err) {
+    throw storeUnavailable(file, `cannot open the database: ${reasonOf(err)}`, err);
+  }
+  try {
+    const mode = db.pragma('journal_mode = WAL', { simple: true });
+    if (mode !== 'wal') throw storeUnavailable(file, `the filesystem does not support SQLite WAL mode (journal_mode stayed ${String(mode)}); use a local disk for the data dir`);
+    // NORMAL in WAL mode: a committed transaction survives the process being killed; only an OS
+    // crash or power loss can drop the last commits (the database itself stays consistent).
+    db.pragma('synchronous = NORMAL');
+    db.pragma('foreign_keys = ON');
+    db.pragma('cache_size = -16000');
+    db.pragma('journal_size_limit = 67108864');
+    db.function('lbot_icontains', { deterministic: true }, icontains);
+    return db;
+  } catch (err) {
+    db.close();
+    throw toStoreError(err, file, 'opening the database');
+  }
+}
+
+/**
+ * Opens (creating and migrating when needed) the SQLite stores of `dataDir`. Throws
+ * `store.unavailable` naming the path when the dir or database cannot be used for writing.
+ */
+export function openSqliteStores(dataDir: string, opts: SqliteStoresOptions = {}): SqliteStores {
+  const dir = path.resolve(dataDir);
+  prepareDataDir(dir);
+  const file = path.join(dir, DB_FILE_NAME);
+  const db = openDatabase(file);
+  const clock = opts.clock ?? { now: () => Date.now() };
+  const nowS = () => clock.now() / 1000;
+  try {
+    migrate(db, file, nowS());
+  } catch (err) {
+    db.close();
+    throw toStoreError(err, file, 'preparing the database schema');
+  }
+  const store = new StoreDb(db, file, nowS);
+  const blobs = new BlobFiles(path.join(dir, ARTIFACTS_DIR_NAME));
+  let closed = false;
+  return {
+    dataDir: dir,
+    dbFile: file,
+    events: new SqliteEventLog(store),
+    transcript: new SqliteTranscript(store),
+    runs: new SqliteRunStore(store),
+    state: new SqliteStateStore(store),
+    storage: new SqliteStorageStore(store),
+    artifacts: new SqliteArtifactStore(store, blobs),
+    close() {
+      if (closed) return;
+      closed = true;
+      db.close();
+    },
+  };
+}

@@ -1,0 +1,195 @@
+// Run records and their append-only audit (proxy calls, notices, results, state writes, warnings) on SQLite.
+import { z } from 'zod';
+import { LbotError } from '../../errors.js';
+import { JsonObjectSchema, type JsonObject } from '../../protocol/event.js';
+import { tryParseJson } from '../../json.js';
+import type { ApiCallAudit, ObservedNotice, RunError, RunRecord, RunStatus, RunStore } from '../types.js';
+import { num, numOrNull, rowOrNull, rowsOf, text, textOrNull, type Row } from './columns.js';
+import type { StoreDb } from './connection.js';
+import { isForeignKeyViolation, isUniqueViolation } from './store-errors.js';
+
+const RunStatusSchema = z.enum(['running', 'completed', 'failed', 'timed_out', 'cancelled', 'interrupted']);
+const RunErrorSchema = z.object({ code: z.string(), message: z.string(), retryable: z.boolean(), details: JsonObjectSchema });
+const ApiCallAuditSchema = z.object({
+  at: z.number(),
+  action: z.string(),
+  resource: z.string().nullable(),
+  decision: z.enum(['allowed', 'denied']),
+  code: z.string().nullable(),
+  caller_plugin: z.string(),
+  as_run_id: z.string(),
+});
+const ObservedNoticeSchema = z.object({
+  at: z.number(),
+  type: z.string(),
+  data: JsonObjectSchema,
+  executed: z.boolean().optional(),
+  note: z.string().optional(),
+});
+const StateWriteSchema = z.object({ scope: z.string(), key: z.string() });
+
+type ItemKind = 'api_call' | 'observed' | 'result' | 'state_write' | 'warning';
+
+type Audit = Pick<RunRecord, 'api_calls' | 'observed' | 'results' | 'state_writes' | 'warnings'>;
+
+function emptyAudit(): Audit {
+  return { api_calls: [], observed: [], results: [], state_writes: [], warnings: [] };
+}
+
+/** Adds one stored audit item to `audit`; an item that no longer parses is skipped rather than failing the read. */
+function collect(audit: Audit, kind: string, body: unknown): void {
+  switch (kind) {
+    case 'api_call': {
+      const r = ApiCallAuditSchema.safeParse(body);
+      if (r.success) audit.api_calls.push(r.data);
+      return;
+    }
+    case 'observed': {
+      const r = ObservedNoticeSchema.safeParse(body);
+      if (r.success) audit.observed.push(r.data);
+      return;
+    }
+    case 'result': {
+      const r = JsonObjectSchema.safeParse(body);
+      if (r.success) audit.results.push(r.data);
+      return;
+    }
+    case 'state_write': {
+      const r = StateWriteSchema.safeParse(body);
+      if (r.success) audit.state_writes.push(r.data);
+      return;
+    }
+    case 'warning':
+      if (typeof body === 'string') audit.warnings.push(body);
+      return;
+  }
+}
+
+function runError(row: Row): RunError | null {
+  const raw = textOrNull(row, 'error_json');
+  if (raw === null) return null;
+  const r = RunErrorSchema.safeParse(tryParseJson(raw));
+  return r.success ? r.data : { code: 'unknown', message: raw, retryable: false, details: {} };
+}
+
+function toRunRecord(row: Row, audit: Audit): RunRecord {
+  const status = RunStatusSchema.safeParse(text(row, 'status'));
+  return {
+    run_id: text(row, 'run_id'),
+    runner_id: text(row, 'runner_id'),
+    binding_id: text(row, 'binding_id'),
+    event_id: text(row, 'event_id'),
+    conversation_id: textOrNull(row, 'conversation_id'),
+    status: status.success ? status.data : 'failed',
+    error: runError(row),
+    started_at: num(row, 'started_at'),
+    ended_at: numOrNull(row, 'ended_at'),
+    stderr_tail: textOrNull(row, 'stderr_tail'),
+    ...audit,
+  };
+}
+
+/** RunStore backed by the `runs` and `run_items` tables. */
+export class SqliteRunStore implements RunStore {
+  constructor(readonly store: StoreDb) {}
+
+  create(run: Pick<RunRecord, 'run_id' | 'runner_id' | 'binding_id' | 'event_id' | 'conversation_id' | 'started_at'>): void {
+    this.store.run('recording a run', () => {
+      try {
+        this.store
+          .prepare(
+            `INSERT INTO runs (run_id, runner_id, binding_id, event_id, conversation_id, status, started_at)
+             VALUES (@run_id, @runner_id, @binding_id, @event_id, @conversation_id, 'running', @started_at)`,
+          )
+          .run(run);
+      } catch (err) {
+        if (isUniqueViolation(err)) throw new LbotError('invalid_argument', `run ${run.run_id} already exists; run ids must be unique`, { details: { run_id: run.run_id } });
+        throw err;
+      }
+    });
+  }
+
+  finish(run_id: string, status: Exclude<RunStatus, 'running'>, error: RunError | null, ended_at: number, stderr_tail: string | null): void {
+    const changes = this.store.run('finishing a run', () =>
+      this.store
+        .prepare('UPDATE runs SET status = ?, error_json = ?, ended_at = ?, stderr_tail = ? WHERE run_id = ?')
+        .run(status, error === null ? null : JSON.stringify(error), ended_at, stderr_tail, run_id).changes,
+    );
+    if (changes === 0) throw this.#unknown(run_id);
+  }
+
+  #unknown(run_id: string): LbotError {
+    return new LbotError('not_found', `run ${run_id} does not exist in the run store`, { details: { run_id } });
+  }
+
+  #add(run_id: string, kind: ItemKind, body: unknown): void {
+    this.store.run('appending to a run audit', () => {
+      try {
+        this.store.prepare('INSERT INTO run_items (run_id, kind, body_json) VALUES (?, ?, ?)').run(run_id, kind, JSON.stringify(body));
+      } catch (err) {
+        if (isForeignKeyViolation(err)) throw this.#unknown(run_id);
+        throw err;
+      }
+    });
+  }
+
+  addApiCall(run_id: string, call: ApiCallAudit): void {
+    this.#add(run_id, 'api_call', call);
+  }
+
+  addObserved(run_id: string, notice: ObservedNotice): void {
+    this.#add(run_id, 'observed', notice);
+  }
+
+  addResult(run_id: string, result: JsonObject): void {
+    this.#add(run_id, 'result', result);
+  }
+
+  addStateWrite(run_id: string, write: { scope: string; key: string }): void {
+    this.#add(run_id, 'state_write', write);
+  }
+
+  addWarning(run_id: string, warning: string): void {
+    this.#add(run_id, 'warning', warning);
+  }
+
+  get(run_id: string): RunRecord | null {
+    return this.store.run('reading a run', () => {
+      const row = rowOrNull(this.store.prepare('SELECT * FROM runs WHERE run_id = ?').get(run_id));
+      if (!row) return null;
+      const audit = emptyAudit();
+      for (const item of rowsOf(this.store.prepare('SELECT kind, body_json FROM run_items WHERE run_id = ? ORDER BY id').all(run_id))) {
+        collect(audit, text(item, 'kind'), tryParseJson(text(item, 'body_json')));
+      }
+      return toRunRecord(row, audit);
+    });
+  }
+
+  list(opts: { limit?: number } = {}): RunRecord[] {
+    return this.store.run('listing runs', () => {
+      const rows =
+        opts.limit === undefined
+          ? rowsOf(this.store.prepare('SELECT * FROM runs ORDER BY id').all())
+          : rowsOf(this.store.prepare('SELECT * FROM (SELECT * FROM runs ORDER BY id DESC LIMIT ?) ORDER BY id').all(Math.max(0, Math.trunc(opts.limit))));
+      if (rows.length === 0) return [];
+      const audits = new Map<string, Audit>(rows.map((r) => [text(r, 'run_id'), emptyAudit()]));
+      const items = this.store
+        .prepare('SELECT run_id, kind, body_json FROM run_items WHERE run_id IN (SELECT value FROM json_each(?)) ORDER BY id')
+        .all(JSON.stringify([...audits.keys()]));
+      for (const item of rowsOf(items)) {
+        const audit = audits.get(text(item, 'run_id'));
+        if (audit) collect(audit, text(item, 'kind'), tryParseJson(text(item, 'body_json')));
+      }
+      return rows.map((r) => toRunRecord(r, audits.get(text(r, 'run_id')) ?? emptyAudit()));
+    });
+  }
+
+  markInterrupted(run_ids: readonly string[]): void {
+    if (run_ids.length === 0) return;
+    this.store.run('marking runs interrupted', () => {
+      this.store
+        .prepare(`UPDATE runs SET status = 'interrupted', ended_at = ? WHERE status = 'running' AND run_id IN (SELECT value FROM json_each(?))`)
+        .run(this.store.now(), JSON.stringify(run_ids));
+    });
+  }
+}

@@ -1,0 +1,163 @@
+// The conversation transcript on SQLite (runner-protocol.md §8.2): seq = row id, cursor paging, trigram search.
+import { randomUUID } from 'node:crypto';
+import { LbotError } from '../../errors.js';
+import type { TranscriptItem } from '../../protocol/proxy.js';
+import type { Transcript, TranscriptAppend, TranscriptPage, TranscriptPageQuery, TranscriptSearchQuery } from '../types.js';
+import { jsonObject, jsonObjectList, jsonObjectOrNull, jsonText, num, numOrNull, rowOrNull, rowsOf, text, textOrNull, type Row } from './columns.js';
+import type { StoreDb } from './connection.js';
+import { clampLimit, TRANSCRIPT_CONTENT_MAX_CHARS, truncateChars } from './text-limits.js';
+import { conversationTag, matchExpression, usesIndex } from './transcript-search.js';
+
+const INSERT = `INSERT INTO transcript (
+  transcript_id, event_id, conversation_id, thread_id, role, item_type, content, content_json,
+  artifact_refs_json, run_id, runner_id, created_at, metadata_json
+) VALUES (
+  @transcript_id, @event_id, @conversation_id, @thread_id, @role, @item_type, @content, @content_json,
+  @artifact_refs_json, @run_id, @runner_id, @created_at, @metadata_json
+) RETURNING *`;
+const INSERT_FTS = 'INSERT INTO transcript_fts (rowid, conv_tag, content) VALUES (?, ?, ?)';
+
+/**
+ * A UUID whose first 48 bits are the millisecond clock (the UUIDv7 layout): ids created together
+ * sit together in the UNIQUE index, which keeps appends cheap at millions of rows.
+ */
+function newTranscriptId(): string {
+  const hex = Date.now().toString(16).padStart(12, '0').slice(-12);
+  const random = randomUUID();
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-7${random.slice(15)}`;
+}
+
+function toItem(row: Row, includeArtifacts: boolean): TranscriptItem {
+  const seq = num(row, 'id');
+  return {
+    transcript_id: text(row, 'transcript_id'),
+    event_id: text(row, 'event_id'),
+    conversation_id: textOrNull(row, 'conversation_id'),
+    thread_id: textOrNull(row, 'thread_id'),
+    role: text(row, 'role'),
+    item_type: text(row, 'item_type'),
+    content: textOrNull(row, 'content'),
+    content_json: jsonObjectOrNull(row, 'content_json'),
+    artifact_refs: includeArtifacts ? jsonObjectList(row, 'artifact_refs_json') : [],
+    seq,
+    cursor: String(seq),
+    created_at: numOrNull(row, 'created_at'),
+    metadata: jsonObject(row, 'metadata_json'),
+  };
+}
+
+/** SQL for the optional role / item_type IN filters, on table alias `t`. */
+function itemFilters(query: TranscriptSearchQuery): { sql: string; params: string[] } {
+  const parts: string[] = [];
+  const params: string[] = [];
+  if (query.roles && query.roles.length > 0) {
+    parts.push('t.role IN (SELECT value FROM json_each(?))');
+    params.push(JSON.stringify(query.roles));
+  }
+  if (query.item_types && query.item_types.length > 0) {
+    parts.push('t.item_type IN (SELECT value FROM json_each(?))');
+    params.push(JSON.stringify(query.item_types));
+  }
+  return { sql: parts.map((p) => ` AND ${p}`).join(''), params };
+}
+
+/** Transcript backed by the `transcript` table and its `transcript_fts` index. */
+export class SqliteTranscript implements Transcript {
+  constructor(readonly store: StoreDb) {}
+
+  #insert(item: TranscriptAppend): Row {
+    const content = item.content === null ? null : truncateChars(item.content, TRANSCRIPT_CONTENT_MAX_CHARS);
+    const row = rowOrNull(
+      this.store.prepare(INSERT).get({
+        transcript_id: newTranscriptId(),
+        event_id: item.event_id,
+        conversation_id: item.conversation_id,
+        thread_id: item.thread_id,
+        role: item.role,
+        item_type: item.item_type,
+        content,
+        content_json: item.content_json === null ? null : jsonText(item.content_json),
+        artifact_refs_json: jsonText(item.artifact_refs),
+        run_id: item.run_id,
+        runner_id: item.runner_id,
+        created_at: this.store.now(),
+        metadata_json: jsonText(item.metadata),
+      }),
+    );
+    if (!row) throw new LbotError('internal', 'INSERT into transcript returned no row');
+    if (content !== null) this.store.prepare(INSERT_FTS).run(num(row, 'id'), conversationTag(item.conversation_id), content);
+    return row;
+  }
+
+  append(item: TranscriptAppend): TranscriptItem {
+    return toItem(
+      this.store.write('appending to the transcript', () => this.#insert(item)),
+      true,
+    );
+  }
+
+  /** Appends many items in one transaction (imports, benchmarks); returns how many were written. */
+  appendMany(items: Iterable<TranscriptAppend>): number {
+    return this.store.write('appending to the transcript', () => {
+      let n = 0;
+      for (const item of items) {
+        this.#insert(item);
+        n++;
+      }
+      return n;
+    });
+  }
+
+  page(query: TranscriptPageQuery): TranscriptPage {
+    const limit = clampLimit(query.limit);
+    let sql: string;
+    const params: unknown[] = [query.conversation_id];
+    if (query.direction === 'backward' && query.before_seq !== null && query.before_seq !== undefined) {
+      sql = 'SELECT * FROM transcript WHERE conversation_id = ? AND id < ? ORDER BY id DESC LIMIT ?';
+      params.push(query.before_seq);
+    } else if (query.direction === 'forward' && query.after_seq !== null && query.after_seq !== undefined) {
+      sql = 'SELECT * FROM transcript WHERE conversation_id = ? AND id > ? ORDER BY id ASC LIMIT ?';
+      params.push(query.after_seq);
+    } else {
+      sql = 'SELECT * FROM transcript WHERE conversation_id = ? ORDER BY id DESC LIMIT ?';
+    }
+    return this.store.run('reading the transcript', () => {
+      const rows = rowsOf(this.store.prepare(sql).all(...params, limit + 1));
+      const items = rows.slice(0, limit).map((r) => toItem(r, query.include_artifacts));
+      const has_more = rows.length > limit;
+      return {
+        items,
+        has_more,
+        next_seq: has_more ? (items.at(-1)?.seq ?? null) : null,
+        prev_seq: items[0]?.seq ?? null,
+      };
+    });
+  }
+
+  search(query: TranscriptSearchQuery): TranscriptItem[] {
+    const top_k = clampLimit(query.top_k);
+    const filters = itemFilters(query);
+    let sql: string;
+    let params: unknown[];
+    if (query.query === '') {
+      sql = `SELECT t.* FROM transcript t WHERE t.conversation_id = ? AND t.content IS NOT NULL${filters.sql} ORDER BY t.id DESC LIMIT ?`;
+      params = [query.conversation_id, ...filters.params, top_k];
+    } else if (usesIndex(query.query)) {
+      sql = `SELECT t.* FROM transcript_fts CROSS JOIN transcript t ON t.id = transcript_fts.rowid
+        WHERE transcript_fts MATCH ? AND t.conversation_id = ? AND lbot_icontains(t.content, ?)${filters.sql}
+        ORDER BY transcript_fts.rowid DESC LIMIT ?`;
+      params = [matchExpression(query.conversation_id, query.query), query.conversation_id, query.query.toLowerCase(), ...filters.params, top_k];
+    } else {
+      sql = `SELECT t.* FROM transcript t WHERE t.conversation_id = ? AND lbot_icontains(t.content, ?)${filters.sql} ORDER BY t.id DESC LIMIT ?`;
+      params = [query.conversation_id, query.query.toLowerCase(), ...filters.params, top_k];
+    }
+    return this.store.run('searching the transcript', () => rowsOf(this.store.prepare(sql).all(...params)).map((r) => toItem(r, true)));
+  }
+
+  latestSeq(conversation_id: string): number | null {
+    return this.store.run('reading the transcript', () => {
+      const row = rowOrNull(this.store.prepare('SELECT max(id) AS seq FROM transcript WHERE conversation_id = ?').get(conversation_id));
+      return row ? numOrNull(row, 'seq') : null;
+    });
+  }
+}
