@@ -30,7 +30,7 @@ export type HostDeps = {
   stores: Stores;
   launcher: PluginLauncher;
   /** The runners of the plugins directory (re-read on each run, so `dev` sees edits). */
-  catalog(): RunnerCatalog;
+  catalog(): Promise<RunnerCatalog>;
   config: Config;
   models: ModelProvider;
   /** The tool table of one run (native, skill, MCP and plugin tools), if any. */
@@ -202,7 +202,7 @@ export function createHost(deps: HostDeps): Host {
     if (!deps.config.plugins.enabled) {
       throw new LbotError('plugins.disabled', 'runner plugins are disabled (plugins.enabled = false)', { hint: 'unset LBOT__PLUGINS__ENABLED or set plugins.enabled to true' });
     }
-    const catalog = deps.catalog();
+    const catalog = await deps.catalog();
     const descriptor = lookupRunner(catalog, binding.runner_id, binding.bound_plugins);
     let config: Record<string, unknown>;
     try {

@@ -1,0 +1,84 @@
+// `lbot run --event FILE`: replays recorded events into a runner and prints what it delivers.
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { messageText } from '../core/host/result-normalizer.js';
+import type { Delivered } from '../core/host/result-processor.js';
+import type { ObservedNotice } from '../core/stores/types.js';
+import { collect, parseFlags, parseKeyValues } from './shared/flags.js';
+import { EXIT, exitCodeFor } from './shared/exit-codes.js';
+import type { GetContext } from './index.js';
+
+const RunFlagsSchema = z.object({
+  event: z.string({ message: 'is required (a JSON event file, or - for stdin)' }).min(1),
+  runner: z.string().optional(),
+  plugin: z.string().optional(),
+  binding: z.string().optional(),
+  config: z.string().optional(),
+  var: z.array(z.string()).optional(),
+});
+
+export function registerRun(program: Command, getCtx: GetContext): void {
+  program
+    .command('run')
+    .description('replay one event (or a JSON array of events, in order) into a runner')
+    .requiredOption('--event <file>', 'event envelope JSON file, or - for stdin (an array replays in order)')
+    .option('--runner <id>', 'runner id plugin:author/plugin/runner (or an alias such as local-agent)')
+    .option('--plugin <dir>', 'run a plugin from this directory (its only or default runner unless --runner)')
+    .option('--binding <file>', 'binding JSON file (resource, state and delivery policies)')
+    .option('--config <file>', 'runner config JSON file; becomes ctx.config')
+    .option('--var <k=v>', 'adapter parameter (repeatable; secret-looking names are dropped)', collect)
+    .addHelpText('after', '\nExamples:\n  lbot run --event fixtures/events/msg.json --plugin fixtures/runners/echo\n  lbot run --event seq.json --runner plugin:acme/scripted/default --config cfg.json --json')
+    .action(async (raw: unknown) => {
+      const ctx = getCtx();
+      const flags = parseFlags(RunFlagsSchema, raw);
+      const out = ctx.output;
+      const { replayEvents } = await import('../runtime/replay.js');
+      const abort = new AbortController();
+      const onSigint = () => abort.abort();
+      process.once('SIGINT', onSigint);
+      const printed = new Set<string>();
+      const onDelivered = (item: Delivered) => {
+        if (out.json) {
+          out.line(item.type === 'message.delta' ? { type: item.type, run_id: item.run_id, data: { chunk: item.chunk } } : { type: item.type, run_id: item.run_id, data: { message: item.message } });
+        } else if (item.type === 'message.completed') {
+          printed.add(item.run_id);
+          out.text(messageText(item.message) ?? '');
+        }
+      };
+      const onObserved = (run_id: string, notice: ObservedNotice) => {
+        if (!out.verbose) return;
+        if (out.json) out.line({ type: notice.type, run_id, data: notice.data, observed: true, ...(notice.executed === false ? { executed: false } : {}) });
+        else process.stderr.write(`lbot: observed ${notice.type} ${JSON.stringify(notice.data)}\n`);
+      };
+      try {
+        const result = await replayEvents({
+          dataDir: ctx.flags.dataDir,
+          pluginsDir: ctx.flags.pluginsDir,
+          pluginDir: flags.plugin,
+          config: ctx.configFile().config,
+          eventFile: flags.event,
+          runner: flags.runner,
+          bindingFile: flags.binding,
+          configFile: flags.config,
+          vars: parseKeyValues(flags.var, '--var'),
+          signal: abort.signal,
+          warn: (m) => out.warn(m),
+          onDelivered,
+          onObserved,
+        });
+        for (const o of result.outcomes) {
+          if (!out.json && o.status === 'completed' && !printed.has(o.run_id) && o.reply) out.text(o.reply);
+          if (o.error) process.stderr.write(`lbot: error[${o.error.code}]: ${o.error.message}\n`);
+          out.line({ type: 'run.summary', run_id: o.run_id, runner_id: o.runner_id, binding_id: o.binding_id, event_id: o.event_id, status: o.status, error: o.error, retryable: o.error?.retryable ?? false });
+        }
+        if (result.skipped > 0) {
+          out.line({ type: 'replay.summary', runs: result.outcomes.length, skipped: result.skipped });
+          if (!out.json) out.warn(`${result.skipped} event(s) skipped after the failed run`);
+        }
+        const failed = result.outcomes.find((o) => o.status !== 'completed');
+        ctx.exitCode = failed ? (failed.status === 'cancelled' ? EXIT.interrupted : exitCodeFor(failed.error?.code ?? 'unknown')) : abort.signal.aborted ? EXIT.interrupted : EXIT.ok;
+      } finally {
+        process.removeListener('SIGINT', onSigint);
+      }
+    });
+}

@@ -1,0 +1,73 @@
+// The composition root of `lbot run` / `serve` / `dev`: SQLite stores, plugin launcher, model provider,
+// runner catalog and clock wired into one Host.
+import path from 'node:path';
+import type { Config } from '../core/config.js';
+import { createHost, type Host } from '../core/host/host.js';
+import type { RunnerCatalog, ToolProvider } from '../core/host/ports.js';
+import type { Binding } from '../core/protocol/binding.js';
+import { discoverPlugins } from '../core/plugins/discovery.js';
+import { openSqliteStores } from '../core/stores/sqlite/open.js';
+import type { Stores } from '../core/stores/types.js';
+import { LBOT_VERSION } from '../version.js';
+import { systemClock } from './clock.js';
+import { createModelProvider } from './models/providers.js';
+import { createPluginLauncher } from './plugins/launcher.js';
+
+export type LocalHostOptions = {
+  dataDir: string;
+  /** A plugins directory (each subdirectory is a plugin)… */
+  pluginsDir: string;
+  /** …or one plugin directory, which then is the only plugin. */
+  pluginDir?: string | undefined;
+  config: Config;
+  warn(message: string): void;
+  tools?(req: { binding: Binding; run_id: string }): Promise<ToolProvider | undefined>;
+};
+
+export type LocalHost = {
+  host: Host;
+  stores: Stores;
+  catalog(): Promise<RunnerCatalog>;
+  close(): Promise<void>;
+};
+
+/** Discovers the runners of a plugins dir, or of a single plugin dir (filtering its siblings out). */
+export async function loadCatalog(pluginsDir: string, pluginDir?: string): Promise<RunnerCatalog> {
+  if (!pluginDir) return discoverPlugins(pluginsDir);
+  const dir = path.resolve(pluginDir);
+  const all = await discoverPlugins(path.dirname(dir));
+  const plugins = new Map([...all.plugins].filter(([, p]) => path.resolve(p.dir) === dir));
+  return {
+    runners: all.runners.filter((r) => path.resolve(r.plugin_dir) === dir),
+    plugins,
+    warnings: all.warnings.filter((w) => w.includes(dir)),
+  };
+}
+
+export function openLocalHost(opts: LocalHostOptions): LocalHost {
+  const stores = openSqliteStores(opts.dataDir);
+  const launcher = createPluginLauncher({ onWarning: (w) => opts.warn(w.message) });
+  const catalog = () => loadCatalog(opts.pluginsDir, opts.pluginDir);
+  const host = createHost({
+    stores,
+    launcher,
+    catalog,
+    config: opts.config,
+    models: createModelProvider(opts.config.models),
+    ...(opts.tools ? { tools: opts.tools } : {}),
+    clock: systemClock,
+    version: LBOT_VERSION,
+    warn: opts.warn,
+  });
+  let closing: Promise<void> | undefined;
+  return {
+    host,
+    stores,
+    catalog,
+    close: () =>
+      (closing ??= (async () => {
+        await host.close();
+        stores.close();
+      })()),
+  };
+}

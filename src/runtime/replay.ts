@@ -1,0 +1,119 @@
+// `lbot run`: reads events, resolves the binding, runs each event in order on a local host, stops at the
+// first failed run (the rest are reported as skipped).
+import { readFile, stat } from 'node:fs/promises';
+import type { Config } from '../core/config.js';
+import { resolveRunnerAlias } from '../core/config.js';
+import { LbotError } from '../core/errors.js';
+import { filterAdapterParams } from '../core/host/adapter-params.js';
+import { resolveBindings } from '../core/host/binding-resolver.js';
+import { parseEventInput } from '../core/host/event-input.js';
+import type { RunOutcome, RunRequest } from '../core/host/host.js';
+import type { RunnerCatalog } from '../core/host/ports.js';
+import { isRecord } from '../core/json.js';
+import { parseJsonText } from '../core/json-parse.js';
+import { BindingSchema, defaultCliBinding, type Binding } from '../core/protocol/binding.js';
+import type { EventEnvelope } from '../core/protocol/event.js';
+import { openLocalHost } from './local-host.js';
+
+export type ReplayOptions = {
+  dataDir: string;
+  pluginsDir: string;
+  pluginDir?: string | undefined;
+  config: Config;
+  eventFile: string;
+  runner?: string | undefined;
+  bindingFile?: string | undefined;
+  configFile?: string | undefined;
+  vars: Record<string, string>;
+  signal: AbortSignal;
+  warn(message: string): void;
+} & Pick<RunRequest, 'onDelivered' | 'onObserved' | 'onStarted'>;
+
+export type ReplayResult = { outcomes: RunOutcome[]; skipped: number };
+
+/** Reads a user-named input file ('-' = stdin) with clear errors for missing paths and directories. */
+export async function readInputFile(file: string, flag: string): Promise<string> {
+  if (file === '-') {
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)));
+    return Buffer.concat(chunks).toString('utf8');
+  }
+  let info;
+  try {
+    info = await stat(file);
+  } catch {
+    throw new LbotError('invalid_argument', `${flag} ${file}: no such file`, { details: { file }, hint: `check the path given to ${flag}` });
+  }
+  if (info.isDirectory()) throw new LbotError('invalid_argument', `${flag} ${file}: is a directory, expected a JSON file`, { details: { file } });
+  return readFile(file, 'utf8');
+}
+
+async function readJsonObject(file: string, flag: string): Promise<Record<string, unknown>> {
+  const value = parseJsonText(await readInputFile(file, flag), file, 'invalid_argument');
+  if (!isRecord(value)) throw new LbotError('invalid_argument', `${flag} ${file}: expected a JSON object`, { details: { file } });
+  return value;
+}
+
+/** The binding named by --binding / --runner (null: resolve from the config per event), with --config applied later. */
+async function loadBinding(opts: ReplayOptions): Promise<Binding | null> {
+  if (opts.bindingFile) {
+    const raw = await readJsonObject(opts.bindingFile, '--binding');
+    const parsed = BindingSchema.safeParse(raw);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new LbotError('invalid_argument', `--binding ${opts.bindingFile}: ${issue?.path.join('.') || '(binding)'}: ${issue?.message ?? 'invalid'}`, { details: { path: issue?.path.map(String) ?? [] } });
+    }
+    return opts.runner ? { ...parsed.data, runner_id: resolveRunnerAlias(opts.runner, opts.config) } : parsed.data;
+  }
+  return opts.runner ? defaultCliBinding(resolveRunnerAlias(opts.runner, opts.config)) : null;
+}
+
+/** With --plugin and no --runner: the plugin's only runner, or its `default` runner. */
+function pluginRunner(catalog: RunnerCatalog, pluginDir: string): string {
+  const [only] = catalog.runners;
+  if (catalog.runners.length === 1 && only) return only.id;
+  const def = catalog.runners.find((r) => r.runner_name === 'default');
+  if (def) return def.id;
+  throw new LbotError('runner.not_found', `no runner to pick in ${pluginDir}: ${catalog.runners.length === 0 ? 'it has no valid runner' : 'it has several; pass --runner'}`, {
+    details: { plugin_dir: pluginDir, warnings: [...catalog.warnings] },
+  });
+}
+
+function bindingFor(event: EventEnvelope, base: Binding | null, config: Config, runnerConfig?: Record<string, unknown>): Binding {
+  const found = base ?? resolveBindings(event, config.bindings)[0];
+  if (found) return runnerConfig ? { ...found, runner_config: runnerConfig } : found;
+  throw new LbotError('binding.not_found', `no enabled binding handles ${event.event_type}`, {
+    hint: 'pass --runner ID (or --plugin DIR), or add a binding with `lbot binding add`',
+    details: { event_type: event.event_type },
+  });
+}
+
+export async function replayEvents(opts: ReplayOptions): Promise<ReplayResult> {
+  const events = parseEventInput(await readInputFile(opts.eventFile, '--event'), opts.eventFile, opts.config.runs.max_event_data_bytes);
+  let base = await loadBinding(opts);
+  const runnerConfig = opts.configFile ? await readJsonObject(opts.configFile, '--config') : undefined;
+  const adapterParams = Object.keys(opts.vars).length ? filterAdapterParams(opts.vars) : null;
+  if (!base && !opts.pluginDir) for (const e of events) bindingFor(e, null, opts.config); // fail before opening stores
+  const local = openLocalHost({ dataDir: opts.dataDir, pluginsDir: opts.pluginsDir, pluginDir: opts.pluginDir, config: opts.config, warn: opts.warn });
+  try {
+    if (opts.pluginDir && !base) base = defaultCliBinding(pluginRunner(await local.catalog(), opts.pluginDir));
+    const outcomes: RunOutcome[] = [];
+    for (const [i, event] of events.entries()) {
+      if (opts.signal.aborted) return { outcomes, skipped: events.length - i };
+      const outcome = await local.host.run({
+        event,
+        binding: bindingFor(event, base, opts.config, runnerConfig),
+        adapterParams,
+        signal: opts.signal,
+        ...(opts.onDelivered ? { onDelivered: opts.onDelivered } : {}),
+        ...(opts.onObserved ? { onObserved: opts.onObserved } : {}),
+        ...(opts.onStarted ? { onStarted: opts.onStarted } : {}),
+      });
+      outcomes.push(outcome);
+      if (outcome.status !== 'completed') return { outcomes, skipped: events.length - i - 1 };
+    }
+    return { outcomes, skipped: 0 };
+  } finally {
+    await local.close();
+  }
+}
