@@ -1,0 +1,476 @@
+// One live plugin process speaking JSON-RPC over stdio: request correlation, run multiplexing,
+// proxy calls stamped with the connection's identity, and escalating shutdown (architecture.md §4).
+import { setTimeout as delay } from 'node:timers/promises';
+import { LbotError } from '../../core/errors.js';
+import { ApiError, toApiError } from '../../core/host/api-error.js';
+import type { ConnectionFailure, PluginConnection, ProxyCall, ProxyCallHandler } from '../../core/host/ports.js';
+import {
+  API_ERROR_RPC_CODE,
+  RunReplySchema,
+  RunResultNotificationSchema,
+  WIRE_METHODS,
+  isProxyMethod,
+  type JsonObject,
+  type RpcMessage,
+  type RpcNotification,
+  type RpcRequest,
+  type RpcResponse,
+  type RunParams,
+  type RunReply,
+} from '../../core/protocol/index.js';
+import { LineSplitter, LineWriter, decodeLine, type FrameViolation } from './framing.js';
+import { StderrTail } from './stderr-tail.js';
+import { signalGroup, trackGroup, untrackGroup, type PluginProcess } from './spawn.js';
+
+/** JSON-RPC "method not found". */
+const METHOD_NOT_FOUND = -32601;
+/** Ids of finished runs remembered to tell "finished" from "unknown" in warnings. */
+const FINISHED_RUNS_KEPT = 1000;
+/** After the leader exits, how long to wait for its stdio to close before giving up on it. */
+const STDIO_CLOSE_WAIT_MS = 2000;
+
+/** A protocol warning that fails nothing (stray results, unexpected messages). */
+export type PluginWarning = { identity: string; message: string; run_id?: string };
+
+export type ConnectionOptions = {
+  identity: string;
+  child: PluginProcess;
+  /** Printable command line, for error messages. */
+  command: string;
+  onApiCall: ProxyCallHandler;
+  onWarning?: (warning: PluginWarning) => void;
+  onStderr?: (line: string) => void;
+  /** Wait for the `shutdown` answer in close(); default 1000 ms. */
+  shutdownTimeoutMs?: number;
+  /** Each grace period of close(): after ending stdin and after SIGTERM; default 2000 ms. */
+  graceMs?: number;
+};
+
+/** The plugin answered a request with a JSON-RPC error. */
+export class RpcErrorReply extends Error {
+  override name = 'RpcErrorReply';
+  constructor(
+    readonly rpcCode: number,
+    message: string,
+    readonly data: unknown,
+  ) {
+    super(message);
+  }
+}
+
+/** A host → plugin request got no answer in time. */
+export class RpcTimeoutError extends Error {
+  override name = 'RpcTimeoutError';
+}
+
+type Pending = { method: string; resolve: (value: unknown) => void; reject: (err: Error) => void };
+type ActiveRun = { onResult: (result: unknown) => void; settle: (outcome: { reply: RunReply } | { error: Error }) => void };
+type StopReason = 'close' | 'kill';
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+export class StdioPluginConnection implements PluginConnection {
+  readonly identity: string;
+  readonly pgid: number | null;
+  readonly exited: Promise<ConnectionFailure | null>;
+
+  readonly #child: PluginProcess;
+  readonly #command: string;
+  readonly #onApiCall: ProxyCallHandler;
+  readonly #onWarning: (warning: PluginWarning) => void;
+  readonly #shutdownTimeoutMs: number;
+  readonly #graceMs: number;
+  readonly #splitter = new LineSplitter();
+  readonly #writer: LineWriter;
+  readonly #stderr: StderrTail;
+  readonly #pending = new Map<number, Pending>();
+  readonly #runs = new Map<string, ActiveRun>();
+  readonly #finishedRuns = new Set<string>();
+  readonly #inbound = new Map<string, AbortController>();
+  #nextId = 1;
+  #failure: ConnectionFailure | null = null;
+  #stopReason: StopReason | null = null;
+  #exitStatus: { code: number | null; signal: NodeJS.Signals | null } | null = null;
+  #spawnError: Error | null = null;
+  #finished = false;
+  #closing: Promise<void> | undefined;
+  #resolveExited!: (failure: ConnectionFailure | null) => void;
+
+  constructor(opts: ConnectionOptions) {
+    this.identity = opts.identity;
+    this.#child = opts.child;
+    this.#command = opts.command;
+    this.#onApiCall = opts.onApiCall;
+    this.#onWarning = opts.onWarning ?? (() => undefined);
+    this.#shutdownTimeoutMs = opts.shutdownTimeoutMs ?? 1000;
+    this.#graceMs = opts.graceMs ?? 2000;
+    this.pgid = opts.child.pid ?? null;
+    this.exited = new Promise((resolve) => (this.#resolveExited = resolve));
+    this.#writer = new LineWriter(opts.child.stdin);
+    this.#stderr = new StderrTail(opts.onStderr);
+    if (this.pgid !== null) trackGroup(this.pgid);
+
+    const child = opts.child;
+    child.stdout.on('data', (chunk: Buffer) => this.#onStdout(chunk));
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (text: string) => this.#stderr.push(text));
+    child.on('error', (err) => this.#onSpawnError(err));
+    child.on('exit', (code, signal) => this.#onExit(code, signal));
+    child.on('close', () => this.#finish());
+  }
+
+  /** The command line the process was started with. */
+  get command(): string {
+    return this.#command;
+  }
+
+  /** Set once the connection has failed or been stopped. */
+  get failure(): ConnectionFailure | null {
+    return this.#failure;
+  }
+
+  /** The spawn error (ENOENT, EACCES) when the process never started. */
+  get spawnError(): Error | null {
+    return this.#spawnError;
+  }
+
+  /** How the process ended, once it has. */
+  get exitStatus(): { code: number | null; signal: NodeJS.Signals | null } | null {
+    return this.#exitStatus;
+  }
+
+  stderrTail(): string {
+    return this.#stderr.text();
+  }
+
+  activeRuns(): readonly string[] {
+    return [...this.#runs.keys()];
+  }
+
+  /** Sends a host → plugin request; rejects with RpcErrorReply, RpcTimeoutError or the connection's end. */
+  request(method: string, params: JsonObject, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<unknown> {
+    const ended = this.#endedError();
+    if (ended) return Promise.reject(ended);
+    const id = this.#nextId++;
+    return new Promise<unknown>((resolve, reject) => {
+      const cleanups: Array<() => void> = [];
+      const done = (fn: () => void): void => {
+        this.#pending.delete(id);
+        for (const c of cleanups) c();
+        fn();
+      };
+      this.#pending.set(id, { method, resolve: (v) => done(() => resolve(v)), reject: (e) => done(() => reject(e)) });
+      if (opts.timeoutMs !== undefined) {
+        const timer = setTimeout(() => {
+          this.#pending.get(id)?.reject(new RpcTimeoutError(`plugin ${this.identity} did not answer ${method} within ${opts.timeoutMs} ms`));
+        }, opts.timeoutMs);
+        timer.unref();
+        cleanups.push(() => clearTimeout(timer));
+      }
+      if (opts.signal) {
+        const signal = opts.signal;
+        const onAbort = (): void => this.#pending.get(id)?.reject(new LbotError('cancelled', `${method} request to plugin ${this.identity} was cancelled`));
+        if (signal.aborted) return onAbort();
+        signal.addEventListener('abort', onAbort, { once: true });
+        cleanups.push(() => signal.removeEventListener('abort', onAbort));
+      }
+      this.#writer.write({ jsonrpc: '2.0', id, method, params });
+    });
+  }
+
+  run(params: RunParams, onResult: (result: unknown) => void): Promise<RunReply> {
+    const { run_id } = params;
+    const ended = this.#endedError();
+    if (ended) return Promise.reject(ended);
+    if (this.#runs.has(run_id)) {
+      return Promise.reject(new LbotError('internal', `run ${run_id} is already in flight on plugin ${this.identity}`));
+    }
+    return new Promise<RunReply>((resolve, reject) => {
+      this.#runs.set(run_id, {
+        onResult,
+        settle: (outcome) => {
+          if (!this.#runs.delete(run_id)) return;
+          this.#rememberFinished(run_id);
+          if ('reply' in outcome) resolve(outcome.reply);
+          else reject(outcome.error);
+        },
+      });
+      const settle = (outcome: { reply: RunReply } | { error: Error }): void => this.#runs.get(run_id)?.settle(outcome);
+      this.request(WIRE_METHODS.run, params).then(
+        (raw) => {
+          const reply = RunReplySchema.safeParse(raw);
+          settle(
+            reply.success
+              ? { reply: reply.data }
+              : { error: new LbotError('runner.protocol_error', `plugin ${this.identity} answered run ${run_id} with ${JSON.stringify(raw)?.slice(0, 200)}; expected {"status": "completed" | "failed" | "cancelled"}`) },
+          );
+        },
+        (err: unknown) => settle({ error: this.#runError(run_id, err) }),
+      );
+    });
+  }
+
+  cancel(run_id: string): void {
+    if (!this.#runs.has(run_id)) return;
+    this.#writer.write({ jsonrpc: '2.0', method: WIRE_METHODS.runCancel, params: { run_id } });
+  }
+
+  close(): Promise<void> {
+    return (this.#closing ??= this.#shutdown());
+  }
+
+  async kill(): Promise<void> {
+    this.#stopReason ??= 'kill';
+    if (this.pgid !== null) signalGroup(this.pgid, 'SIGKILL');
+    await this.exited;
+  }
+
+  async #shutdown(): Promise<void> {
+    if (this.#finished) return;
+    this.#stopReason ??= 'close';
+    if (!this.#failure) {
+      await this.request(WIRE_METHODS.shutdown, {}, { timeoutMs: this.#shutdownTimeoutMs }).catch(() => undefined);
+    }
+    this.#writer.end();
+    if (await this.#exitsWithin(this.#graceMs)) return;
+    if (this.pgid !== null) signalGroup(this.pgid, 'SIGTERM');
+    if (await this.#exitsWithin(this.#graceMs)) return;
+    if (this.pgid !== null) signalGroup(this.pgid, 'SIGKILL');
+    await this.exited;
+  }
+
+  async #exitsWithin(ms: number): Promise<boolean> {
+    const ac = new AbortController();
+    const timeout = delay(ms, false, { signal: ac.signal, ref: false }).catch(() => false);
+    const result = await Promise.race([this.exited.then(() => true), timeout]);
+    ac.abort();
+    return result;
+  }
+
+  #endedError(): LbotError | null {
+    if (this.#failure) return new LbotError(this.#failure.code, this.#failure.message);
+    if (this.#stopReason || this.#finished) return new LbotError('cancelled', `plugin ${this.identity} is stopping; no new requests are accepted`);
+    return null;
+  }
+
+  #runError(run_id: string, err: unknown): Error {
+    if (err instanceof RpcErrorReply) {
+      return new LbotError('runner.protocol_error', `plugin ${this.identity} answered run ${run_id} with a JSON-RPC error ${err.rpcCode}: ${err.message}`, {
+        details: { rpc_code: err.rpcCode },
+      });
+    }
+    return err instanceof Error ? err : new LbotError('internal', String(err));
+  }
+
+  #rememberFinished(run_id: string): void {
+    this.#finishedRuns.add(run_id);
+    if (this.#finishedRuns.size > FINISHED_RUNS_KEPT) {
+      const oldest = this.#finishedRuns.values().next().value;
+      if (oldest !== undefined) this.#finishedRuns.delete(oldest);
+    }
+  }
+
+  #warn(message: string, run_id?: string): void {
+    this.#onWarning(run_id === undefined ? { identity: this.identity, message } : { identity: this.identity, message, run_id });
+  }
+
+  #onStdout(chunk: Buffer): void {
+    if (this.#isCorrupted()) return;
+    const { lines, violation } = this.#splitter.push(chunk);
+    for (const line of lines) {
+      const frame = decodeLine(line);
+      if (!frame) continue;
+      if (frame.kind === 'violation') return this.#corrupt(frame.violation);
+      this.#dispatch(frame.message);
+      if (this.#isCorrupted()) return;
+    }
+    if (violation) this.#corrupt(violation);
+  }
+
+  #isCorrupted(): boolean {
+    return this.#failure?.code === 'runner.protocol_error';
+  }
+
+  /** A bad line poisons the whole channel: fail everything in flight and stop the group. */
+  #corrupt(violation: FrameViolation): void {
+    if (this.#failure) return;
+    const message = `plugin ${this.identity} broke the protocol: ${violation.reason}; the line starts with ${JSON.stringify(violation.excerpt)}`;
+    this.#fail({ code: 'runner.protocol_error', message });
+    this.#child.stdout.destroy();
+    if (this.pgid !== null) signalGroup(this.pgid, 'SIGKILL');
+  }
+
+  #dispatch(message: RpcMessage): void {
+    if ('method' in message) {
+      if ('id' in message) this.#onRequest(message);
+      else this.#onNotification(message);
+    } else {
+      this.#onResponse(message);
+    }
+  }
+
+  #onResponse(message: RpcResponse): void {
+    const pending = typeof message.id === 'number' ? this.#pending.get(message.id) : undefined;
+    if (!pending) {
+      this.#warn(`ignored a response to unknown request id ${JSON.stringify(message.id)}`);
+      return;
+    }
+    if ('error' in message) pending.reject(new RpcErrorReply(message.error.code, message.error.message, message.error.data));
+    else pending.resolve(message.result);
+  }
+
+  #onNotification(message: RpcNotification): void {
+    if (message.method !== WIRE_METHODS.runResult) {
+      this.#warn(`ignored an unexpected ${JSON.stringify(message.method)} notification`);
+      return;
+    }
+    const parsed = RunResultNotificationSchema.safeParse(message.params);
+    const rawRunId = message.params.run_id;
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const why = issue ? `${issue.path.map(String).join('.') || '(params)'}: ${issue.message}` : 'invalid params';
+      if (typeof rawRunId === 'string' && this.#runs.has(rawRunId)) {
+        this.#failRun(rawRunId, `plugin ${this.identity} sent a malformed run/result for run ${rawRunId} (${why})`);
+      } else {
+        this.#warn(`dropped a malformed run/result (${why})`, typeof rawRunId === 'string' ? rawRunId : undefined);
+      }
+      return;
+    }
+    const { run_id, result } = parsed.data;
+    const run = this.#runs.get(run_id);
+    if (!run) {
+      const state = this.#finishedRuns.has(run_id) ? 'finished' : 'unknown';
+      this.#warn(`dropped a run/result for ${state} run ${run_id}`, run_id);
+      return;
+    }
+    run.onResult(result);
+  }
+
+  /** Breaks one run's rules: that run fails with runner.protocol_error and the runner is told to stop. */
+  #failRun(run_id: string, message: string): void {
+    this.cancel(run_id);
+    this.#runs.get(run_id)?.settle({ error: new LbotError('runner.protocol_error', message) });
+  }
+
+  #onRequest(message: RpcRequest): void {
+    const { id, method } = message;
+    if (!isProxyMethod(method)) {
+      this.#writer.write({ jsonrpc: '2.0', id, error: { code: METHOD_NOT_FOUND, message: `method not found: ${method}` } });
+      const runId = message.params.run_id;
+      if (typeof runId === 'string' && this.#runs.has(runId)) {
+        this.#failRun(runId, `plugin ${this.identity} called unknown host method ${JSON.stringify(method)} during run ${runId}`);
+      } else {
+        this.#warn(`answered unknown method ${JSON.stringify(method)} with -32601`, typeof runId === 'string' ? runId : undefined);
+      }
+      return;
+    }
+    // The caller identity comes from the connection alone (runner-protocol.md §1.3).
+    const params: Record<string, unknown> = { ...message.params };
+    delete params.caller_plugin_identity;
+    const key = JSON.stringify(id);
+    const controller = new AbortController();
+    this.#inbound.set(key, controller);
+    const call: ProxyCall = {
+      caller_plugin: this.identity,
+      method,
+      params,
+      signal: controller.signal,
+      notify: (notifyMethod, notifyParams) => {
+        if (!controller.signal.aborted) this.#writer.write({ jsonrpc: '2.0', method: notifyMethod, params: notifyParams });
+      },
+    };
+    Promise.resolve()
+      .then(() => this.#onApiCall(call))
+      .then(
+        (result) => {
+          if (!controller.signal.aborted) this.#writer.write({ jsonrpc: '2.0', id, result: result ?? null });
+        },
+        (err: unknown) => {
+          if (controller.signal.aborted) return;
+          const apiError: ApiError = toApiError(err);
+          this.#writer.write({ jsonrpc: '2.0', id, error: { code: API_ERROR_RPC_CODE, message: apiError.message, data: apiError.toWire() } });
+        },
+      )
+      .catch((err: unknown) => this.#warn(`could not answer ${method}: ${err instanceof Error ? err.message : String(err)}`))
+      .finally(() => {
+        if (this.#inbound.get(key) === controller) this.#inbound.delete(key);
+      });
+  }
+
+  #onSpawnError(err: Error): void {
+    if (this.pgid !== null) {
+      this.#warn(`process error: ${err.message}`);
+      return;
+    }
+    this.#spawnError = err;
+    this.#fail({ code: 'runner.start_failed', message: `could not start plugin ${this.identity} (${this.#command}): ${err.message}` });
+    // Without a pid there is no 'exit' event to wait for.
+    queueMicrotask(() => this.#finish());
+  }
+
+  #onExit(code: number | null, signal: NodeJS.Signals | null): void {
+    this.#exitStatus = { code, signal };
+    // Children the plugin left in its group must not outlive it.
+    if (this.pgid !== null) signalGroup(this.pgid, 'SIGKILL');
+    const timer = setTimeout(() => {
+      this.#child.stdout.destroy();
+      this.#child.stderr.destroy();
+      this.#finish();
+    }, STDIO_CLOSE_WAIT_MS);
+    timer.unref();
+  }
+
+  #describeExit(): string {
+    const status = this.#exitStatus;
+    if (!status) return 'stopped';
+    return status.signal ? `was killed by ${status.signal}` : `exited with status ${status.code ?? 'unknown'}`;
+  }
+
+  /** Runs after the process exited and its stdout was fully read. */
+  #finish(): void {
+    if (this.#finished) return;
+    this.#finished = true;
+    this.#stderr.flush();
+    if (this.pgid !== null) untrackGroup(this.pgid);
+    this.#child.stdin.destroy();
+    if (!this.#failure && !this.#stopReason) {
+      const inFlight = this.#runs.size;
+      const during = inFlight > 0 ? ` while ${plural(inFlight, 'run')} (${[...this.#runs.keys()].join(', ')}) ${inFlight === 1 ? 'was' : 'were'} in flight` : '';
+      const tail = this.#stderr.text().trim();
+      this.#fail({
+        code: 'runner.crashed',
+        message: `plugin ${this.identity} ${this.#describeExit()}${during}${tail ? `; last stderr lines:\n${tail}` : '; it wrote nothing to stderr'}`,
+      });
+    }
+    this.#rejectAll();
+    for (const controller of this.#inbound.values()) controller.abort();
+    this.#inbound.clear();
+    this.#resolveExited(this.#failure);
+  }
+
+  #fail(failure: ConnectionFailure): void {
+    if (this.#failure || this.#stopReason) return;
+    this.#failure = failure;
+    this.#rejectAll();
+  }
+
+  #rejectAll(): void {
+    const error =
+      this.#failure !== null
+        ? new LbotError(this.#failure.code, this.#failure.message, { details: this.#failureDetails() })
+        : new LbotError('cancelled', `plugin ${this.identity} was stopped by the host`);
+    for (const pending of [...this.#pending.values()]) pending.reject(error);
+    for (const run of [...this.#runs.values()]) run.settle({ error });
+  }
+
+  #failureDetails(): Record<string, unknown> {
+    const details: Record<string, unknown> = { plugin: this.identity, stderr_tail: this.#stderr.text() };
+    if (this.#exitStatus) {
+      details.exit_code = this.#exitStatus.code;
+      details.signal = this.#exitStatus.signal;
+    }
+    return details;
+  }
+}

@@ -1,0 +1,139 @@
+// Line framing of the plugin channel: split stdout into JSON-RPC messages under a hard line cap,
+// and write lines to stdin respecting backpressure (architecture.md §4, style B14).
+import type { Writable } from 'node:stream';
+import { MAX_LINE_BYTES, RpcMessageSchema, type RpcMessage } from '../../core/protocol/index.js';
+
+const NEWLINE = 0x0a;
+/** How much of an offending line an error message quotes (acceptance AC-198). */
+export const EXCERPT_BYTES = 80;
+
+/** A line that corrupts the channel: why, and the first bytes of it. */
+export type FrameViolation = { reason: string; excerpt: string };
+
+export type Frame = { kind: 'message'; message: RpcMessage } | { kind: 'violation'; violation: FrameViolation };
+
+function excerptOf(bytes: Buffer): string {
+  return bytes.subarray(0, EXCERPT_BYTES).toString('utf8');
+}
+
+function headBytes(chunks: Buffer[]): Buffer {
+  const taken: Buffer[] = [];
+  let size = 0;
+  for (const c of chunks) {
+    if (size >= EXCERPT_BYTES) break;
+    const part = c.subarray(0, EXCERPT_BYTES - size);
+    taken.push(part);
+    size += part.length;
+  }
+  return Buffer.concat(taken);
+}
+
+/**
+ * Splits a byte stream on `\n`. The cap is checked before a chunk is kept, so a line without a
+ * newline never grows the buffer past `maxLineBytes` (acceptance AC-199).
+ */
+export class LineSplitter {
+  #chunks: Buffer[] = [];
+  #size = 0;
+  #overflowed = false;
+
+  constructor(readonly maxLineBytes: number = MAX_LINE_BYTES) {}
+
+  /** Feeds one chunk; returns the complete lines, or a violation once a line exceeds the cap. */
+  push(chunk: Buffer): { lines: Buffer[]; violation: FrameViolation | null } {
+    const lines: Buffer[] = [];
+    if (this.#overflowed) return { lines, violation: null };
+    let start = 0;
+    while (start < chunk.length) {
+      const nl = chunk.indexOf(NEWLINE, start);
+      const end = nl === -1 ? chunk.length : nl;
+      if (this.#size + (end - start) > this.maxLineBytes) {
+        this.#overflowed = true;
+        const head = headBytes([...this.#chunks, chunk.subarray(start, start + EXCERPT_BYTES)]);
+        this.#chunks = [];
+        this.#size = 0;
+        return {
+          lines,
+          violation: { reason: `a line exceeded the ${this.maxLineBytes}-byte limit of the plugin protocol`, excerpt: excerptOf(head) },
+        };
+      }
+      if (nl === -1) {
+        // Copy: the stream may reuse its chunk buffers.
+        this.#chunks.push(Buffer.from(chunk.subarray(start)));
+        this.#size += chunk.length - start;
+        break;
+      }
+      const piece = chunk.subarray(start, nl);
+      lines.push(this.#chunks.length === 0 ? Buffer.from(piece) : Buffer.concat([...this.#chunks, piece]));
+      this.#chunks = [];
+      this.#size = 0;
+      start = nl + 1;
+    }
+    return { lines, violation: null };
+  }
+
+  /** Bytes of an unfinished line still held (for tests and diagnostics). */
+  get pendingBytes(): number {
+    return this.#size;
+  }
+}
+
+/** Parses one line as a JSON-RPC 2.0 message; anything else is a violation that quotes the line. */
+export function decodeLine(line: Buffer): Frame | null {
+  const text = line.toString('utf8').replace(/\r$/, '');
+  if (text.trim() === '') return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { kind: 'violation', violation: { reason: 'the plugin wrote a line that is not JSON', excerpt: excerptOf(line) } };
+  }
+  const parsed = RpcMessageSchema.safeParse(value);
+  if (!parsed.success) {
+    return { kind: 'violation', violation: { reason: 'the plugin wrote a line that is not a JSON-RPC 2.0 message', excerpt: excerptOf(line) } };
+  }
+  return { kind: 'message', message: parsed.data };
+}
+
+/** Writes one JSON object per line; queues while the pipe is full and resumes on `drain`. */
+export class LineWriter {
+  #queue: string[] = [];
+  #blocked = false;
+  #closed = false;
+
+  constructor(private readonly stream: Writable) {
+    stream.on('drain', () => this.#flush());
+    stream.on('error', () => {
+      this.#closed = true;
+      this.#queue = [];
+    });
+  }
+
+  /** Serializes and sends `message`; silently dropped once the stream is closed. */
+  write(message: unknown): void {
+    if (this.#closed || this.stream.destroyed || this.stream.writableEnded) return;
+    const line = `${JSON.stringify(message)}\n`;
+    if (this.#blocked) {
+      this.#queue.push(line);
+      return;
+    }
+    if (!this.stream.write(line)) this.#blocked = true;
+  }
+
+  /** Ends the stream after the queued lines. */
+  end(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    const rest = this.#queue.join('');
+    this.#queue = [];
+    if (!this.stream.destroyed && !this.stream.writableEnded) this.stream.end(rest);
+  }
+
+  #flush(): void {
+    this.#blocked = false;
+    while (this.#queue.length > 0 && !this.#blocked) {
+      const line = this.#queue.shift();
+      if (line !== undefined && !this.stream.write(line)) this.#blocked = true;
+    }
+  }
+}

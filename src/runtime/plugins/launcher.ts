@@ -1,0 +1,109 @@
+// PluginLauncher: spawns a plugin with an allowlisted env in its own process group and performs
+// `initialize`; failures become runner.start_failed naming the command and stderr (AC-018).
+import { LbotError } from '../../core/errors.js';
+import type { PluginConnection, PluginLauncher, PluginSpec, ProxyCallHandler } from '../../core/host/ports.js';
+import { InitializeResultSchema, PROTOCOL_VERSION, type InitializeResult } from '../../core/protocol/index.js';
+import { LBOT_VERSION } from '../../version.js';
+import { RpcErrorReply, RpcTimeoutError, StdioPluginConnection, type PluginWarning } from './connection.js';
+import { buildPluginEnv } from './env.js';
+import { DEFAULT_BOOTSTRAP, describeCommand, resolveCommand, spawnPlugin } from './spawn.js';
+
+export const DEFAULT_INITIALIZE_TIMEOUT_MS = 20_000;
+
+export type PluginLauncherOptions = {
+  /** How long `initialize` may take; default 20 s (runner-protocol.md §11). */
+  initializeTimeoutMs?: number;
+  /** Grace periods of close(); default 2 s each. */
+  graceMs?: number;
+  shutdownTimeoutMs?: number;
+  /** Path of the SDK bootstrap for `execution.node`; default dist/sdk/plugin-main.js. */
+  bootstrapPath?: string;
+  /** The environment the allowlist is taken from; default process.env. */
+  hostEnv?: NodeJS.ProcessEnv;
+  onWarning?: (warning: PluginWarning) => void;
+  onStderr?: (identity: string, line: string) => void;
+  /** Called with every started connection (for bookkeeping such as cleanup checks). */
+  onStarted?: (connection: StdioPluginConnection, init: InitializeResult) => void;
+};
+
+function tailNote(connection: StdioPluginConnection): string {
+  const tail = connection.stderrTail().trim();
+  return tail ? `; stderr:\n${tail}` : '; it wrote nothing to stderr';
+}
+
+async function failStart(connection: StdioPluginConnection, message: string, code: 'runner.start_failed' | 'runner.protocol_error' = 'runner.start_failed'): Promise<never> {
+  await connection.kill();
+  throw new LbotError(code, message, {
+    details: { plugin: connection.identity, command: connection.command, stderr_tail: connection.stderrTail() },
+    hint: code === 'runner.start_failed' ? 'check the plugin manifest execution block and run the command by hand in the plugin directory' : undefined,
+  });
+}
+
+/** Creates the launcher the host uses to start plugin processes. */
+export function createPluginLauncher(opts: PluginLauncherOptions = {}): PluginLauncher {
+  const initializeTimeoutMs = opts.initializeTimeoutMs ?? DEFAULT_INITIALIZE_TIMEOUT_MS;
+  return {
+    async start(spec: PluginSpec, onApiCall: ProxyCallHandler, startOpts: { signal?: AbortSignal } = {}): Promise<PluginConnection> {
+      const cmd = resolveCommand(spec.execution, spec.dir, opts.bootstrapPath ?? DEFAULT_BOOTSTRAP);
+      const command = describeCommand(cmd);
+      startOpts.signal?.throwIfAborted();
+      const child = spawnPlugin(cmd, spec.dir, buildPluginEnv(spec.identity, spec.env, opts.hostEnv));
+      const connection = new StdioPluginConnection({
+        identity: spec.identity,
+        child,
+        command,
+        onApiCall,
+        onWarning: opts.onWarning,
+        onStderr: opts.onStderr ? (line) => opts.onStderr?.(spec.identity, line) : undefined,
+        graceMs: opts.graceMs,
+        shutdownTimeoutMs: opts.shutdownTimeoutMs,
+      });
+      let raw: unknown;
+      try {
+        raw = await connection.request(
+          'initialize',
+          { protocol_version: PROTOCOL_VERSION, host: { name: 'lbot', version: LBOT_VERSION } },
+          { timeoutMs: initializeTimeoutMs, signal: startOpts.signal },
+        );
+      } catch (err) {
+        if (connection.spawnError) {
+          return failStart(connection, `could not start plugin ${spec.identity}: ${command}: ${connection.spawnError.message} (cwd ${spec.dir})`);
+        }
+        if (err instanceof RpcTimeoutError) {
+          return failStart(connection, `plugin ${spec.identity} did not answer initialize within ${initializeTimeoutMs} ms (command: ${command})${tailNote(connection)}`);
+        }
+        if (err instanceof RpcErrorReply) {
+          return failStart(connection, `plugin ${spec.identity} refused initialize with error ${err.rpcCode}: ${err.message} (command: ${command})${tailNote(connection)}`);
+        }
+        if (err instanceof LbotError && err.code === 'cancelled') {
+          await connection.kill();
+          throw err;
+        }
+        if (err instanceof LbotError && err.code === 'runner.protocol_error') {
+          return failStart(connection, `${err.message} (during initialize; command: ${command})`, 'runner.protocol_error');
+        }
+        await connection.exited;
+        const how = connection.exitStatus
+          ? connection.exitStatus.signal
+            ? `was killed by ${connection.exitStatus.signal}`
+            : `exited with status ${connection.exitStatus.code ?? 'unknown'}`
+          : 'stopped';
+        return failStart(connection, `plugin ${spec.identity} ${how} before answering initialize (command: ${command})${tailNote(connection)}`);
+      }
+      const init = InitializeResultSchema.safeParse(raw);
+      if (!init.success) {
+        return failStart(connection, `plugin ${spec.identity} answered initialize with an invalid result: ${init.error.issues[0]?.message ?? 'bad shape'}`, 'runner.protocol_error');
+      }
+      const claimed = `${init.data.plugin.author}/${init.data.plugin.name}`;
+      if (claimed !== spec.identity) {
+        return failStart(
+          connection,
+          `plugin in ${spec.dir} says it is ${claimed} in its initialize answer, but its manifest.yaml names ${spec.identity}`,
+          'runner.protocol_error',
+        );
+      }
+      opts.onStarted?.(connection, init.data);
+      return connection;
+    },
+  };
+}
