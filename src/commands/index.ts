@@ -3,10 +3,18 @@ import type { Command } from 'commander';
 import type { CliContext } from './shared/context.js';
 import { registerConfig } from './config.js';
 import { registerRun } from './run.js';
+import { registerInspect } from './inspect.js';
+import { registerState } from './state.js';
+import { registerRunner } from './runner.js';
+import { registerBinding } from './binding.js';
 
 export type GetContext = () => CliContext;
 
 export function registerCommands(program: Command, ctx: GetContext): void {
   registerConfig(program, ctx);
   registerRun(program, ctx);
+  registerInspect(program, ctx);
+  registerState(program, ctx);
+  registerRunner(program, ctx);
+  registerBinding(program, ctx);
 }

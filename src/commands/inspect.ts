@@ -1,0 +1,125 @@
+// Store inspection: `runs`, `events`, `transcript`, `artifacts` (acceptance.md §0.5). All support --json.
+import { writeSync } from 'node:fs';
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { LbotError } from '../core/errors.js';
+import { publicArtifact } from '../core/host/api/artifacts.js';
+import { parseFlags } from './shared/flags.js';
+import { IntFlag, LimitFlag } from './shared/schemas.js';
+import { withStores } from './shared/stores.js';
+import type { GetContext } from './index.js';
+
+const table = (rows: string[][]): string => {
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
+  return rows.map((r) => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd()).join('\n');
+};
+const when = (s: number | null) => (s === null ? '-' : new Date(s * 1000).toISOString().replace('.000Z', 'Z'));
+
+export function registerInspect(program: Command, getCtx: GetContext): void {
+  const runs = program.command('runs').description('Inspect run records (status, audit of API calls, observed notices)');
+  runs
+    .command('list')
+    .description('list runs, oldest first')
+    .option('--limit <n>', 'at most N runs')
+    .action(async (raw: unknown) => {
+      const ctx = getCtx();
+      const flags = parseFlags(z.object({ limit: LimitFlag }), raw);
+      const list = await withStores(ctx, (s) => s.runs.list(flags.limit ? { limit: flags.limit } : {}));
+      if (ctx.output.json) for (const r of list) ctx.output.line(r);
+      else ctx.output.result(list, (l) => (l.length ? table([['RUN', 'RUNNER', 'EVENT', 'STATUS', 'STARTED'], ...l.map((r) => [r.run_id, r.runner_id, r.event_id, r.status + (r.error ? ` (${r.error.code})` : ''), when(r.started_at)])]) : 'no runs'));
+    });
+  runs
+    .command('show <run_id>')
+    .description('show one run record with its api_calls[] audit and observed[] notices')
+    .action(async (runId: string) => {
+      const ctx = getCtx();
+      const run = await withStores(ctx, (s) => s.runs.get(runId));
+      if (!run) throw new LbotError('not_found', `run ${runId} not found`, { hint: 'run `lbot runs list` to see run ids' });
+      ctx.output.result(run);
+    });
+
+  const events = program.command('events').description('Inspect the event log');
+  events
+    .command('list')
+    .description('list event-log records, newest first ({items, next_seq, has_more}; at most 100 per page)')
+    .option('--conversation <id>', 'only this conversation')
+    .option('--type <event_type>', 'only this event type')
+    .option('--limit <n>', 'page size (capped at 100)')
+    .option('--before <seq>', 'records before this seq (the previous page\'s next_seq)')
+    .action(async (raw: unknown) => {
+      const ctx = getCtx();
+      const f = parseFlags(z.object({ conversation: z.string().optional(), type: z.string().optional(), limit: LimitFlag, before: IntFlag.optional() }), raw);
+      const page = await withStores(ctx, (s) =>
+        s.events.page({ ...(f.conversation ? { conversation_id: f.conversation } : {}), event_types: f.type ? [f.type] : null, before_seq: f.before ?? null, limit: f.limit ?? 50 }),
+      );
+      ctx.output.result(page, (p) => table([['SEQ', 'EVENT', 'TYPE', 'CONVERSATION', 'ACTOR', 'RUN'], ...p.items.map((e) => [String(e.seq), e.event_id, e.event_type, e.conversation_id ?? '-', e.actor_id ?? '-', e.run_id ?? '-'])]) + (p.has_more ? `\n(more: --before ${p.next_seq})` : ''));
+    });
+  events
+    .command('get <event_id>')
+    .description('show one event-log record (the newest with this id)')
+    .action(async (eventId: string) => {
+      const ctx = getCtx();
+      const [record] = await withStores(ctx, (s) => s.events.findByEventId(eventId));
+      if (!record) throw new LbotError('not_found', `event ${eventId} not found`);
+      ctx.output.result(record);
+    });
+
+  program
+    .command('transcript')
+    .description('Inspect conversation transcripts')
+    .command('page')
+    .description('one page of a conversation transcript ({items, next_seq, prev_seq, has_more})')
+    .requiredOption('--conversation <id>', 'conversation id')
+    .option('--before <seq>', 'items before this seq, newest first')
+    .option('--after <seq>', 'items after this seq, oldest first')
+    .option('--limit <n>', 'page size (capped at 100)')
+    .action(async (raw: unknown) => {
+      const ctx = getCtx();
+      const f = parseFlags(z.object({ conversation: z.string().min(1), before: IntFlag.optional(), after: IntFlag.optional(), limit: LimitFlag }), raw);
+      const page = await withStores(ctx, (s) =>
+        s.transcript.page({ conversation_id: f.conversation, before_seq: f.before ?? null, after_seq: f.after ?? null, limit: f.limit ?? 50, direction: f.after !== undefined ? 'forward' : 'backward', include_artifacts: true }),
+      );
+      ctx.output.result(page, (p) => p.items.map((i) => `[${i.seq}] ${i.role}: ${i.content ?? ''}`).join('\n') || 'no items');
+    });
+
+  const artifacts = program.command('artifacts').description('Inspect artifacts (metadata and bytes)');
+  artifacts
+    .command('list')
+    .description('list artifacts')
+    .option('--run <run_id>', 'only artifacts of this run')
+    .option('--limit <n>', 'at most N')
+    .action(async (raw: unknown) => {
+      const ctx = getCtx();
+      const f = parseFlags(z.object({ run: z.string().optional(), limit: LimitFlag }), raw);
+      const list = await withStores(ctx, (s) => s.artifacts.list({ ...(f.run ? { run_id: f.run } : {}), ...(f.limit ? { limit: f.limit } : {}) }));
+      const rows = list.map((r) => ({ ...publicArtifact(r), storage_type: r.storage_type, reference: r.storage_type === 'binary_storage' ? null : r.storage_key }));
+      if (ctx.output.json) for (const r of rows) ctx.output.line(r);
+      else ctx.output.result(rows, (l) => (l.length ? table([['ARTIFACT', 'TYPE', 'MIME', 'SIZE', 'SOURCE', 'STORED'], ...l.map((a) => [a.artifact_id, a.artifact_type, a.mime_type ?? '-', String(a.size_bytes ?? '-'), a.source, a.storage_type])]) : 'no artifacts'));
+    });
+  artifacts
+    .command('show <artifact_id>')
+    .description('show the metadata of one artifact')
+    .action(async (id: string) => {
+      const ctx = getCtx();
+      const r = await withStores(ctx, (s) => s.artifacts.get(id));
+      if (!r) throw new LbotError('not_found', `artifact ${id} not found`);
+      ctx.output.result({ ...publicArtifact(r), storage_type: r.storage_type, reference: r.storage_type === 'binary_storage' ? null : r.storage_key });
+    });
+  artifacts
+    .command('read <artifact_id>')
+    .description('write artifact bytes to stdout (--json: base64 with offset/length/has_more)')
+    .option('--offset <n>', 'start at this byte', '0')
+    .option('--length <n>', 'at most N bytes (default 1 MiB, max 10 MiB)')
+    .action(async (id: string, raw: unknown) => {
+      const ctx = getCtx();
+      const f = parseFlags(z.object({ offset: IntFlag.min(0, 'must be >= 0'), length: LimitFlag }), raw);
+      const result = await withStores(ctx, (s) => {
+        const r = s.artifacts.get(id);
+        if (!r) throw new LbotError('not_found', `artifact ${id} not found`);
+        return s.artifacts.read(r, f.offset, f.length ?? null);
+      });
+      if (ctx.output.json) return ctx.output.result(result);
+      if (result.content_base64 === null) return ctx.output.text(`reference: ${result.file_key ?? '(none)'} (no stored bytes)`);
+      writeSync(1, Buffer.from(result.content_base64, 'base64'));
+    });
+}

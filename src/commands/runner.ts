@@ -1,0 +1,43 @@
+// `lbot runner list|show`: the runners discovered in the plugins directory.
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { LbotError } from '../core/errors.js';
+import type { RunnerDescriptor } from '../core/protocol/manifest.js';
+import { parseFlags } from './shared/flags.js';
+import type { GetContext } from './index.js';
+
+const label = (r: RunnerDescriptor) => r.label.en_US ?? Object.values(r.label)[0] ?? r.runner_name;
+
+/** Returns the `runner` group so other modules can add subcommands (test, init). */
+export function registerRunner(program: Command, getCtx: GetContext): Command {
+  const runner = program.command('runner').description('List runners, show one, and check runner plugins');
+  runner
+    .command('list')
+    .description('list runners (invalid plugins are skipped with one warning each)')
+    .option('--plugin <dir>', 'list the runners of one plugin directory instead of the plugins dir')
+    .action(async (raw: unknown) => {
+      const ctx = getCtx();
+      const f = parseFlags(z.object({ plugin: z.string().optional() }), raw);
+      if (!ctx.configFile().config.plugins.enabled) {
+        ctx.output.warn('runner plugins are disabled (plugins.enabled = false); no runners are listed');
+        return ctx.output.text('no runners');
+      }
+      const { loadCatalog } = await import('../runtime/local-host.js');
+      const catalog = await loadCatalog(ctx.flags.pluginsDir, f.plugin);
+      for (const w of catalog.warnings) ctx.output.warn(w);
+      if (ctx.output.json) for (const r of catalog.runners) ctx.output.line({ ...r, reload_error: null });
+      else ctx.output.result(catalog.runners, (l) => l.map((r) => `${r.id}  ${label(r)}${r.compatible ? '' : `  (incompatible: ${r.incompatible_reason ?? ''})`}`).join('\n') || `no runners in ${ctx.flags.pluginsDir}`);
+    });
+  runner
+    .command('show <runner_id>')
+    .description('show one runner: label, protocol version, capabilities, permissions, config schema')
+    .action(async (id: string) => {
+      const ctx = getCtx();
+      const { loadCatalog } = await import('../runtime/local-host.js');
+      const found = (await loadCatalog(ctx.flags.pluginsDir)).runners.find((r) => r.id === id);
+      if (!found) throw new LbotError('runner.not_found', `runner ${id} not found in ${ctx.flags.pluginsDir}`);
+      ctx.output.result(found);
+    });
+  return runner;
+}
+

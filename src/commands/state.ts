@@ -1,0 +1,82 @@
+// `lbot state list|get|set|delete`: host-owned runner state, for operators (scope keys come from `state list`).
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { LbotError } from '../core/errors.js';
+import { StateScopeSchema } from '../core/protocol/binding.js';
+import { serializeStateValue } from '../core/host/api/state.js';
+import { STATE_VALUE_LIMIT_BYTES } from '../core/host/host.js';
+import { aliasStateKey } from '../core/host/state-scope.js';
+import { parseRunnerId } from '../core/protocol/runner-id.js';
+import { parseJsonText } from '../core/json-parse.js';
+import { parseFlags } from './shared/flags.js';
+import { LimitFlag } from './shared/schemas.js';
+import { withStores } from './shared/stores.js';
+import type { GetContext } from './index.js';
+
+/** Reads runner and binding back from a scope key `<scope>:<runner id>:<binding>:…`. */
+function columnsFromScopeKey(scopeKey: string): { runner_id: string; binding_identity: string } {
+  const m = /^(conversation|actor|subject|runner):(plugin:[^/:]+\/[^/:]+\/[^/:]+):([^:]+)/.exec(scopeKey);
+  if (!m?.[2] || !m[3] || !parseRunnerId(m[2])) throw new LbotError('invalid_argument', `--scope-key ${scopeKey} is not a state scope key`, { hint: 'copy scope_key from `lbot state list --json`' });
+  return { runner_id: m[2], binding_identity: m[3] };
+}
+
+export function registerState(program: Command, getCtx: GetContext): void {
+  const state = program.command('state').description('Inspect and edit runner state (conversation, actor, subject and runner scopes)');
+  state
+    .command('list')
+    .description('list state entries {runner_id, binding_id, scope, scope_key, key, value}')
+    .option('--runner <id>', 'only this runner')
+    .option('--binding <id>', 'only this binding')
+    .option('--scope <scope>', 'conversation | actor | subject | runner')
+    .option('--limit <n>', 'at most N entries')
+    .action(async (raw: unknown) => {
+      const ctx = getCtx();
+      const f = parseFlags(z.object({ runner: z.string().optional(), binding: z.string().optional(), scope: StateScopeSchema.optional(), limit: LimitFlag }), raw);
+      const entries = await withStores(ctx, (s) => s.state.entries({ ...(f.runner ? { runner_id: f.runner } : {}), ...(f.binding ? { binding_id: f.binding } : {}), ...(f.scope ? { scope: f.scope } : {}), ...(f.limit ? { limit: f.limit } : {}) }));
+      if (ctx.output.json) for (const e of entries) ctx.output.line(e);
+      else ctx.output.result(entries, (l) => l.map((e) => `${e.scope_key}  ${e.key} = ${JSON.stringify(e.value)}`).join('\n') || 'no state');
+    });
+  state
+    .command('get <key>')
+    .description('print one value')
+    .requiredOption('--scope-key <key>', 'scope key (see `state list`)')
+    .action(async (key: string, raw: unknown) => {
+      const ctx = getCtx();
+      const f = parseFlags(z.object({ scopeKey: z.string().min(1) }), raw);
+      const got = await withStores(ctx, (s) => s.state.get(f.scopeKey, aliasStateKey(key)));
+      if (!got.found) throw new LbotError('not_found', `state key ${key} not found under ${f.scopeKey}`);
+      ctx.output.result({ key: aliasStateKey(key), value: got.value }, (v) => JSON.stringify(v.value));
+    });
+  state
+    .command('set <key> <json>')
+    .description('set one value (JSON, at most 262,144 bytes)')
+    .requiredOption('--scope-key <key>', 'scope key (see `state list`)')
+    .action(async (key: string, json: string, raw: unknown) => {
+      const ctx = getCtx();
+      const f = parseFlags(z.object({ scopeKey: z.string().min(1) }), raw);
+      const scope = StateScopeSchema.parse(f.scopeKey.split(':')[0]);
+      const cols = columnsFromScopeKey(f.scopeKey);
+      const value = parseJsonText(json, '<json>', 'invalid_argument');
+      let text: string;
+      try {
+        text = serializeStateValue(value, STATE_VALUE_LIMIT_BYTES, key);
+      } catch (err) {
+        throw new LbotError(err instanceof Error && err.message.includes('limit') ? 'payload_too_large' : 'invalid_argument', err instanceof Error ? err.message : String(err));
+      }
+      await withStores(ctx, (s) =>
+        s.state.set(scope, f.scopeKey, aliasStateKey(key), text, { ...cols, bot_id: null, workspace_id: null, conversation_id: null, thread_id: null, actor_type: null, actor_id: null, subject_type: null, subject_id: null }),
+      );
+      ctx.output.result({ ok: true, key: aliasStateKey(key) }, () => null);
+    });
+  state
+    .command('delete <key>')
+    .description('delete one value')
+    .requiredOption('--scope-key <key>', 'scope key (see `state list`)')
+    .action(async (key: string, raw: unknown) => {
+      const ctx = getCtx();
+      const f = parseFlags(z.object({ scopeKey: z.string().min(1) }), raw);
+      const deleted = await withStores(ctx, (s) => s.state.delete(f.scopeKey, aliasStateKey(key)));
+      if (!deleted) throw new LbotError('not_found', `state key ${key} not found under ${f.scopeKey}`);
+      ctx.output.result({ ok: true, deleted: true }, () => null);
+    });
+}
