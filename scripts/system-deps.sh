@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the system packages lbot's sandbox needs (bubblewrap) when they are missing.
+# Runs before `npm test`; never fails the caller: without root or apt it prints what to install.
+set -u
+missing=()
+command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+command -v nsenter >/dev/null 2>&1 || missing+=(util-linux)
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "lbot: installing ${missing[*]} (needed by lbot box)" >&2
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}") >&2 \
+    || echo "lbot: could not install ${missing[*]}; box tests will be skipped" >&2
+else
+  echo "lbot: ${missing[*]} missing; install with: sudo apt-get install -y ${missing[*]} (box tests will be skipped)" >&2
+fi
+exit 0
