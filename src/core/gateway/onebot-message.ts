@@ -4,7 +4,8 @@ import type { ArtifactRef, ContentElement, JsonObject } from '../protocol/event.
 import { platformArtifact, textContent } from './envelope-draft.js';
 import { parsePayload, type PayloadPath } from './payload-parse.js';
 
-export const OneBotIdSchema = z.union([z.number().int(), z.string().regex(/^\d+$/, 'expected a numeric id')]);
+const NUMERIC_ID = 'expected a numeric id (an integer, or a string of digits)';
+export const OneBotIdSchema = z.union([z.number().int(), z.string().regex(/^\d+$/, NUMERIC_ID)], { error: NUMERIC_ID });
 
 const SegmentSchema = z.looseObject({ type: z.string().min(1), data: z.record(z.string(), z.unknown()).nullable().default({}) });
 export const OneBotMessageSchema = z.union([z.string(), z.array(SegmentSchema)]);

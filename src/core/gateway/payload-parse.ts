@@ -1,6 +1,7 @@
 // Parses platform payloads with zod and turns the first problem into `event.invalid` naming the field.
 import type { z } from 'zod';
 import { LbotError } from '../errors.js';
+import { isRecord } from '../json.js';
 import type { Platform } from './types.js';
 
 export type PayloadPath = Array<string | number>;
@@ -34,9 +35,16 @@ export function parsePayload<S extends z.ZodType>(
   if (result.success) return result.data;
   const issue = result.error.issues[0];
   const rel = (issue?.path ?? []).filter((p): p is string | number => typeof p === 'string' || typeof p === 'number');
-  throw invalidPayload(platform, [...basePath, ...rel], describeIssue(issue?.message ?? 'does not match the expected shape'));
+  const message = issue?.message ?? 'does not match the expected shape';
+  throw invalidPayload(platform, [...basePath, ...rel], valueAt(value, rel) === undefined ? `is missing (${message})` : message);
 }
 
-function describeIssue(message: string): string {
-  return /received undefined$/.test(message) ? `is missing (${message})` : message;
+function valueAt(root: unknown, path: PayloadPath): unknown {
+  let node = root;
+  for (const key of path) {
+    if (Array.isArray(node) && typeof key === 'number') node = node[key];
+    else if (isRecord(node) && typeof key === 'string') node = node[key];
+    else return undefined;
+  }
+  return node;
 }
