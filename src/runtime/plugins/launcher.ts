@@ -2,7 +2,7 @@
 // `initialize`; failures become runner.start_failed naming the command and stderr (AC-018).
 import { LbotError } from '../../core/errors.js';
 import type { PluginConnection, PluginLauncher, PluginSpec, ProxyCallHandler } from '../../core/host/ports.js';
-import { InitializeResultSchema, PROTOCOL_VERSION, type InitializeResult } from '../../core/protocol/index.js';
+import { InitializeResultSchema, PROTOCOL_VERSION } from '../../core/protocol/index.js';
 import { LBOT_VERSION } from '../../version.js';
 import { RpcErrorReply, RpcTimeoutError, StdioPluginConnection, type PluginWarning } from './connection.js';
 import { buildPluginEnv } from './env.js';
@@ -22,8 +22,8 @@ export type PluginLauncherOptions = {
   hostEnv?: NodeJS.ProcessEnv;
   onWarning?: (warning: PluginWarning) => void;
   onStderr?: (identity: string, line: string) => void;
-  /** Called with every started connection (for bookkeeping such as cleanup checks). */
-  onStarted?: (connection: StdioPluginConnection, init: InitializeResult) => void;
+  /** Called with every connection right after its process is spawned, before `initialize` (cleanup checks). */
+  onSpawn?: (connection: StdioPluginConnection) => void;
 };
 
 function tailNote(connection: StdioPluginConnection): string {
@@ -58,6 +58,7 @@ export function createPluginLauncher(opts: PluginLauncherOptions = {}): PluginLa
         graceMs: opts.graceMs,
         shutdownTimeoutMs: opts.shutdownTimeoutMs,
       });
+      opts.onSpawn?.(connection);
       let raw: unknown;
       try {
         raw = await connection.request(
@@ -102,7 +103,6 @@ export function createPluginLauncher(opts: PluginLauncherOptions = {}): PluginLa
           'runner.protocol_error',
         );
       }
-      opts.onStarted?.(connection, init.data);
       return connection;
     },
   };
