@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { messageText } from '../core/host/result-normalizer.js';
+import { PlatformChoiceSchema } from '../core/gateway/types.js';
 import type { Delivered } from '../core/host/result-processor.js';
 import type { ObservedNotice } from '../core/stores/types.js';
 import { collect, parseFlags, parseKeyValues } from './shared/flags.js';
@@ -15,6 +16,7 @@ const RunFlagsSchema = z.object({
   binding: z.string().optional(),
   config: z.string().optional(),
   var: z.array(z.string()).optional(),
+  platform: PlatformChoiceSchema.default('auto'),
 });
 
 export function registerRun(program: Command, getCtx: GetContext): void {
@@ -26,6 +28,7 @@ export function registerRun(program: Command, getCtx: GetContext): void {
     .option('--plugin <dir>', 'run a plugin from this directory (its only or default runner unless --runner)')
     .option('--binding <file>', 'binding JSON file (resource, state and delivery policies)')
     .option('--config <file>', 'runner config JSON file; becomes ctx.config')
+    .option('--platform <name>', 'the event file holds a platform payload: auto|onebot|telegram|slack|discord|lark|generic', 'auto')
     .option('--var <k=v>', 'adapter parameter (repeatable; secret-looking names are dropped)', collect)
     .addHelpText('after', '\nExamples:\n  lbot run --event fixtures/events/msg.json --plugin fixtures/runners/echo\n  lbot run --event seq.json --runner plugin:acme/scripted/default --config cfg.json --json')
     .action(async (raw: unknown) => {
@@ -57,6 +60,7 @@ export function registerRun(program: Command, getCtx: GetContext): void {
           pluginDir: flags.plugin,
           config: ctx.configFile().config,
           eventFile: flags.event,
+          platform: flags.platform,
           runner: flags.runner,
           bindingFile: flags.binding,
           configFile: flags.config,

@@ -13,6 +13,7 @@ import { isRecord } from '../core/json.js';
 import { parseJsonText } from '../core/json-parse.js';
 import { BindingSchema, defaultCliBinding, type Binding } from '../core/protocol/binding.js';
 import type { EventEnvelope } from '../core/protocol/event.js';
+import type { PlatformChoice } from '../core/gateway/index.js';
 import { openLocalHost } from './local-host.js';
 
 export type ReplayOptions = {
@@ -21,6 +22,7 @@ export type ReplayOptions = {
   pluginDir?: string | undefined;
   config: Config;
   eventFile: string;
+  platform: PlatformChoice;
   runner?: string | undefined;
   bindingFile?: string | undefined;
   configFile?: string | undefined;
@@ -89,20 +91,21 @@ function bindingFor(event: EventEnvelope, base: Binding | null, config: Config, 
 }
 
 export async function replayEvents(opts: ReplayOptions): Promise<ReplayResult> {
-  const events = parseEventInput(await readInputFile(opts.eventFile, '--event'), opts.eventFile, opts.config.runs.max_event_data_bytes);
+  const events = parseEventInput(await readInputFile(opts.eventFile, '--event'), opts.eventFile, opts.config.runs.max_event_data_bytes, opts.platform);
   let base = await loadBinding(opts);
   const runnerConfig = opts.configFile ? await readJsonObject(opts.configFile, '--config') : undefined;
   const adapterParams = Object.keys(opts.vars).length ? filterAdapterParams(opts.vars) : null;
-  if (!base && !opts.pluginDir) for (const e of events) bindingFor(e, null, opts.config); // fail before opening stores
+  if (!base && !opts.pluginDir) for (const e of events) bindingFor(e.envelope, null, opts.config); // fail before opening stores
   const local = openLocalHost({ dataDir: opts.dataDir, pluginsDir: opts.pluginsDir, pluginDir: opts.pluginDir, config: opts.config, warn: opts.warn });
   try {
     if (opts.pluginDir && !base) base = defaultCliBinding(pluginRunner(await local.catalog(), opts.pluginDir));
     const outcomes: RunOutcome[] = [];
-    for (const [i, event] of events.entries()) {
+    for (const [i, { envelope, raw }] of events.entries()) {
       if (opts.signal.aborted) return { outcomes, skipped: events.length - i };
       const outcome = await local.host.run({
-        event,
-        binding: bindingFor(event, base, opts.config, runnerConfig),
+        event: envelope,
+        ...(raw === undefined ? {} : { raw }),
+        binding: bindingFor(envelope, base, opts.config, runnerConfig),
         adapterParams,
         signal: opts.signal,
         ...(opts.onDelivered ? { onDelivered: opts.onDelivered } : {}),

@@ -3,6 +3,10 @@ import { LbotError } from '../errors.js';
 import { EventEnvelopeSchema, type EventEnvelope } from '../protocol/event.js';
 import { isRecord, jsonByteLength } from '../json.js';
 import { parseJsonText } from '../json-parse.js';
+import { matchingPlatforms, normalizePlatformPayload, type PlatformChoice } from '../gateway/index.js';
+
+/** One event to run: the envelope, and the platform payload it came from (stored as its raw_ref). */
+export type EventInput = { envelope: EventEnvelope; raw?: unknown };
 
 /** Validates one parsed envelope; `index` names the element of an array input. */
 export function parseEnvelope(value: unknown, source: string, maxDataBytes: number, index: number | null = null): EventEnvelope {
@@ -26,14 +30,32 @@ export function parseEnvelope(value: unknown, source: string, maxDataBytes: numb
   return parsed.data;
 }
 
-/** Parses the text of an event file into envelopes (an object, or a non-empty array of objects). */
-export function parseEventInput(text: string, source: string, maxDataBytes: number): EventEnvelope[] {
+/**
+ * One item of an event file: an envelope as-is, or a platform payload normalized by the gateway.
+ * With `auto`, anything that looks like an envelope (or like no platform) is checked as an envelope,
+ * so a broken envelope is reported field by field.
+ */
+export function parseEventItem(value: unknown, source: string, maxDataBytes: number, platform: PlatformChoice, index: number | null): EventInput {
+  const matched = platform === 'auto' ? matchingPlatforms(value) : [];
+  if (platform === 'generic' || (platform === 'auto' && (matched.length === 0 || matched.includes('generic')))) {
+    return { envelope: parseEnvelope(value, source, maxDataBytes, index) };
+  }
+  const result = normalizePlatformPayload(platform, value);
+  if (result.kind !== 'event') {
+    const what = result.kind === 'challenge' ? 'a URL-verification handshake' : `ignored (${result.reason})`;
+    throw new LbotError('event.invalid', `${source}${index === null ? '' : `[${index}]`}: this ${result.platform} payload is ${what}, not an event`, { details: { path: [], platform: result.platform } });
+  }
+  return { envelope: parseEnvelope(result.envelope, source, maxDataBytes, index), raw: result.raw };
+}
+
+/** Parses the text of an event file into events (an object, or a non-empty array of objects). */
+export function parseEventInput(text: string, source: string, maxDataBytes: number, platform: PlatformChoice = 'auto'): EventInput[] {
   if (text.trim() === '') throw new LbotError('event.parse_error', `${source}: the event file is empty`, { details: { file: source } });
   const raw = parseJsonText(text, source, 'event.parse_error');
   if (Array.isArray(raw)) {
     if (raw.length === 0) throw new LbotError('event.invalid', `${source}: the event array is empty`, { details: { path: [], file: source } });
-    return raw.map((item, i) => parseEnvelope(item, source, maxDataBytes, i));
+    return raw.map((item, i) => parseEventItem(item, source, maxDataBytes, platform, i));
   }
   if (!isRecord(raw)) throw new LbotError('event.invalid', `${source}: expected an event object or an array of events`, { details: { path: [], file: source } });
-  return [parseEnvelope(raw, source, maxDataBytes)];
+  return [parseEventItem(raw, source, maxDataBytes, platform, null)];
 }

@@ -44,6 +44,8 @@ export type HostDeps = {
 
 export type RunRequest = {
   event: EventEnvelope;
+  /** The platform payload the event was normalized from; stored as an artifact and referenced by raw_ref. */
+  raw?: unknown;
   binding: Binding;
   adapterParams?: Record<string, unknown> | null;
   signal?: AbortSignal;
@@ -196,8 +198,31 @@ export function createHost(deps: HostDeps): Host {
     }
   }
 
+  /** Stores the raw platform payload as an artifact of the run and points the envelope's raw_ref at it. */
+  function withRawRef(event: EventEnvelope, raw: unknown, run_id: string, runner_id: string): EventEnvelope {
+    if (raw === undefined) return event;
+    const record = deps.stores.artifacts.register({
+      artifact_id: randomUUID(),
+      artifact_type: 'raw_event',
+      mime_type: 'application/json',
+      name: `${event.source_event_type ?? event.event_type}.json`,
+      size_bytes: null,
+      sha256: null,
+      source: 'platform',
+      conversation_id: event.conversation_id,
+      run_id,
+      runner_id,
+      bot_id: event.bot_id,
+      workspace_id: event.workspace_id,
+      expires_at: null,
+      metadata: { raw_payload: true },
+      content: Buffer.from(JSON.stringify(raw), 'utf8'),
+    });
+    return { ...event, raw_ref: { artifact_id: record.artifact_id, storage_key: null } };
+  }
+
   async function run(req: RunRequest): Promise<RunOutcome> {
-    const { event, binding } = req;
+    const { binding } = req;
     if (closing) throw new LbotError('cancelled', 'the host is shutting down');
     if (!deps.config.plugins.enabled) {
       throw new LbotError('plugins.disabled', 'runner plugins are disabled (plugins.enabled = false)', { hint: 'unset LBOT__PLUGINS__ENABLED or set plugins.enabled to true' });
@@ -212,6 +237,7 @@ export function createHost(deps: HostDeps): Host {
     }
     const run_id = randomUUID();
     const nowMs = deps.clock.now();
+    const event = withRawRef(req.event, req.raw, run_id, descriptor.id);
     const identity = pluginIdentity(descriptor);
     const tools = deps.tools ? await deps.tools({ binding, run_id }) : undefined;
     const buildWarnings: string[] = [];
