@@ -1,0 +1,116 @@
+// Line framing: splitting, the 8 MiB cap enforced before buffering, excerpts, JSON-RPC decoding,
+// and backpressure on writes (AC-198, AC-199).
+import { PassThrough, Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { MAX_LINE_BYTES } from '../../../src/core/protocol/index.js';
+import { LineSplitter, LineWriter, decodeLine } from '../../../src/runtime/plugins/framing.js';
+import { StderrTail } from '../../../src/runtime/plugins/stderr-tail.js';
+
+describe('LineSplitter', () => {
+  it('splits lines across chunk boundaries and keeps the unfinished tail', () => {
+    const s = new LineSplitter();
+    expect(s.push(Buffer.from('{"a":1}\n{"b"')).lines.map(String)).toEqual(['{"a":1}']);
+    expect(s.pendingBytes).toBe(4);
+    expect(s.push(Buffer.from(':2}\n\n{"c":3}\n')).lines.map(String)).toEqual(['{"b":2}', '', '{"c":3}']);
+    expect(s.pendingBytes).toBe(0);
+  });
+
+  it('refuses a line over the cap before buffering it, quoting its first 80 bytes', () => {
+    const s = new LineSplitter(1000);
+    expect(s.push(Buffer.alloc(600, 0x61)).violation).toBeNull();
+    const { violation } = s.push(Buffer.alloc(600, 0x62));
+    expect(violation?.reason).toContain('1000-byte limit');
+    expect(violation?.excerpt).toBe('a'.repeat(80));
+    expect(s.pendingBytes).toBe(0);
+    expect(s.push(Buffer.from('later\n'))).toEqual({ lines: [], violation: null });
+  });
+
+  it('never holds more than the cap for a 64 MiB line without a newline (AC-199)', () => {
+    const s = new LineSplitter();
+    const chunk = Buffer.alloc(64 * 1024, 0x61);
+    let maxPending = 0;
+    let violated = false;
+    for (let sent = 0; sent < 64 * 1024 * 1024 && !violated; sent += chunk.length) {
+      const { violation } = s.push(chunk);
+      maxPending = Math.max(maxPending, s.pendingBytes);
+      violated = violation !== null;
+    }
+    expect(violated).toBe(true);
+    expect(maxPending).toBeLessThanOrEqual(MAX_LINE_BYTES);
+  });
+
+  it('accepts a line of exactly the cap', () => {
+    const s = new LineSplitter(10);
+    expect(s.push(Buffer.from('0123456789\n'))).toEqual({ lines: [Buffer.from('0123456789')], violation: null });
+  });
+});
+
+describe('decodeLine', () => {
+  it('parses requests, notifications and responses', () => {
+    expect(decodeLine(Buffer.from('{"jsonrpc":"2.0","id":1,"method":"state.get","params":{"run_id":"r"}}'))).toMatchObject({ kind: 'message', message: { id: 1, method: 'state.get' } });
+    expect(decodeLine(Buffer.from('{"jsonrpc":"2.0","method":"run/result","params":{}}\r'))).toMatchObject({ kind: 'message', message: { method: 'run/result' } });
+    expect(decodeLine(Buffer.from('{"jsonrpc":"2.0","id":3,"result":{"status":"completed"}}'))).toMatchObject({ kind: 'message', message: { id: 3 } });
+    expect(decodeLine(Buffer.from('   '))).toBeNull();
+  });
+
+  it('turns non-JSON and non-JSON-RPC lines into violations quoting the line (AC-198)', () => {
+    expect(decodeLine(Buffer.from('hello world'))).toEqual({ kind: 'violation', violation: { reason: 'the plugin wrote a line that is not JSON', excerpt: 'hello world' } });
+    expect(decodeLine(Buffer.from('{"id":1,"method":"x"}'))).toMatchObject({ kind: 'violation', violation: { reason: expect.stringContaining('not a JSON-RPC 2.0 message') } });
+    expect(decodeLine(Buffer.from('[1,2]'))).toMatchObject({ kind: 'violation' });
+  });
+});
+
+describe('LineWriter', () => {
+  it('queues while the stream is full and resumes on drain, in order', async () => {
+    const written: string[] = [];
+    let release: (() => void) | undefined;
+    const slow = new Writable({
+      highWaterMark: 16,
+      write(chunk: Buffer, _enc, cb) {
+        written.push(chunk.toString());
+        release = cb;
+      },
+    });
+    const w = new LineWriter(slow);
+    for (let i = 0; i < 5; i++) w.write({ i, pad: 'x'.repeat(20) });
+    expect(written).toHaveLength(1);
+    while (written.length < 5) {
+      const next = release;
+      release = undefined;
+      next?.();
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(written.map((l) => /"i":(\d)/.exec(l)?.[1])).toEqual(['0', '1', '2', '3', '4']);
+  });
+
+  it('drops writes after end()', async () => {
+    const out = new PassThrough();
+    const w = new LineWriter(out);
+    w.write({ a: 1 });
+    w.end();
+    w.write({ b: 2 });
+    const text = (await out.toArray()).join('');
+    expect(text).toBe('{"a":1}\n');
+  });
+});
+
+describe('StderrTail', () => {
+  it('keeps the last 50 lines and an unfinished last line', () => {
+    const seen: string[] = [];
+    const t = new StderrTail((l) => seen.push(l));
+    for (let i = 0; i < 60; i++) t.push(`line ${i}\n`);
+    t.push('partial');
+    const lines = t.text().split('\n');
+    expect(lines[0]).toBe('line 10');
+    expect(lines.at(-1)).toBe('partial');
+    expect(seen).toHaveLength(60);
+    t.flush();
+    expect(seen.at(-1)).toBe('partial');
+  });
+
+  it('stays within about 8 KiB', () => {
+    const t = new StderrTail();
+    for (let i = 0; i < 40; i++) t.push(`${'y'.repeat(1000)}\n`);
+    expect(Buffer.byteLength(t.text())).toBeLessThanOrEqual(8 * 1024);
+  });
+});
