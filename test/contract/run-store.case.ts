@@ -1,0 +1,93 @@
+// Contract suite for RunStore: run records and their append-only audit; every implementation runs it.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { RunRecord, RunStore } from '../../src/core/stores/types.js';
+import { expectLbotError, type OpenStore } from './harness.js';
+
+export function runStart(run_id: string, started_at = 100): Pick<RunRecord, 'run_id' | 'runner_id' | 'binding_id' | 'event_id' | 'conversation_id' | 'started_at'> {
+  return { run_id, runner_id: 'plugin:acme/echo/default', binding_id: 'b1', event_id: 'evt-1', conversation_id: 'c1', started_at };
+}
+
+export function runStoreContract(name: string, open: OpenStore<{ runs: RunStore }>): void {
+  describe(`RunStore contract (${name})`, () => {
+    let s: ReturnType<typeof open>;
+    beforeEach(() => {
+      s = open();
+    });
+    afterEach(() => s.close());
+
+    it('creates a running record with an empty audit', () => {
+      s.runs.create(runStart('r1'));
+      expect(s.runs.get('r1')).toEqual({
+        ...runStart('r1'),
+        status: 'running',
+        error: null,
+        ended_at: null,
+        api_calls: [],
+        observed: [],
+        results: [],
+        state_writes: [],
+        warnings: [],
+        stderr_tail: null,
+      });
+      expect(s.runs.get('nope')).toBeNull();
+    });
+
+    it('keeps every audit append, in order, and the final status', () => {
+      s.runs.create(runStart('r1'));
+      s.runs.addApiCall('r1', { at: 1, action: 'state.get', resource: 'state', decision: 'allowed', code: null, caller_plugin: 'acme/echo', as_run_id: 'r1' });
+      s.runs.addApiCall('r1', { at: 2, action: 'models.invoke', resource: 'm1', decision: 'denied', code: 'unauthorized', caller_plugin: 'acme/echo', as_run_id: 'r1' });
+      s.runs.addObserved('r1', { at: 3, type: 'action.requested', data: { action: 'kick' }, executed: false, note: 'logged only' });
+      s.runs.addResult('r1', { type: 'message.completed', data: { text: 'ok' } });
+      s.runs.addResult('r1', { type: 'run.completed', data: {} });
+      s.runs.addStateWrite('r1', { scope: 'conversation', key: 'a' });
+      s.runs.addWarning('r1', 'first');
+      s.runs.addWarning('r1', 'second');
+      s.runs.finish('r1', 'failed', { code: 'runner.crashed', message: 'boom', retryable: false, details: { exit: 1 } }, 200, 'last line');
+      const r = s.runs.get('r1');
+      expect(r?.status).toBe('failed');
+      expect(r?.error).toEqual({ code: 'runner.crashed', message: 'boom', retryable: false, details: { exit: 1 } });
+      expect(r?.ended_at).toBe(200);
+      expect(r?.stderr_tail).toBe('last line');
+      expect(r?.api_calls.map((c) => c.action)).toEqual(['state.get', 'models.invoke']);
+      expect(r?.api_calls[1]).toEqual({ at: 2, action: 'models.invoke', resource: 'm1', decision: 'denied', code: 'unauthorized', caller_plugin: 'acme/echo', as_run_id: 'r1' });
+      expect(r?.observed).toEqual([{ at: 3, type: 'action.requested', data: { action: 'kick' }, executed: false, note: 'logged only' }]);
+      expect(r?.results.map((x) => x['type'])).toEqual(['message.completed', 'run.completed']);
+      expect(r?.state_writes).toEqual([{ scope: 'conversation', key: 'a' }]);
+      expect(r?.warnings).toEqual(['first', 'second']);
+    });
+
+    it('takes thousands of audit appends', () => {
+      s.runs.create(runStart('r1'));
+      for (let i = 0; i < 2000; i++) {
+        s.runs.addApiCall('r1', { at: i, action: 'state.get', resource: null, decision: 'allowed', code: null, caller_plugin: 'p', as_run_id: 'r1' });
+      }
+      expect(s.runs.get('r1')?.api_calls).toHaveLength(2000);
+    });
+
+    it('refuses a duplicate run id and audit or finish for an unknown run', () => {
+      s.runs.create(runStart('r1'));
+      expectLbotError(() => s.runs.create(runStart('r1')), 'invalid_argument');
+      expectLbotError(() => s.runs.addWarning('ghost', 'x'), 'not_found');
+      expectLbotError(() => s.runs.finish('ghost', 'completed', null, 1, null), 'not_found');
+    });
+
+    it('lists oldest first; a limit keeps the newest runs', () => {
+      for (const id of ['r1', 'r2', 'r3']) s.runs.create(runStart(id));
+      s.runs.addWarning('r2', 'w');
+      expect(s.runs.list().map((r) => r.run_id)).toEqual(['r1', 'r2', 'r3']);
+      expect(s.runs.list({ limit: 2 }).map((r) => r.run_id)).toEqual(['r2', 'r3']);
+      expect(s.runs.list({ limit: 2 })[0]?.warnings).toEqual(['w']);
+    });
+
+    it('marks only runs still running as interrupted', () => {
+      s.runs.create(runStart('r1'));
+      s.runs.create(runStart('r2'));
+      s.runs.finish('r2', 'completed', null, 5, null);
+      s.runs.markInterrupted(['r1', 'r2', 'ghost']);
+      expect(s.runs.get('r1')?.status).toBe('interrupted');
+      expect(s.runs.get('r1')?.ended_at).not.toBeNull();
+      expect(s.runs.get('r2')?.status).toBe('completed');
+      s.runs.markInterrupted([]);
+    });
+  });
+}
