@@ -3,18 +3,22 @@ import type { Command } from 'commander';
 import type { CliContext } from './shared/context.js';
 import { registerConfig } from './config.js';
 import { registerRun } from './run.js';
+import { registerServe } from './serve.js';
 import { registerInspect } from './inspect.js';
 import { registerState } from './state.js';
 import { registerRunner } from './runner.js';
 import { registerBinding } from './binding.js';
+import { registerSkill } from './skill.js';
 
 export type GetContext = () => CliContext;
 
 export function registerCommands(program: Command, ctx: GetContext): void {
   registerConfig(program, ctx);
   registerRun(program, ctx);
+  registerServe(program, ctx);
   registerInspect(program, ctx);
   registerState(program, ctx);
   registerRunner(program, ctx);
   registerBinding(program, ctx);
+  registerSkill(program, ctx);
 }
