@@ -68,7 +68,7 @@ export function registerInspect(program: Command, getCtx: GetContext): void {
     .command('transcript')
     .description('Inspect conversation transcripts')
     .command('page')
-    .description('one page of a conversation transcript ({items, next_seq, prev_seq, has_more})')
+    .description('one page of a conversation transcript, oldest first ({items, next_seq, prev_seq, has_more}); --before pages further back')
     .requiredOption('--conversation <id>', 'conversation id')
     .option('--before <seq>', 'items before this seq, newest first')
     .option('--after <seq>', 'items after this seq, oldest first')
@@ -76,9 +76,12 @@ export function registerInspect(program: Command, getCtx: GetContext): void {
     .action(async (raw: unknown) => {
       const ctx = getCtx();
       const f = parseFlags(z.object({ conversation: z.string().min(1), before: IntFlag.optional(), after: IntFlag.optional(), limit: LimitFlag }), raw);
-      const page = await withStores(ctx, (s) =>
-        s.transcript.page({ conversation_id: f.conversation, before_seq: f.before ?? null, after_seq: f.after ?? null, limit: f.limit ?? 50, direction: f.after !== undefined ? 'forward' : 'backward', include_artifacts: true }),
+      const direction = f.after !== undefined ? 'forward' : 'backward';
+      const stored = await withStores(ctx, (s) =>
+        s.transcript.page({ conversation_id: f.conversation, before_seq: f.before ?? null, after_seq: f.after ?? null, limit: f.limit ?? 50, direction, include_artifacts: true }),
       );
+      // A person reads a conversation oldest first; the cursors keep their store meaning (AC-001, AC-043).
+      const page = direction === 'backward' ? { ...stored, items: [...stored.items].reverse() } : stored;
       ctx.output.result(page, (p) => p.items.map((i) => `[${i.seq}] ${i.role}: ${i.content ?? ''}`).join('\n') || 'no items');
     });
 
