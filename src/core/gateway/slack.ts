@@ -107,10 +107,9 @@ function conversation(ctx: Ctx, channel: string): string {
 
 function base(ctx: Ctx, eventType: GatewayEventType, sourceEventType: string, idParts: ReadonlyArray<string | undefined>, ts?: string): Pick<EnvelopeDraft, 'event_id' | 'event_type' | 'event_time' | 'source_event_type' | 'bot_id'> {
   const { cb } = ctx;
-  // Slack's event_id is unique per delivery target and repeated on retries; the other parts only stand in when it is absent.
-  const parts = cb.event_id ? [cb.team_id, cb.event_id] : [cb.team_id, sourceEventType, ...idParts];
+  // Slack repeats event_id on retries; the event's own identity is hashed too, for bodies that lack event_id.
   return {
-    event_id: platformEventId('slack', ctx.botId, parts),
+    event_id: platformEventId('slack', ctx.botId, [cb.team_id, cb.event_id, sourceEventType, ...idParts]),
     event_type: eventType,
     event_time: cb.event_time ?? slackSeconds(ts),
     source_event_type: sourceEventType,

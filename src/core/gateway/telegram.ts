@@ -93,9 +93,15 @@ function ignored(reason: string): NormalizeResult {
   return { kind: 'ignored', platform: 'telegram', reason };
 }
 
-function draftBase(ctx: Ctx, eventType: GatewayEventType, sourceEventType: string): Pick<EnvelopeDraft, 'event_id' | 'event_type' | 'source_event_type' | 'bot_id'> {
+function draftBase(
+  ctx: Ctx,
+  eventType: GatewayEventType,
+  sourceEventType: string,
+  identity: ReadonlyArray<string | number | undefined>,
+): Pick<EnvelopeDraft, 'event_id' | 'event_type' | 'source_event_type' | 'bot_id'> {
   return {
-    event_id: platformEventId('telegram', ctx.botId, [ctx.updateId, ctx.kind]),
+    // update_id alone is unique per bot; the chat and message ids keep ids apart when update ids are reused (test data, bot resets).
+    event_id: platformEventId('telegram', ctx.botId, [ctx.updateId, sourceEventType, ...identity]),
     event_type: eventType,
     source_event_type: sourceEventType,
     bot_id: ctx.botId,
@@ -104,6 +110,7 @@ function draftBase(ctx: Ctx, eventType: GatewayEventType, sourceEventType: strin
 
 function messageUpdate(ctx: Ctx, msg: TgMessage): NormalizeResult {
   const edited = ctx.kind === 'edited_message' || ctx.kind === 'edited_channel_post';
+  const messageIdentity = [msg.chat.id, msg.message_thread_id, msg.message_id, msg.edit_date];
   const common = {
     event_time: edited ? (msg.edit_date ?? msg.date) : msg.date,
     conversation_id: conversationOf(msg.chat),
@@ -115,7 +122,7 @@ function messageUpdate(ctx: Ctx, msg: TgMessage): NormalizeResult {
     const members = membershipChange(msg);
     if (members) {
       return finishEvent('telegram', {
-        ...draftBase(ctx, members.eventType, `${ctx.kind}.${members.key}`),
+        ...draftBase(ctx, members.eventType, `${ctx.kind}.${members.key}`, messageIdentity),
         ...common,
         subject: { subject_type: 'group', subject_id: String(msg.chat.id), data: { members: members.ids } },
         input: EMPTY_INPUT,
@@ -126,7 +133,7 @@ function messageUpdate(ctx: Ctx, msg: TgMessage): NormalizeResult {
     if ('write_access_allowed' in msg) {
       // The user allowed the bot to write to them first: the bot has a new contact.
       return finishEvent('telegram', {
-        ...draftBase(ctx, 'friend.added', `${ctx.kind}.write_access_allowed`),
+        ...draftBase(ctx, 'friend.added', `${ctx.kind}.write_access_allowed`, messageIdentity),
         ...common,
         subject: { subject_type: 'friend', subject_id: msg.from ? String(msg.from.id) : null, data: {} },
         input: EMPTY_INPUT,
@@ -143,7 +150,7 @@ function messageUpdate(ctx: Ctx, msg: TgMessage): NormalizeResult {
   }
   const input = readTelegramMessage(msg);
   return finishEvent('telegram', {
-    ...draftBase(ctx, edited ? 'message.edited' : 'message.received', ctx.kind),
+    ...draftBase(ctx, edited ? 'message.edited' : 'message.received', ctx.kind, messageIdentity),
     ...common,
     subject: { subject_type: 'message', subject_id: String(msg.message_id), data: edited && msg.edit_date ? { edit_date: msg.edit_date } : {} },
     input: {
@@ -172,7 +179,7 @@ function callbackQuery(ctx: Ctx, value: unknown): NormalizeResult {
   const cq = parsePayload('telegram', TgCallbackQuerySchema, value, ctx.base);
   const chat = cq.message?.chat;
   return finishEvent('telegram', {
-    ...draftBase(ctx, 'interaction.invoked', 'callback_query'),
+    ...draftBase(ctx, 'interaction.invoked', 'callback_query', [cq.id]),
     event_time: null,
     conversation_id: chat ? conversationOf(chat) : null,
     thread_id: chat ? threadOf(chat, cq.message?.message_thread_id) : null,
@@ -192,7 +199,7 @@ function callbackQuery(ctx: Ctx, value: unknown): NormalizeResult {
 function inlineQuery(ctx: Ctx, value: unknown): NormalizeResult {
   const q = parsePayload('telegram', TgInlineQuerySchema, value, ctx.base);
   return finishEvent('telegram', {
-    ...draftBase(ctx, 'interaction.invoked', 'inline_query'),
+    ...draftBase(ctx, 'interaction.invoked', 'inline_query', [q.id]),
     event_time: null,
     conversation_id: null,
     thread_id: null,
@@ -220,7 +227,7 @@ function memberUpdate(ctx: Ctx, value: unknown): NormalizeResult {
   }
   const eventType: GatewayEventType = own ? (now ? 'bot.added' : 'bot.removed') : (now ? 'group.member_joined' : 'member.left');
   return finishEvent('telegram', {
-    ...draftBase(ctx, eventType, ctx.kind),
+    ...draftBase(ctx, eventType, ctx.kind, [u.chat.id, u.new_chat_member.user.id, u.date]),
     event_time: u.date,
     conversation_id: conversationOf(u.chat),
     thread_id: null,
@@ -235,7 +242,7 @@ function memberUpdate(ctx: Ctx, value: unknown): NormalizeResult {
 function joinRequest(ctx: Ctx, value: unknown): NormalizeResult {
   const r = parsePayload('telegram', TgJoinRequestSchema, value, ctx.base);
   return finishEvent('telegram', {
-    ...draftBase(ctx, 'group.request_received', 'chat_join_request'),
+    ...draftBase(ctx, 'group.request_received', 'chat_join_request', [r.chat.id, r.from.id, r.date]),
     event_time: r.date,
     conversation_id: conversationOf(r.chat),
     thread_id: null,
@@ -257,7 +264,7 @@ function reaction(ctx: Ctx, value: unknown): NormalizeResult {
     ? telegramUserActor(r.user)
     : r.actor_chat ? { actor_type: 'channel', actor_id: String(r.actor_chat.id), actor_name: r.actor_chat.title ?? null, metadata: {} } : null;
   return finishEvent('telegram', {
-    ...draftBase(ctx, 'reaction.added', 'message_reaction'),
+    ...draftBase(ctx, 'reaction.added', 'message_reaction', [r.chat.id, r.message_id, r.date]),
     event_time: r.date,
     conversation_id: conversationOf(r.chat),
     thread_id: null,

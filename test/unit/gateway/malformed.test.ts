@@ -1,18 +1,8 @@
 // A malformed copy of every platform fixture is refused with `event.invalid` naming the broken field.
 import { describe, expect, it } from 'vitest';
 import { normalizePlatformPayload } from '../../../src/core/gateway/index.js';
-import { LbotError } from '../../../src/core/errors.js';
+import { refusal } from './helpers.js';
 import { DELETE, FIXTURE_CASES, loadCase, mutateAt } from './fixture-table.js';
-
-function refusal(run: () => unknown): LbotError {
-  try {
-    run();
-  } catch (err) {
-    if (err instanceof LbotError) return err;
-    throw err;
-  }
-  throw new Error('expected the payload to be refused');
-}
 
 function dotted(path: Array<string | number>): string {
   return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
