@@ -7,6 +7,12 @@ import type { Plugin, RunnerResult } from './define.js';
 
 export type RunStatus = z.infer<typeof RunStatusSchema>;
 
+/**
+ * The host owns timeouts: at the deadline it sends run/cancel and records `timed_out`. The SDK's own
+ * deadline abort comes a little later so a runner's early `cancelled` answer never races the host's timer.
+ */
+export const SDK_DEADLINE_GRACE_MS = 250;
+
 /** The handle of a run in progress: cancel() aborts its signal; the runner decides what to do. */
 export type RunHandle = { cancel(reason?: string): void; readonly done: Promise<RunStatus> };
 
@@ -34,7 +40,7 @@ export function executeRun(
   const deadline_at = context.runtime.deadline_at;
   let timer: NodeJS.Timeout | undefined;
   if (deadline_at !== null) {
-    timer = setTimeout(() => controller.abort(new DOMException(`run ${run_id} passed its deadline`, 'TimeoutError')), Math.max(0, deadline_at * 1000 - Date.now()));
+    timer = setTimeout(() => controller.abort(new DOMException(`run ${run_id} passed its deadline`, 'TimeoutError')), Math.max(0, deadline_at * 1000 - Date.now() + SDK_DEADLINE_GRACE_MS));
     timer.unref();
   }
   let sequence = 0;

@@ -1,5 +1,6 @@
 // Bootstrap of an `execution.node` plugin: `node plugin-main.js <module>` imports the module's
 // definePlugin default export and serves the lbot protocol on stdin/stdout.
+import { register } from 'node:module';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
@@ -20,6 +21,7 @@ async function main(): Promise<void> {
   const sender = createLineSender(process.stdout);
   redirectConsoleToStderr();
   const modulePath = path.resolve(target);
+  register('./resolve-lbot.js', import.meta.url);
   let mod: unknown;
   try {
     mod = await import(pathToFileURL(modulePath).href);

@@ -114,6 +114,9 @@ export class StdioPluginConnection implements PluginConnection {
 
     const child = opts.child;
     child.stdout.on('data', (chunk: Buffer) => this.#onStdout(chunk));
+    // Pipe errors surface as the process's exit; without a listener they would crash lbot.
+    child.stdout.on('error', () => undefined);
+    child.stderr.on('error', () => undefined);
     child.stderr.setEncoding('utf8');
     child.stderr.on('data', (text: string) => this.#stderr.push(text));
     child.on('error', (err) => this.#onSpawnError(err));

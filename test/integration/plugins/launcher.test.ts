@@ -11,6 +11,7 @@ import type { PluginConnection, PluginSpec, ProxyCall, ProxyCallHandler } from '
 import type { Execution } from '../../../src/core/protocol/index.js';
 import { createPluginLauncher, type PluginLauncherOptions } from '../../../src/runtime/plugins/launcher.js';
 import type { PluginWarning } from '../../../src/runtime/plugins/connection.js';
+import { liveProcessGroups } from '../../../src/runtime/plugins/spawn.js';
 import { createTestContext } from '../../../src/sdk/testing.js';
 import { createTempPlugins, waitGroupGone, type TempPlugins } from '../../helpers/plugins.js';
 
@@ -32,6 +33,7 @@ afterEach(async () => {
   for (const c of connections) {
     if (c.pgid !== null) expect(await waitGroupGone(c.pgid), `process group ${c.pgid} of ${c.identity} is gone`).toBe(true);
   }
+  expect(liveProcessGroups()).toEqual([]);
   warnings.length = 0;
 });
 
@@ -382,6 +384,17 @@ describe('plugin start failures (AC-018)', () => {
     expect(err.code).toBe('runner.start_failed');
     expect(err.message).toContain('execution.python');
     expect(err.hint).toContain('execution.command');
+  });
+
+  it('an initialize answer naming another plugin is runner.protocol_error', async () => {
+    const err = await createPluginLauncher({ onSpawn: (c) => started.push(c) })
+      .start({ identity: 'acme/impostor', dir: plugins.dir('echo'), execution: { node: { path: 'main.js' } }, env: {} }, noApi)
+      .then(
+        () => new Error('started'),
+        (e: unknown) => e,
+      );
+    expect(err instanceof LbotError && err.code).toBe('runner.protocol_error');
+    expect(err instanceof Error && err.message).toContain('acme/echo');
   });
 
   it('a module without a definePlugin default export fails to start with the reason on stderr', async () => {
