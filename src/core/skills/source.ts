@@ -42,7 +42,7 @@ function splitSegments(pathname: string): string[] {
 }
 
 function checkSubdir(src: string, segments: string[]): string {
-  if (segments.some((s) => s === '..' || s === '.' || s.includes('\\') || s.includes('\0'))) throw invalid(src, 'the folder in the URL is not a plain relative path');
+  if (segments.some((s) => s === '..' || s === '.' || s.includes('/') || s.includes('\\') || s.includes('\0'))) throw invalid(src, 'the folder in the URL is not a plain relative path');
   return segments.join('/');
 }
 
