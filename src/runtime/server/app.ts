@@ -1,0 +1,214 @@
+// The HTTP API of `lbot serve` on fastify: bearer auth on /v1/*, runs, events, webhooks, result streams
+// (NDJSON and SSE) and store reads. No endpoint evaluates caller-supplied code (AC-214).
+import { PassThrough } from 'node:stream';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import type { Config } from '../../core/config.js';
+import { LbotError } from '../../core/errors.js';
+import { resolveBindings } from '../../core/host/binding-resolver.js';
+import { incomingEventRow } from '../../core/host/event-record.js';
+import { parseEnvelope } from '../../core/host/event-input.js';
+import { publicArtifact } from '../../core/host/api/artifacts.js';
+import { isRecord } from '../../core/json.js';
+import { createRedeliveryFilter, normalizePlatformPayload, PlatformChoiceSchema } from '../../core/gateway/index.js';
+import { BindingSchema, defaultCliBinding, type Binding } from '../../core/protocol/binding.js';
+import type { EventEnvelope } from '../../core/protocol/event.js';
+import type { Stores } from '../../core/stores/types.js';
+import { StateScopeSchema } from '../../core/protocol/binding.js';
+import { httpError } from './http-errors.js';
+import type { RunManager, StreamItem } from './run-manager.js';
+import { bearerMatches } from './token.js';
+
+export type ServerDeps = {
+  stores: Stores;
+  runs: RunManager;
+  /** Current config (bindings are re-read on every event so `lbot binding add` takes effect). */
+  config(): Config;
+  token: string;
+  bodyLimitBytes?: number;
+  log?(line: string): void;
+};
+
+const RunBodySchema = z.looseObject({
+  event: z.unknown(),
+  runner_id: z.string().min(1).optional(),
+  config: z.record(z.string(), z.unknown()).optional(),
+  binding: z.unknown().optional(),
+  raw: z.unknown().optional(),
+});
+
+const PageQuerySchema = z.object({
+  conversation: z.string().optional(),
+  type: z.string().optional(),
+  limit: z.coerce.number().int().positive().optional(),
+  before: z.coerce.number().int().optional(),
+  after: z.coerce.number().int().optional(),
+});
+
+function parseWith<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  throw new LbotError('invalid_argument', `${what}: ${issue?.path.join('.') || '(body)'}: ${issue?.message ?? 'invalid'}`, { details: { path: issue?.path.map(String) ?? [] } });
+}
+
+function streamLine(item: StreamItem): Record<string, unknown> {
+  switch (item.kind) {
+    case 'delivered':
+      return item.type === 'message.delta' ? { type: item.type, run_id: item.run_id, data: { chunk: item.chunk } } : { type: item.type, run_id: item.run_id, data: { message: item.message } };
+    case 'observed':
+      return { type: item.notice.type, run_id: item.run_id, data: item.notice.data, observed: true };
+    case 'summary': {
+      const o = item.outcome;
+      return { type: 'run.summary', run_id: o.run_id, runner_id: o.runner_id, binding_id: o.binding_id, event_id: o.event_id, status: o.status, error: o.error };
+    }
+  }
+}
+
+export function buildServer(deps: ServerDeps): FastifyInstance {
+  const app = Fastify({ logger: false, bodyLimit: deps.bodyLimitBytes ?? 4 * 1024 * 1024, forceCloseConnections: true, return503OnClosing: true });
+  const redelivery = createRedeliveryFilter({ now: () => Date.now() });
+
+  app.setErrorHandler((err: unknown, _req, reply) => {
+    const fastifyCode = isRecord(err) && typeof err.code === 'string' ? err.code : '';
+    if (fastifyCode === 'FST_ERR_CTP_INVALID_JSON_BODY' || (err instanceof SyntaxError && !(err instanceof LbotError))) {
+      return reply.code(400).send({ ok: false, error: { code: 'event.parse_error', message: `request body is not valid JSON: ${err instanceof Error ? err.message : String(err)}`, retryable: false, details: {} } });
+    }
+    if (fastifyCode === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      return reply.code(413).send({ ok: false, error: { code: 'payload_too_large', message: 'request body is over the size limit', retryable: false, details: {} } });
+    }
+    const { status, body } = httpError(err);
+    return reply.code(status).send(body);
+  });
+  app.setNotFoundHandler((req, reply) => reply.code(404).send({ ok: false, error: { code: 'not_found', message: `no route ${req.method} ${req.url.split('?')[0] ?? ''}`, retryable: false, details: {} } }));
+
+  app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
+    deps.log?.(`${req.method} ${req.url.split('?')[0] ?? ''}`);
+    if (!req.url.startsWith('/v1/') && req.url !== '/v1') return;
+    if (!bearerMatches(req.headers.authorization, deps.token)) {
+      return reply.code(401).header('www-authenticate', 'Bearer').send({ ok: false, error: { code: 'unauthorized', message: 'missing or wrong bearer token', retryable: false, details: {} } });
+    }
+  });
+
+  app.get('/healthz', async () => ({ ok: true }));
+
+  /** Routes one envelope through the configured bindings; no match still records the event (AC-174). */
+  async function routeEvent(envelope: EventEnvelope, raw: unknown, reply: FastifyReply): Promise<FastifyReply> {
+    const bindings = resolveBindings(envelope, deps.config().bindings);
+    if (bindings.length === 0) {
+      deps.stores.events.append(incomingEventRow(envelope, null, null));
+      throw new LbotError('binding.not_found', `no enabled binding handles ${envelope.event_type}`, { details: { event_id: envelope.event_id, event_type: envelope.event_type } });
+    }
+    const run_ids: string[] = [];
+    for (const binding of bindings) run_ids.push(await deps.runs.start({ event: envelope, binding, ...(raw === undefined ? {} : { raw }) }));
+    return reply.code(202).send({ run_ids });
+  }
+
+  app.post('/v1/runs', async (req, reply) => {
+    const body = parseWith(RunBodySchema, req.body, 'POST /v1/runs');
+    const envelope = parseEnvelope(body.event, 'event', deps.config().runs.max_event_data_bytes);
+    let binding: Binding;
+    if (body.binding !== undefined) binding = parseWith(BindingSchema, body.binding, 'binding');
+    else if (body.runner_id) binding = defaultCliBinding(body.runner_id);
+    else throw new LbotError('invalid_argument', 'POST /v1/runs needs runner_id or binding');
+    if (body.runner_id) binding = { ...binding, runner_id: body.runner_id };
+    if (body.config) binding = { ...binding, runner_config: body.config };
+    const run_id = await deps.runs.start({ event: envelope, binding });
+    return reply.code(202).send({ run_id });
+  });
+
+  app.post('/v1/events', async (req, reply) => {
+    const body = isRecord(req.body) && 'event' in req.body && !('event_id' in req.body) ? req.body.event : req.body;
+    return routeEvent(parseEnvelope(body, 'event', deps.config().runs.max_event_data_bytes), undefined, reply);
+  });
+
+  app.post<{ Params: { platform: string } }>('/v1/webhooks/:platform', async (req, reply) => {
+    const platform = parseWith(PlatformChoiceSchema, req.params.platform, 'platform');
+    const result = normalizePlatformPayload(platform, req.body, { receivedAt: Math.floor(Date.now() / 1000) });
+    if (result.kind === 'challenge') return reply.code(200).send(result.response);
+    if (result.kind === 'ignored') return reply.code(200).send({ ok: true, ignored: result.reason });
+    if (!redelivery.admit(result.envelope.event_id)) return reply.code(200).send({ ok: true, duplicate: true, event_id: result.envelope.event_id });
+    const envelope = parseEnvelope(result.envelope, `${result.platform} payload`, deps.config().runs.max_event_data_bytes);
+    return routeEvent(envelope, result.raw, reply);
+  });
+
+  app.get<{ Params: { id: string } }>('/v1/runs/:id', async (req) => {
+    const run = deps.stores.runs.get(req.params.id);
+    if (!run) throw new LbotError('not_found', `run ${req.params.id} not found`);
+    return run;
+  });
+
+  app.get('/v1/runs', async (req) => {
+    const q = parseWith(PageQuerySchema, req.query, 'query');
+    return { items: deps.stores.runs.list(q.limit ? { limit: q.limit } : {}) };
+  });
+
+  app.post<{ Params: { id: string } }>('/v1/runs/:id/cancel', async (req, reply) => {
+    if (deps.runs.cancel(req.params.id)) return reply.code(202).send({ ok: true, run_id: req.params.id });
+    const run = deps.stores.runs.get(req.params.id);
+    if (!run) throw new LbotError('not_found', `run ${req.params.id} not found`);
+    return reply.code(409).send({ ok: false, error: { code: 'invalid_argument', message: `run ${req.params.id} is not in flight (status ${run.status})`, retryable: false, details: { status: run.status } } });
+  });
+
+  app.get<{ Params: { id: string } }>('/v1/runs/:id/results', async (req, reply) => {
+    const sse = (req.headers.accept ?? '').includes('text/event-stream');
+    const write = (stream: PassThrough, line: Record<string, unknown>) =>
+      stream.write(sse ? `event: ${String(line.type)}\ndata: ${JSON.stringify(line)}\n\n` : `${JSON.stringify(line)}\n`);
+    const stream = new PassThrough();
+    reply.header('content-type', sse ? 'text/event-stream' : 'application/x-ndjson').header('cache-control', 'no-cache');
+    const live = deps.runs.get(req.params.id);
+    if (live) {
+      for (const item of live.items) write(stream, streamLine(item));
+      const onItem = (item: StreamItem) => write(stream, streamLine(item));
+      const onEnd = () => {
+        live.events.off('item', onItem);
+        stream.end();
+      };
+      live.events.on('item', onItem);
+      live.events.once('end', onEnd);
+      req.raw.once('close', () => live.events.off('item', onItem).off('end', onEnd));
+      return reply.send(stream);
+    }
+    const run = deps.stores.runs.get(req.params.id);
+    if (!run) throw new LbotError('not_found', `run ${req.params.id} not found`);
+    for (const r of run.results) write(stream, { ...r, ...(isRecord(r) && 'message' in r ? { data: { message: r.message } } : {}) });
+    write(stream, { type: 'run.summary', run_id: run.run_id, runner_id: run.runner_id, binding_id: run.binding_id, event_id: run.event_id, status: run.status, error: run.error });
+    stream.end();
+    return reply.send(stream);
+  });
+
+  app.get('/v1/events', async (req) => {
+    const q = parseWith(PageQuerySchema, req.query, 'query');
+    return deps.stores.events.page({ ...(q.conversation ? { conversation_id: q.conversation } : {}), event_types: q.type ? [q.type] : null, before_seq: q.before ?? null, limit: q.limit ?? 50 });
+  });
+  app.get<{ Params: { id: string } }>('/v1/events/:id', async (req) => {
+    const [record] = deps.stores.events.findByEventId(req.params.id);
+    if (!record) throw new LbotError('not_found', `event ${req.params.id} not found`);
+    return record;
+  });
+  app.get('/v1/transcript', async (req) => {
+    const q = parseWith(PageQuerySchema.extend({ conversation: z.string().min(1) }), req.query, 'query');
+    return deps.stores.transcript.page({ conversation_id: q.conversation, before_seq: q.before ?? null, after_seq: q.after ?? null, limit: q.limit ?? 50, direction: q.after !== undefined ? 'forward' : 'backward', include_artifacts: true });
+  });
+  app.get('/v1/state', async (req) => {
+    const q = parseWith(z.object({ runner: z.string().optional(), binding: z.string().optional(), scope: StateScopeSchema.optional(), limit: z.coerce.number().int().positive().optional() }), req.query, 'query');
+    return { items: deps.stores.state.entries({ ...(q.runner ? { runner_id: q.runner } : {}), ...(q.binding ? { binding_id: q.binding } : {}), ...(q.scope ? { scope: q.scope } : {}), ...(q.limit ? { limit: q.limit } : {}) }) };
+  });
+  app.get('/v1/artifacts', async (req) => {
+    const q = parseWith(z.object({ run: z.string().optional(), limit: z.coerce.number().int().positive().optional() }), req.query, 'query');
+    return { items: deps.stores.artifacts.list({ ...(q.run ? { run_id: q.run } : {}), ...(q.limit ? { limit: q.limit } : {}) }).map(publicArtifact) };
+  });
+  app.get<{ Params: { id: string } }>('/v1/artifacts/:id', async (req) => {
+    const r = deps.stores.artifacts.get(req.params.id);
+    if (!r) throw new LbotError('not_found', `artifact ${req.params.id} not found`);
+    return publicArtifact(r);
+  });
+  app.get<{ Params: { id: string }; Querystring: unknown }>('/v1/artifacts/:id/content', async (req) => {
+    const q = parseWith(z.object({ offset: z.coerce.number().int().min(0).default(0), length: z.coerce.number().int().positive().optional() }), req.query, 'query');
+    const r = deps.stores.artifacts.get(req.params.id);
+    if (!r) throw new LbotError('not_found', `artifact ${req.params.id} not found`);
+    return deps.stores.artifacts.read(r, q.offset, q.length ?? null);
+  });
+
+  return app;
+}

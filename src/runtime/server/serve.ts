@@ -1,0 +1,72 @@
+// `lbot serve`: a warm local host behind the HTTP API, with graceful shutdown on SIGTERM / SIGINT.
+import type { AddressInfo } from 'node:net';
+import type { ConfigFile } from '../../core/stores/config-file.js';
+import { LbotError } from '../../core/errors.js';
+import { openLocalHost, type LocalHost } from '../local-host.js';
+import { buildServer } from './app.js';
+import { RunManager } from './run-manager.js';
+import { resolveServeToken } from './token.js';
+
+export type ServeOptions = {
+  dataDir: string;
+  pluginsDir: string;
+  configFile: ConfigFile;
+  host?: string | undefined;
+  port?: number | undefined;
+  env?: NodeJS.ProcessEnv;
+  warn(message: string): void;
+  log?(line: string): void;
+  /** Extra owners to close on shutdown (box reaper, MCP servers, dev watcher). */
+  onClose?: Array<() => Promise<void>>;
+};
+
+export type ServeHandle = {
+  url: string;
+  port: number;
+  tokenFile: string | null;
+  local: LocalHost;
+  runs: RunManager;
+  /** Stops accepting, cancels runs in flight, stops plugins and everything else it started. Idempotent. */
+  close(): Promise<void>;
+};
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
+
+export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
+  const env = opts.env ?? process.env;
+  const config = opts.configFile.config;
+  const host = opts.host ?? config.serve.host;
+  const port = opts.port ?? config.serve.port;
+  if (!LOOPBACK.has(host) && !env.LBOT_API_TOKEN) {
+    throw new LbotError('invalid_argument', `refusing to listen on ${host} without LBOT_API_TOKEN`, {
+      hint: 'set LBOT_API_TOKEN to a long random secret, or keep the default --host 127.0.0.1',
+    });
+  }
+  const { token, file } = resolveServeToken(opts.dataDir, env);
+  const local = openLocalHost({ dataDir: opts.dataDir, pluginsDir: opts.pluginsDir, config, warn: opts.warn });
+  const runs = new RunManager(local.host, { maxConcurrent: config.serve.max_concurrent_runs, maxPerPlugin: config.serve.max_runs_per_plugin }, opts.warn);
+  const app = buildServer({ stores: local.stores, runs, config: () => opts.configFile.config, token, ...(opts.log ? { log: opts.log } : {}) });
+  try {
+    await app.listen({ host, port });
+  } catch (err) {
+    await local.close();
+    throw new LbotError('invalid_argument', `cannot listen on ${host}:${port}: ${err instanceof Error ? err.message : String(err)}`, { hint: 'pick another --port' });
+  }
+  const address = app.server.address();
+  const boundPort = typeof address === 'object' && address ? (address satisfies AddressInfo).port : port;
+  let closing: Promise<void> | undefined;
+  const close = async () => {
+    await app.close().catch(() => undefined);
+    await runs.close();
+    await Promise.allSettled((opts.onClose ?? []).map((fn) => fn()));
+    await local.close();
+  };
+  return {
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${boundPort}`,
+    port: boundPort,
+    tokenFile: file,
+    local,
+    runs,
+    close: () => (closing ??= close()),
+  };
+}

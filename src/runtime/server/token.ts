@@ -1,0 +1,26 @@
+// The bearer token of `lbot serve`: LBOT_API_TOKEN, else a random one written to <data-dir>/serve.token (0600).
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+export const TOKEN_FILE_NAME = 'serve.token';
+
+export function resolveServeToken(dataDir: string, env: NodeJS.ProcessEnv = process.env): { token: string; file: string | null } {
+  const fromEnv = env.LBOT_API_TOKEN;
+  if (fromEnv) return { token: fromEnv, file: null };
+  const token = randomBytes(32).toString('base64url');
+  mkdirSync(dataDir, { recursive: true });
+  const file = path.join(dataDir, TOKEN_FILE_NAME);
+  writeFileSync(file, `${token}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600); // an existing file keeps its old mode otherwise
+  return { token, file };
+}
+
+/** Constant-time check of an `Authorization: Bearer <token>` header. */
+export function bearerMatches(header: string | undefined, token: string): boolean {
+  const m = header ? /^Bearer\s+(.+)$/i.exec(header.trim()) : null;
+  if (!m?.[1]) return false;
+  const a = Buffer.from(m[1]);
+  const b = Buffer.from(token);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
