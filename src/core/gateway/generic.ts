@@ -2,7 +2,7 @@
 import { EventEnvelopeSchema, MAX_EVENT_DATA_BYTES } from '../protocol/event.js';
 import { LbotError } from '../errors.js';
 import { jsonByteLength } from '../json.js';
-import { parsePayload } from './payload-parse.js';
+import { invalidPayload, parsePayload } from './payload-parse.js';
 import type { NormalizeResult } from './types.js';
 
 export type GenericOptions = { maxDataBytes?: number };
@@ -11,7 +11,7 @@ export type GenericOptions = { maxDataBytes?: number };
 export function normalizeGeneric(payload: unknown, opts: GenericOptions = {}): NormalizeResult {
   const envelope = parsePayload('generic', EventEnvelopeSchema, payload);
   const limit = opts.maxDataBytes ?? MAX_EVENT_DATA_BYTES;
-  const size = jsonByteLength(envelope.data);
+  const size = serializedSize(envelope.data);
   if (size > limit) {
     throw new LbotError('event.invalid', `invalid generic payload: data: serializes to ${size} bytes, above the limit of ${limit} bytes`, {
       details: { path: ['data'], platform: 'generic', size, limit },
@@ -19,4 +19,14 @@ export function normalizeGeneric(payload: unknown, opts: GenericOptions = {}): N
     });
   }
   return { kind: 'event', platform: 'generic', envelope, raw: payload };
+}
+
+function serializedSize(data: unknown): number {
+  try {
+    return jsonByteLength(data);
+  } catch (err) {
+    // JSON.stringify recurses; hostile nesting (AC-203) must become a refusal, not a crash.
+    if (err instanceof RangeError) throw invalidPayload('generic', ['data'], 'is nested too deeply to serialize', 'flatten data, or store it as an artifact and reference it through raw_ref');
+    throw err;
+  }
 }

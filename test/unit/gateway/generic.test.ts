@@ -26,4 +26,12 @@ describe('generic envelopes', () => {
     expect(err.details).toMatchObject({ path: ['data'], limit: 100 });
     expect(err.hint).toMatch(/raw_ref/);
   });
+
+  it('refuses hostile nesting in data instead of overflowing the stack (AC-203)', () => {
+    let deep: unknown = [];
+    for (let i = 0; i < 20000; i++) deep = [deep];
+    const err = refusal(() => normalizePlatformPayload('generic', { ...minimal, data: { deep } }));
+    expect(err.code).toBe('event.invalid');
+    expect(err.details).toMatchObject({ path: ['data'] });
+  });
 });
