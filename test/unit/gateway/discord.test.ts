@@ -1,6 +1,7 @@
 // Discord: the gateway wrapper, more dispatches, interaction kinds and attachments.
 import { describe, expect, it } from 'vitest';
 import { normalizePlatformPayload } from '../../../src/core/gateway/index.js';
+import { isRecord } from '../../../src/core/json.js';
 import { FIXTURE_CASES, loadCase, mutateAt, DELETE } from './fixture-table.js';
 import { envelopeOf, expectIgnored, refusal } from './helpers.js';
 
@@ -8,6 +9,11 @@ const fixture = (name: string): unknown => {
   const c = FIXTURE_CASES.find((x) => x.file === `discord/${name}`);
   if (!c) throw new Error(`no fixture ${name}`);
   return loadCase(c);
+};
+const message = (): Record<string, unknown> => {
+  const d = fixture('message.example.discord-docs.json');
+  if (!isRecord(d)) throw new Error('fixture is not an object');
+  return d;
 };
 const norm = (payload: unknown) => normalizePlatformPayload('discord', payload);
 const dispatch = (t: string, d: unknown, s = 7) => ({ op: 0, s, t, d });
@@ -39,7 +45,7 @@ describe('discord gateway payloads', () => {
 
 describe('discord dispatches', () => {
   it('image attachments become an image_url content and an image artifact; other files a file artifact', () => {
-    const d = { ...(fixture('message.example.discord-docs.json') as object), attachments: [
+    const d = { ...message(), attachments: [
       { id: '1', filename: 'a.png', url: 'https://cdn.discordapp.com/a.png', size: 5, content_type: 'image/png' },
       { id: '2', filename: 'b.zip', url: 'https://cdn.discordapp.com/b.zip', size: 6 },
     ] };
@@ -50,7 +56,7 @@ describe('discord dispatches', () => {
   });
 
   it('system message types are not routed', () => {
-    expectIgnored(norm({ ...(fixture('message.example.discord-docs.json') as object), type: 7 }), /type 7 is a system message/);
+    expectIgnored(norm({ ...message(), type: 7 }), /type 7 is a system message/);
   });
 
   it('MESSAGE_UPDATE with an edit time is message.edited; without one (embeds) it is ignored', () => {
