@@ -8,6 +8,7 @@ import type { RunState } from '../protocol/context.js';
 import { parseRunnerId, pluginIdentity } from '../protocol/runner-id.js';
 import type { Config } from '../config.js';
 import { LbotError } from '../errors.js';
+import { isRecord } from '../json.js';
 import type { ObservedNotice, RunError, RunStatus, Stores } from '../stores/types.js';
 import { ApiError } from './api-error.js';
 import type { KnowledgeRetriever } from './api/types.js';
@@ -25,6 +26,9 @@ import { authorizedIds, SessionRegistry, type RunSession } from './session.js';
 import { buildScopeKeys } from './state-scope.js';
 
 export const STATE_VALUE_LIMIT_BYTES = 262_144;
+/** Crash-loop guard: at most MAX_STARTS starts of one plugin per START_WINDOW_MS. */
+const MAX_STARTS = 5;
+const START_WINDOW_MS = 10_000;
 
 export type HostDeps = {
   stores: Stores;
@@ -85,6 +89,7 @@ export function createHost(deps: HostDeps): Host {
   const sessions = new SessionRegistry();
   const tables = new Map<string, ToolProvider>();
   const connections = new Map<string, Promise<PluginConnection>>();
+  const startTimes = new Map<string, number[]>();
   const graceMs = deps.config.runs.cancel_grace_ms;
   const warnRun = (run_id: string, message: string) => {
     deps.warn(message);
@@ -107,6 +112,21 @@ export function createHost(deps: HostDeps): Host {
   });
   let closing: Promise<void> | undefined;
 
+  /** Waits until starting `key` again keeps it within MAX_STARTS per START_WINDOW_MS (crash-loop backoff, AC-200). */
+  async function startSlot(key: string): Promise<void> {
+    const now = deps.clock.now();
+    const recent = (startTimes.get(key) ?? []).filter((t) => now - t < START_WINDOW_MS);
+    const oldest = recent[0];
+    if (recent.length >= MAX_STARTS && oldest !== undefined) {
+      const wait = START_WINDOW_MS - (now - oldest);
+      deps.warn(`plugin ${key.split('\0')[0] ?? key} restarted ${recent.length} times in ${START_WINDOW_MS / 1000}s; backing off ${Math.ceil(wait)} ms`);
+      await new Promise<void>((resolve) => deps.clock.timeout(wait).addEventListener('abort', () => resolve(), { once: true }));
+      recent.shift();
+    }
+    recent.push(deps.clock.now());
+    startTimes.set(key, recent);
+  }
+
   /** One warm process per plugin identity and env; a dead one is replaced on next use. */
   function acquire(catalog: RunnerCatalog, identity: string, env: Record<string, string>): Promise<PluginConnection> {
     const key = `${identity}\0${JSON.stringify(env)}`;
@@ -114,7 +134,7 @@ export function createHost(deps: HostDeps): Host {
     if (existing) return existing;
     const plugin = catalog.plugins.get(identity);
     if (!plugin) return Promise.reject(new LbotError('runner.not_found', `plugin ${identity} not found`));
-    const started = deps.launcher.start({ ...plugin, env }, (call) => router.handle(call));
+    const started = startSlot(key).then(() => deps.launcher.start({ ...plugin, env }, (call) => router.handle(call)));
     connections.set(key, started);
     started.then(
       (conn) => void conn.exited.then(() => connections.get(key) === started && connections.delete(key)),
@@ -126,7 +146,14 @@ export function createHost(deps: HostDeps): Host {
   async function execute(conn: PluginConnection, session: RunSession, req: RunRequest, processor: ResultProcessor, context: ReturnType<typeof buildRunContext>): Promise<{ status: RunOutcome['status']; error: LbotErrorLike | null }> {
     let settle!: (e: Ending) => void;
     const ending = new Promise<Ending>((resolve) => (settle = resolve));
+    let over = false;
     const reply = conn.run({ run_id: session.run_id, runner_name: parseRunnerId(session.runner_id)?.runner_name ?? 'default', context }, (raw) => {
+      // Once the host has ended the run (deadline, cancel, error), late results are dropped, never delivered.
+      if (over && !processor.terminal) {
+        const type = isRecord(raw) && typeof raw.type === 'string' ? raw.type : 'unknown';
+        warnRun(session.run_id, `result ${type} arrived after run ${session.run_id} had ended; ignored`);
+        return;
+      }
       try {
         processor.handle(raw, Buffer.byteLength(JSON.stringify(raw) ?? '', 'utf8'));
         if (processor.terminal) settle({ kind: 'terminal' });
@@ -152,6 +179,7 @@ export function createHost(deps: HostDeps): Host {
       cleanups.push(() => req.signal?.removeEventListener('abort', onAbort));
     }
     const end = await ending;
+    over = true;
     for (const c of cleanups) c();
     // The run is over for the host: later proxy calls with this run_id are refused (AC-028).
     sessions.unregister(session.run_id);
