@@ -80,6 +80,12 @@ const notAuthorizedError = (e: ApiError) =>
 
 export type Host = {
   run(req: RunRequest): Promise<RunOutcome>;
+  /**
+   * Starts a fresh process of a plugin (from a re-read catalog) and routes new runs to it; runs already in
+   * flight finish on the old process, which is then stopped. If the new process fails to start, the old
+   * one keeps serving and the start error is thrown (hot reload, AC-176/AC-177).
+   */
+  reload(identity: string): Promise<void>;
   readonly sessions: SessionRegistry;
   /** Stops every plugin process this host started. Idempotent. */
   close(): Promise<void>;
@@ -387,6 +393,33 @@ export function createHost(deps: HostDeps): Host {
     return outcome;
   }
 
+  /** Closes a replaced connection once it has no runs in flight. */
+  async function drainAndClose(conn: PluginConnection): Promise<void> {
+    while (conn.activeRuns().length > 0) {
+      const exited = conn.exited.then(() => true);
+      const tick = new Promise<boolean>((resolve) => deps.clock.timeout(50).addEventListener('abort', () => resolve(false), { once: true }));
+      if (await Promise.race([exited, tick])) return;
+    }
+    await conn.close();
+  }
+
+  async function reload(identity: string): Promise<void> {
+    const catalog = await deps.catalog();
+    const plugin = catalog.plugins.get(identity);
+    if (!plugin) throw new LbotError('runner.not_found', `plugin ${identity} not found after reload`);
+    for (const [key, current] of [...connections]) {
+      if (!key.startsWith(`${identity}\0`)) continue;
+      const env: unknown = JSON.parse(key.slice(identity.length + 1));
+      const envRecord: Record<string, string> = {};
+      if (env && typeof env === 'object') for (const [k, v] of Object.entries(env)) if (typeof v === 'string') envRecord[k] = v;
+      const fresh = deps.launcher.start({ ...plugin, env: envRecord }, (call) => router.handle(call));
+      await fresh; // throws: the old process keeps serving
+      connections.set(key, fresh);
+      void fresh.then((conn) => void conn.exited.then(() => connections.get(key) === fresh && connections.delete(key)));
+      void current.then(drainAndClose, () => undefined).catch((err: unknown) => deps.warn(`stopping the old ${identity} process failed: ${String(err)}`));
+    }
+  }
+
   async function close(): Promise<void> {
     const all = [...connections.values()];
     connections.clear();
@@ -395,6 +428,7 @@ export function createHost(deps: HostDeps): Host {
 
   return {
     run,
+    reload,
     sessions,
     close: () => (closing ??= close()),
   };
