@@ -18,17 +18,41 @@ export const ModelConfigSchema = z.looseObject({
 });
 export type ModelConfig = z.infer<typeof ModelConfigSchema>;
 
+/** Env overrides arrive as text: "a,b" is a list, and false/0/no/off/'' switch a flag off (box.md §11.2). */
+const commaList = (v: unknown) => (typeof v === 'string' ? v.split(',').map((x) => x.trim()).filter(Boolean) : v);
+const looseBool = (v: unknown) => {
+  if (v === 0 || v === '' || (typeof v === 'string' && ['false', '0', 'no', 'off'].includes(v.toLowerCase()))) return false;
+  if (v === 1 || (typeof v === 'string' && ['true', '1', 'yes', 'on'].includes(v.toLowerCase()))) return true;
+  return v;
+};
+
 export const BoxConfigSchema = z.looseObject({
-  enabled: z.boolean().default(true),
+  enabled: z.preprocess(looseBool, z.boolean()).default(true),
   backend: z.enum(['auto', 'bwrap', 'docker', 'podman', 'host']).default('auto'),
   profile: z.string().default('default'),
-  allowed_mount_roots: z.array(z.string()).default([]),
+  allowed_mount_roots: z.preprocess(commaList, z.array(z.string())).default([]),
   default_workspace: z.string().nullable().default(null),
   workspace_quota_mb: z.number().nonnegative().default(1024),
   session_ttl_sec: z.number().nonnegative().default(1800),
   max_sessions: z.number().int().positive().default(16),
   output_limit_chars: z.number().int().positive().default(30_000),
   image: z.string().default('debian:bookworm-slim'),
+  /** per_session: each session gets its own workspace; shared: every session mounts default_workspace. */
+  workspace_scope: z.enum(['per_session', 'shared']).default('per_session'),
+  limits: z
+    .looseObject({
+      max_managed_processes: z.number().int().positive().default(32),
+      max_managed_processes_per_session: z.number().int().positive().default(8),
+      reaper_interval_sec: z.number().positive().default(30),
+    })
+    .prefault({}),
+  bwrap: z
+    .looseObject({
+      bin: z.string().default('bwrap'),
+      base_dir: z.string().nullable().default(null),
+      limits: z.enum(['auto', 'cgroup', 'rlimit']).default('auto'),
+    })
+    .prefault({}),
 });
 export type BoxConfig = z.infer<typeof BoxConfigSchema>;
 
