@@ -15,8 +15,10 @@ import { ApiCallError, type ApiTransport } from './client.js';
 import type { Plugin, RunnerResult } from './define.js';
 import { executeRun } from './execute.js';
 
+type DeepPartial<T> = T extends readonly unknown[] ? T : T extends object ? { [K in keyof T]?: DeepPartial<T[K]> } : T;
+
 /** Nested partial of the run context: objects merge into the defaults, arrays replace them. */
-export type ContextOverrides = { [K in keyof RunContext]?: RunContext[K] extends Record<string, unknown> ? Partial<RunContext[K]> | RunContext[K] : RunContext[K] } & Record<string, unknown>;
+export type ContextOverrides = DeepPartial<RunContext>;
 
 /** Answers one proxy method in a test; throw ApiCallError to refuse. `models.stream` may send chunks. */
 export type ApiHandlers = {
