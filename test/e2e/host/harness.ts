@@ -186,9 +186,11 @@ export function completedTexts(stdout: string): string[] {
     .map((l) => String(l.data?.message?.content ?? ''));
 }
 
-/** The `report` / `dump_*` payloads of a `--json` run output, parsed. */
+/** The `report` / `dump_*` payloads of a `--json` run output, parsed (plain-text messages are skipped). */
 export function reports(stdout: string): unknown[] {
-  return completedTexts(stdout).map((t): unknown => JSON.parse(t));
+  return completedTexts(stdout)
+    .filter((t) => t.startsWith('{'))
+    .map((t): unknown => JSON.parse(t));
 }
 
 export function summaries(stdout: string): Record<string, unknown>[] {
@@ -224,6 +226,21 @@ export const list = (value: unknown, dotted: string): unknown[] => {
   const v = pick(value, dotted);
   return Array.isArray(v) ? v : [];
 };
+
+/**
+ * main.js of a one-off runner plugin: `body` is the body of `async *run(ctx, api)`, with `message`,
+ * `completed`, `failed` and `createHash` in scope (add it with `s.addPlugin(name, { mainJs: probe(body) })`).
+ */
+export function probe(body: string): string {
+  return [
+    "import { createHash } from 'node:crypto';",
+    "import { completed, definePlugin, defineRunner, failed, message } from 'lbot/sdk';",
+    'void createHash; void completed; void failed; void message;',
+    `const runner = defineRunner({ async *run(ctx, api) {\n${body}\n} });`,
+    'export default definePlugin({ runners: { default: runner } });',
+    '',
+  ].join('\n');
+}
 
 /** Script steps. */
 export const emit = (type: string, data: Record<string, unknown> = {}): Step => ({ emit: { type, data } });
