@@ -134,6 +134,11 @@ export async function preparePackages(staged: StagedSource, chosen: Candidate[],
     await materialise(staged, c, readyDir, { ...ctx });
     const pkg = await readSkillPackage(readyDir);
     const report = await checkPackageLayout(pkg, c.source_path === '' ? staged.rootBase : (c.source_path.split('/').at(-1) ?? finalName));
+    if (name !== undefined) {
+      // --name replaces the frontmatter name, so an unusable one is only worth a warning.
+      for (const e of report.errors.filter((x) => x.code === 'skill.invalid_name')) report.warnings.push(e.message);
+      report.errors = report.errors.filter((x) => x.code !== 'skill.invalid_name');
+    }
     const first = report.errors[0];
     if (first) throw new LbotError(first.code, `${finalName}: ${first.message}`, { details: { name: finalName, errors: report.errors } });
     await normaliseModes(readyDir);

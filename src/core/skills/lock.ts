@@ -120,8 +120,8 @@ export async function acquireSkillMutex(dataDir: string): Promise<() => Promise<
       if (!(err instanceof Error && 'code' in err && err.code === 'EEXIST')) throw err;
       const owner = await readFile(path.join(dir, 'owner.json'), 'utf8').catch(() => '');
       const pid = Number(/"pid":\s*(\d+)/.exec(owner)?.[1] ?? NaN);
-      if (Number.isInteger(pid) && pid !== process.pid && pidAlive(pid)) {
-        throw new LbotError('store.locked', `another lbot process (pid ${pid}) is changing the skills in ${dataDir}`, {
+      if (Number.isInteger(pid) && pidAlive(pid)) {
+        throw new LbotError('store.locked', `${pid === process.pid ? 'this lbot process' : `another lbot process (pid ${pid})`} is already changing the skills in ${dataDir}`, {
           retryable: true,
           details: { pid, mutex: dir },
           hint: 'wait for it to finish and retry',
