@@ -1,4 +1,6 @@
 // Store interfaces the host depends on (architecture.md §5); SQLite and lowdb classes implement them.
+// Any method may throw LbotError `store.locked` (another process held the write lock past the busy
+// timeout; retryable) or `store.unavailable` (the data dir or database failed underneath).
 import type { ArtifactMetadata, ArtifactReadResult, EventRecord, TranscriptItem } from '../protocol/proxy.js';
 import type { StateScope } from '../protocol/binding.js';
 import type { JsonObject } from '../protocol/event.js';
@@ -132,7 +134,9 @@ export type RunRecord = {
 };
 
 export interface RunStore {
+  /** Throws LbotError('invalid_argument') when the run_id already exists. */
   create(run: Pick<RunRecord, 'run_id' | 'runner_id' | 'binding_id' | 'event_id' | 'conversation_id' | 'started_at'>): void;
+  /** Throws LbotError('not_found') for an unknown run_id (so do the add* appends). */
   finish(run_id: string, status: Exclude<RunStatus, 'running'>, error: RunError | null, ended_at: number, stderr_tail: string | null): void;
   /** Appends to the run's audit. Each append is durable on return. */
   addApiCall(run_id: string, call: ApiCallAudit): void;
@@ -141,7 +145,7 @@ export interface RunStore {
   addStateWrite(run_id: string, write: { scope: string; key: string }): void;
   addWarning(run_id: string, warning: string): void;
   get(run_id: string): RunRecord | null;
-  /** Oldest first. */
+  /** Oldest first; with `limit`, the newest `limit` runs (still oldest first). */
   list(opts?: { limit?: number }): RunRecord[];
   /** Marks runs still `running` whose process is gone as `interrupted` (a crashed `lbot run`). */
   markInterrupted(run_ids: readonly string[]): void;
@@ -172,14 +176,14 @@ export type StateEntry = {
 
 export interface StateStore {
   get(scope_key: string, key: string): { found: boolean; value: unknown };
-  /** `value_json` is already serialized and size-checked by the caller. */
+  /** `value_json` is already serialized and size-checked by the caller; text that is not JSON is invalid_argument. */
   set(scope: StateScope, scope_key: string, key: string, value_json: string, columns: StateContextColumns): void;
   delete(scope_key: string, key: string): boolean;
   /** Keys in ascending order; limit clamped 1..100. */
   list(scope_key: string, prefix: string | null, limit: number): { keys: string[]; has_more: boolean };
   /** Every key/value of one scope key (for the context snapshot); unparseable rows skipped. */
   snapshot(scope_key: string): Record<string, unknown>;
-  /** For `lbot state list`. */
+  /** For `lbot state list`: sorted by runner, binding, scope key, key; no cap unless `limit` is given. */
   entries(filter: { runner_id?: string; binding_id?: string; scope?: StateScope; limit?: number }): StateEntry[];
 }
 
@@ -187,6 +191,7 @@ export interface StorageStore {
   get(owner_type: string, owner: string, key: string): Buffer | null;
   set(owner_type: string, owner: string, key: string, value: Buffer): void;
   delete(owner_type: string, owner: string, key: string): boolean;
+  /** Keys sorted ascending; `prefix` is literal. */
   list(owner_type: string, owner: string, prefix: string | null): string[];
 }
 
@@ -226,8 +231,12 @@ export interface ArtifactStore {
   /** Throws LbotError('invalid_argument') on a duplicate artifact_id. */
   register(artifact: ArtifactRegister): ArtifactRecord;
   get(artifact_id: string): ArtifactRecord | null;
-  /** Range read; offset >= 0, length > 0 (default 1 MiB, capped at 10 MiB). */
+  /**
+   * Range read; offset >= 0, length > 0 (default 1 MiB, capped at 10 MiB), else invalid_argument
+   * with details.reason 'bad_range'. Bytes of a binary_storage record that are gone: not_found.
+   */
   read(record: ArtifactRecord, offset: number, length: number | null): ArtifactReadResult;
+  /** Oldest first; with `limit`, the newest `limit` records (still oldest first). */
   list(filter: { run_id?: string; conversation_id?: string; limit?: number }): ArtifactRecord[];
 }
 

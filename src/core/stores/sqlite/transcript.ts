@@ -14,7 +14,7 @@ const INSERT = `INSERT INTO transcript (
 ) VALUES (
   @transcript_id, @event_id, @conversation_id, @thread_id, @role, @item_type, @content, @content_json,
   @artifact_refs_json, @run_id, @runner_id, @created_at, @metadata_json
-) RETURNING *`;
+)`;
 const INSERT_FTS = 'INSERT INTO transcript_fts (rowid, conv_tag, content) VALUES (?, ?, ?)';
 
 /**
@@ -65,10 +65,11 @@ function itemFilters(query: TranscriptSearchQuery): { sql: string; params: strin
 export class SqliteTranscript implements Transcript {
   constructor(readonly store: StoreDb) {}
 
-  #insert(item: TranscriptAppend): Row {
+  #values(item: TranscriptAppend): { content: string | null; params: Record<string, unknown> } {
     const content = item.content === null ? null : truncateChars(item.content, TRANSCRIPT_CONTENT_MAX_CHARS);
-    const row = rowOrNull(
-      this.store.prepare(INSERT).get({
+    return {
+      content,
+      params: {
         transcript_id: newTranscriptId(),
         event_id: item.event_id,
         conversation_id: item.conversation_id,
@@ -82,26 +83,33 @@ export class SqliteTranscript implements Transcript {
         runner_id: item.runner_id,
         created_at: this.store.now(),
         metadata_json: jsonText(item.metadata),
-      }),
-    );
-    if (!row) throw new LbotError('internal', 'INSERT into transcript returned no row');
-    if (content !== null) this.store.prepare(INSERT_FTS).run(num(row, 'id'), conversationTag(item.conversation_id), content);
-    return row;
+      },
+    };
+  }
+
+  #index(id: number | bigint, conversation_id: string, content: string | null): void {
+    if (content !== null) this.store.prepare(INSERT_FTS).run(id, conversationTag(conversation_id), content);
   }
 
   append(item: TranscriptAppend): TranscriptItem {
-    return toItem(
-      this.store.write('appending to the transcript', () => this.#insert(item)),
-      true,
-    );
+    const { content, params } = this.#values(item);
+    const row = this.store.write('appending to the transcript', () => {
+      const inserted = rowOrNull(this.store.prepare(`${INSERT} RETURNING *`).get(params));
+      if (!inserted) throw new LbotError('internal', 'INSERT into transcript returned no row');
+      this.#index(num(inserted, 'id'), item.conversation_id, content);
+      return inserted;
+    });
+    return toItem(row, true);
   }
 
   /** Appends many items in one transaction (imports, benchmarks); returns how many were written. */
   appendMany(items: Iterable<TranscriptAppend>): number {
     return this.store.write('appending to the transcript', () => {
       let n = 0;
+      const insert = this.store.prepare(INSERT);
       for (const item of items) {
-        this.#insert(item);
+        const { content, params } = this.#values(item);
+        this.#index(insert.run(params).lastInsertRowid, item.conversation_id, content);
         n++;
       }
       return n;
