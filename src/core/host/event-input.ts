@@ -20,7 +20,13 @@ export function parseEnvelope(value: unknown, source: string, maxDataBytes: numb
       details: { path, file: source, ...(index === null ? {} : { index }) },
     });
   }
-  const size = jsonByteLength(parsed.data.data);
+  let size: number;
+  try {
+    size = jsonByteLength(parsed.data.data);
+  } catch {
+    // JSON.stringify overflows the stack on pathologically deep nesting (AC-203).
+    throw new LbotError('event.invalid', `${where}: data is nested too deeply to process`, { details: { path: ['data'], file: source } });
+  }
   if (size > maxDataBytes) {
     throw new LbotError('event.invalid', `${where}: data is ${size} bytes serialized; the limit is ${maxDataBytes} bytes`, {
       details: { path: ['data'], size_bytes: size, limit_bytes: maxDataBytes },

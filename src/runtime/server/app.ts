@@ -84,7 +84,8 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
 
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
     deps.log?.(`${req.method} ${req.url.split('?')[0] ?? ''}`);
-    if (!req.url.startsWith('/v1/') && req.url !== '/v1') return;
+    // Unknown paths answer 404 with or without a token (AC-214); known /v1 routes need the token.
+    if (!req.routeOptions.url?.startsWith('/v1/')) return;
     if (!bearerMatches(req.headers.authorization, deps.token)) {
       return reply.code(401).header('www-authenticate', 'Bearer').send({ ok: false, error: { code: 'unauthorized', message: 'missing or wrong bearer token', retryable: false, details: {} } });
     }
