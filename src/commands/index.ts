@@ -9,6 +9,8 @@ import { registerState } from './state.js';
 import { registerRunner } from './runner.js';
 import { registerBinding } from './binding.js';
 import { registerSkill } from './skill.js';
+import { registerBox } from './box.js';
+import { registerDoctor } from './doctor.js';
 
 export type GetContext = () => CliContext;
 
@@ -21,4 +23,6 @@ export function registerCommands(program: Command, ctx: GetContext): void {
   registerRunner(program, ctx);
   registerBinding(program, ctx);
   registerSkill(program, ctx);
+  registerBox(program, ctx);
+  registerDoctor(program, ctx);
 }

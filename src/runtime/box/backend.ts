@@ -1,0 +1,63 @@
+// The contract between the box service and its backends (bwrap, docker/podman, host), and the session record.
+import { z } from 'zod';
+import { SessionInfoSchema, type BackendName, type BoxSpec, type ManagedProcessSpec } from '../../core/box/model.js';
+import type { RunOutcome, RunSinks } from './run-process.js';
+
+export const OwnerSchema = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('cli') }),
+  z.strictObject({ kind: z.literal('serve'), pid: z.number().int(), start: z.string(), boot: z.string() }),
+]);
+export type Owner = z.infer<typeof OwnerSchema>;
+
+/** What `<data-dir>/box/sessions/<id>/record.json` holds. */
+export const SessionRecordSchema = z.strictObject({
+  info: SessionInfoSchema,
+  owner: OwnerSchema,
+  one_shot: z.boolean().default(false),
+  /** Backend-specific state (holder pid, dirs, cgroups, container name); parsed by the backend. */
+  backend_state: z.record(z.string(), z.unknown()),
+});
+export type SessionRecord = z.infer<typeof SessionRecordSchema>;
+
+export type BackendProbe = { available: boolean; reason: string; limits_mode?: string };
+
+export type StartContext = {
+  /** Directory bound read-only into the sandbox at /.lbot/state (last-use and busy markers; no secrets). */
+  sharedDir: string;
+  /** Session TTL the holder enforces by itself (0 = never). */
+  ttlSec: number;
+  /** A short unique name for backend resources of this session. */
+  key: string;
+};
+
+export type ExecRequest = {
+  cmd: string;
+  workdir: string;
+  env: Record<string, string>;
+  timeoutMs: number;
+  /** lbot's own helpers (file tools) are exempt from the address-space rlimit. */
+  internal?: boolean;
+  stdin?: Buffer;
+  sinks?: RunSinks;
+  signal?: AbortSignal;
+  captureBytes: number;
+  watchdog?: { intervalMs: number; check: () => Promise<string | null> };
+};
+
+/** How a managed process is launched: the supervisor spawns `argv` with `env` and gates it into `cgroups`. */
+export type ProcessLaunch = { argv: string[]; env: Record<string, string>; cgroups: string[]; gate: boolean };
+
+export interface SandboxBackend {
+  readonly name: BackendName;
+  /** Whether this backend can run sandboxes here; never throws. */
+  probe(): Promise<BackendProbe>;
+  startSession(spec: BoxSpec, ctx: StartContext): Promise<{ backend_session_id: string; state: Record<string, unknown> }>;
+  exec(record: SessionRecord, req: ExecRequest): Promise<RunOutcome>;
+  processLaunch(record: SessionRecord, spec: ManagedProcessSpec): Promise<ProcessLaunch>;
+  isSessionAlive(record: SessionRecord): Promise<boolean>;
+  stopSession(record: SessionRecord): Promise<void>;
+  /** Bytes used by the session's writable storage (workspace, /tmp, home), for the quota checks. */
+  usage(record: SessionRecord): Promise<number>;
+  /** Removes sandboxes of this data dir that no session record references. */
+  cleanupOrphans(known: ReadonlySet<string>): Promise<void>;
+}

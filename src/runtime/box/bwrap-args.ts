@@ -1,0 +1,170 @@
+// Argument building for the bwrap backend: the holder that owns a session's namespaces, and each exec.
+import type { MountSpec, NetworkMode } from '../../core/box/model.js';
+import { shQuote } from '../../core/box/shell.js';
+
+export const SANDBOX_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+export const SANDBOX_HOSTNAME = 'lbot-box';
+/** Inside the sandbox: the session's shared state (last-use marker, busy markers) and lbot's node binary. */
+export const STATE_MOUNT = '/.lbot/state';
+export const NODE_MOUNT = '/.lbot/node';
+
+/** A top-level host entry such as /bin: a symlink to re-create (merged /usr) or a directory to bind. */
+export type SystemLink = { path: string; target: string | null };
+
+export type HolderPlan = {
+  bwrap: string;
+  uid: number;
+  gid: number;
+  network: NetworkMode;
+  readOnlyRoot: boolean;
+  /** bwrap ≥ 0.8: forbid nested user namespaces. */
+  disableUserns: boolean;
+  systemLinks: readonly SystemLink[];
+  /** Host dirs for /tmp and /home, and for the primary mount when no host path is given. */
+  tmpDir: string;
+  homeDir: string;
+  workspaceDir: string;
+  mountPath: string;
+  /** A host directory to mount at mountPath instead of workspaceDir. */
+  hostPath: { path: string; mode: 'ro' | 'rw' } | null;
+  extraMounts: readonly MountSpec[];
+  stateDir: string;
+  passwdFile: string;
+  groupFile: string;
+  nodeBinary: string | null;
+  keeper: { ttlSec: number; intervalSec: number };
+  /**
+   * Size-limited filesystem for tmp, home and the workspace: the holder starts in its own user and
+   * mount namespace, mounts a tmpfs of `sizeBytes` at `volumeDir` and creates the three dirs in it.
+   */
+  volume: { volumeDir: string; sizeBytes: number } | null;
+};
+
+const ETC_ALWAYS = ['/etc/alternatives', '/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/ssl', '/etc/ca-certificates', '/etc/localtime'];
+const ETC_NETWORK = ['/etc/resolv.conf', '/etc/hosts', '/etc/nsswitch.conf', '/etc/gai.conf'];
+
+/** The idle keeper: sleeps, and exits (ending the session) once the session is idle past its TTL. */
+export const KEEPER_SCRIPT = [
+  'ttl=$1; iv=$2',
+  'while :; do',
+  '  sleep "$iv"',
+  '  [ "$ttl" -gt 0 ] || continue',
+  `  for f in ${STATE_MOUNT}/busy-*; do [ -e "$f" ] && continue 2; done`,
+  `  last=$(stat -c %Y ${STATE_MOUNT}/last_used 2>/dev/null) || continue`,
+  '  now=$(date +%s)',
+  '  [ $((now - last)) -gt "$ttl" ] && exit 0',
+  'done',
+].join('\n');
+
+function depth(p: string): number {
+  return p.split('/').filter(Boolean).length;
+}
+
+/** Extra mounts in the order bwrap must apply them: parents before children. */
+export function orderMounts(mounts: readonly MountSpec[]): MountSpec[] {
+  return mounts.filter((m) => m.mode !== 'none').sort((a, b) => depth(a.mount_path) - depth(b.mount_path) || a.mount_path.localeCompare(b.mount_path));
+}
+
+/** The bwrap argv of a session holder (box.md §6.6), optionally wrapped to mount the quota volume. */
+export function buildHolderArgv(plan: HolderPlan, unshare = 'unshare'): string[] {
+  const vol = plan.volume;
+  const tmp = vol ? `${vol.volumeDir}/tmp` : plan.tmpDir;
+  const home = vol ? `${vol.volumeDir}/home` : plan.homeDir;
+  const workspace = vol ? `${vol.volumeDir}/workspace` : plan.workspaceDir;
+  const a: string[] = [
+    plan.bwrap,
+    '--new-session',
+    '--unshare-user',
+    '--uid',
+    String(plan.uid),
+    '--gid',
+    String(plan.gid),
+    '--unshare-pid',
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--unshare-cgroup-try',
+  ];
+  if (plan.network === 'off') a.push('--unshare-net');
+  if (plan.disableUserns) a.push('--disable-userns');
+  a.push('--hostname', SANDBOX_HOSTNAME, '--clearenv');
+  a.push('--setenv', 'PATH', SANDBOX_PATH, '--setenv', 'HOME', '/home', '--setenv', 'PYTHONUNBUFFERED', '1', '--setenv', 'LANG', 'C.UTF-8');
+  a.push('--ro-bind', '/usr', '/usr');
+  for (const l of plan.systemLinks) {
+    if (l.target !== null) a.push('--symlink', l.target, l.path);
+    else a.push('--ro-bind-try', l.path, l.path);
+  }
+  for (const p of ETC_ALWAYS) a.push('--ro-bind-try', p, p);
+  if (plan.network === 'on') for (const p of ETC_NETWORK) a.push('--ro-bind-try', p, p);
+  a.push('--ro-bind', plan.passwdFile, '/etc/passwd', '--ro-bind', plan.groupFile, '/etc/group');
+  a.push('--proc', '/proc', '--dev', '/dev');
+  a.push('--bind', tmp, '/tmp', '--bind', home, '/home');
+  if (plan.hostPath) a.push(plan.hostPath.mode === 'ro' ? '--ro-bind' : '--bind', plan.hostPath.path, plan.mountPath);
+  else a.push('--bind', workspace, plan.mountPath);
+  for (const m of orderMounts(plan.extraMounts)) a.push(m.mode === 'ro' ? '--ro-bind' : '--bind', m.host_path, m.mount_path);
+  a.push('--ro-bind', plan.stateDir, STATE_MOUNT);
+  if (plan.nodeBinary) a.push('--ro-bind', plan.nodeBinary, NODE_MOUNT);
+  if (plan.readOnlyRoot) a.push('--remount-ro', '/');
+  a.push('--chdir', '/', '--info-fd', '3', '--', '/bin/sh', '-c', KEEPER_SCRIPT, 'lbot-keeper', String(plan.keeper.ttlSec), String(plan.keeper.intervalSec));
+  if (!vol) return a;
+  // The wrapper owns a user+mount namespace just for the volume; bwrap nests its own namespaces inside.
+  const setup = [
+    `mount -t tmpfs -o size=${vol.sizeBytes},mode=0755 lbot-volume "$1"`,
+    'mkdir -p "$1/workspace" "$1/tmp" "$1/home"',
+    'shift',
+    'exec "$@"',
+  ].join(' && ');
+  return [unshare, '--user', '--map-root-user', '--mount', '--propagation', 'private', '--', '/bin/sh', '-c', setup, 'lbot-volume', vol.volumeDir, ...a];
+}
+
+export type ShellLimits = {
+  /** RLIMIT_FSIZE in bytes. */
+  fileBytes: number;
+  openFiles: number;
+  /** RLIMIT_AS in MiB (rlimit mode, one-shot execs only). */
+  addressSpaceMb?: number;
+  /** RLIMIT_NPROC and the shell flag that sets it (`-u` in bash, `-p` in dash). */
+  processes?: { count: number; flag: '-u' | '-p' };
+};
+
+/**
+ * The script every exec runs under `sh -c`: wait at the gate (when limits use cgroups), apply the
+ * rlimits, enter the workdir (created on demand), then the command on its own lines.
+ */
+export function buildExecScript(opts: { workdir: string; cmd: string; limits: ShellLimits; gate: boolean }): string {
+  const lines: string[] = [];
+  if (opts.gate) lines.push('read -r _ <&3; exec 3<&-');
+  const ul = [`ulimit -f ${Math.floor(opts.limits.fileBytes / 512)}`, `ulimit -n ${opts.limits.openFiles}`];
+  if (opts.limits.addressSpaceMb !== undefined) ul.push(`ulimit -v ${opts.limits.addressSpaceMb * 1024}`);
+  if (opts.limits.processes) ul.push(`ulimit ${opts.limits.processes.flag} ${opts.limits.processes.count}`);
+  lines.push(`${ul.join('; ')} || exit 125`);
+  const w = shQuote(opts.workdir);
+  lines.push(`cd ${w} 2>/dev/null || { mkdir -p ${w} && cd ${w}; } || exit 1`);
+  lines.push(opts.cmd);
+  return lines.join('\n');
+}
+
+export type HostTools = { setpriv: string; nsenter: string; unshare: string };
+
+/** The argv that runs a script inside a session's namespaces, with no-new-privileges set. */
+export function buildEnterArgv(tools: Pick<HostTools, 'setpriv' | 'nsenter'>, nsPid: number, script: string): string[] {
+  return [
+    tools.setpriv,
+    '--no-new-privs',
+    tools.nsenter,
+    '--target',
+    String(nsPid),
+    '--user',
+    '--mount',
+    '--pid',
+    '--net',
+    '--ipc',
+    '--uts',
+    '--cgroup',
+    '--preserve-credentials',
+    '--',
+    '/bin/sh',
+    '-c',
+    script,
+    'sh',
+  ];
+}

@@ -1,0 +1,113 @@
+// The host backend: no isolation at all, only when named explicitly (box.md §6.2); dirs stand in for mounts.
+import { mkdirSync, rmSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { measureUsage, fileSizeLimitBytes } from '../../core/box/quota.js';
+import { argvToCommand } from '../../core/box/shell.js';
+import { isUnderPath } from '../../core/box/spec.js';
+import type { BoxSpec, ManagedProcessSpec } from '../../core/box/model.js';
+import { LbotError } from '../../core/errors.js';
+import { SANDBOX_PATH, buildExecScript } from './bwrap-args.js';
+import { runProcess, type RunOutcome } from './run-process.js';
+import type { BackendProbe, ExecRequest, ProcessLaunch, SandboxBackend, SessionRecord, StartContext } from './backend.js';
+
+const HostStateSchema = z.strictObject({ dir: z.string(), workspace_dir: z.string(), tmp_dir: z.string(), home_dir: z.string() });
+type HostState = z.infer<typeof HostStateSchema>;
+
+function parse(record: SessionRecord): HostState {
+  const s = HostStateSchema.safeParse(record.backend_state);
+  if (!s.success) throw new LbotError('box.validation', `session ${record.info.session_id} has a damaged host-backend record; remove it with lbot box rm`);
+  return s.data;
+}
+
+export class HostBackend implements SandboxBackend {
+  readonly name = 'host' as const;
+
+  constructor(readonly baseDir: string) {}
+
+  async probe(): Promise<BackendProbe> {
+    return { available: true, reason: 'no isolation: commands run directly on this machine', limits_mode: 'rlimit' };
+  }
+
+  async startSession(spec: BoxSpec, ctx: StartContext): Promise<{ backend_session_id: string; state: Record<string, unknown> }> {
+    const dir = path.join(this.baseDir, ctx.key.replace(/[^A-Za-z0-9_.-]/g, '-'));
+    const state: HostState = { dir, workspace_dir: path.join(dir, 'workspace'), tmp_dir: path.join(dir, 'tmp'), home_dir: path.join(dir, 'home') };
+    for (const d of [state.workspace_dir, state.tmp_dir, state.home_dir]) mkdirSync(d, { recursive: true, mode: 0o700 });
+    void spec;
+    return { backend_session_id: dir, state };
+  }
+
+  /** Maps a sandbox path under the mount path to the host directory standing in for it. */
+  #hostDir(record: SessionRecord, state: HostState, p: string): string {
+    const root = record.info.host_path ?? state.workspace_dir;
+    return isUnderPath(p, record.info.mount_path) ? path.join(root, path.relative(record.info.mount_path, p)) : p;
+  }
+
+  #env(state: HostState, extra: Record<string, string>): Record<string, string> {
+    return { PATH: SANDBOX_PATH, HOME: state.home_dir, TMPDIR: state.tmp_dir, LANG: 'C.UTF-8', PYTHONUNBUFFERED: '1', ...extra };
+  }
+
+  async exec(record: SessionRecord, req: ExecRequest): Promise<RunOutcome> {
+    const state = parse(record);
+    const script = buildExecScript({
+      workdir: this.#hostDir(record, state, req.workdir),
+      cmd: req.cmd,
+      limits: { fileBytes: fileSizeLimitBytes(record.info.workspace_quota_mb), openFiles: 256 },
+      gate: false,
+    });
+    return runProcess({
+      argv: ['/bin/sh', '-c', script, 'sh'],
+      env: this.#env(state, req.env),
+      timeoutMs: req.timeoutMs,
+      captureBytes: req.captureBytes,
+      ...(req.stdin ? { stdin: req.stdin } : {}),
+      ...(req.sinks ? { sinks: req.sinks } : {}),
+      ...(req.signal ? { signal: req.signal } : {}),
+      ...(req.watchdog ? { watchdog: req.watchdog } : {}),
+    });
+  }
+
+  async processLaunch(record: SessionRecord, spec: ManagedProcessSpec): Promise<ProcessLaunch> {
+    const state = parse(record);
+    const script = buildExecScript({
+      workdir: this.#hostDir(record, state, spec.cwd),
+      cmd: argvToCommand([spec.command, ...spec.args]),
+      limits: { fileBytes: fileSizeLimitBytes(record.info.workspace_quota_mb), openFiles: 256 },
+      gate: false,
+    });
+    return { argv: ['/bin/sh', '-c', script, 'sh'], env: this.#env(state, spec.env), cgroups: [], gate: false };
+  }
+
+  async isSessionAlive(record: SessionRecord): Promise<boolean> {
+    const s = HostStateSchema.safeParse(record.backend_state);
+    return s.success && existsSync(s.data.dir);
+  }
+
+  async stopSession(record: SessionRecord): Promise<void> {
+    const s = HostStateSchema.safeParse(record.backend_state);
+    if (s.success) rmSync(s.data.dir, { recursive: true, force: true });
+  }
+
+  async usage(record: SessionRecord): Promise<number> {
+    const state = parse(record);
+    return measureUsage([record.info.host_path ?? state.workspace_dir, state.tmp_dir, state.home_dir]);
+  }
+
+  async cleanupOrphans(known: ReadonlySet<string>): Promise<void> {
+    const { readdirSync, statSync } = await import('node:fs');
+    let names: string[] = [];
+    try {
+      names = readdirSync(this.baseDir);
+    } catch {
+      return;
+    }
+    for (const n of names) {
+      const dir = path.join(this.baseDir, n);
+      try {
+        if (!known.has(dir) && Date.now() - statSync(dir).mtimeMs > 60_000) rmSync(dir, { recursive: true, force: true });
+      } catch {
+        // gone
+      }
+    }
+  }
+}

@@ -1,0 +1,167 @@
+// Runs one sandboxed command: own process group, gate, timeout that kills the group, streaming bounded capture.
+import { spawn } from 'node:child_process';
+import type { Writable } from 'node:stream';
+import { HeadTailCapture } from './capture.js';
+import { signal } from './proc.js';
+
+export type RunSinks = { stdout?: Writable; stderr?: Writable };
+
+export type RunRequest = {
+  argv: readonly string[];
+  env: Record<string, string>;
+  cwd?: string;
+  /** Bytes for stdin; without it stdin is /dev/null. */
+  stdin?: Buffer;
+  timeoutMs: number;
+  signal?: AbortSignal;
+  sinks?: RunSinks;
+  /** Bytes kept from each end of each stream. */
+  captureBytes: number;
+  /**
+   * When set, the command waits on fd 3 until this hook (given the spawned pid) has run; the script
+   * reads one line from fd 3 first. Used to move the process into its cgroup before it can fork.
+   */
+  gate?: (pid: number) => void;
+  /** Polled every `intervalMs` while running; a non-null answer kills the group with that note. */
+  watchdog?: { intervalMs: number; check: () => Promise<string | null> };
+};
+
+export type RunOutcome = {
+  status: 'completed' | 'timed_out' | 'aborted';
+  exit_code: number | null;
+  stdout: HeadTailCapture;
+  stderr: HeadTailCapture;
+  duration_ms: number;
+  /** Set when the watchdog stopped the command. */
+  watchdog_note: string | null;
+};
+
+/** How long to keep reading after the command exited, for output still in the pipes. */
+const DRAIN_GRACE_MS = 200;
+
+function pump(stream: NodeJS.ReadableStream | null, capture: HeadTailCapture, sink: Writable | undefined): void {
+  if (!stream) return;
+  stream.on('data', (chunk: Buffer) => {
+    capture.push(chunk);
+    if (sink && !sink.destroyed && !sink.write(chunk)) {
+      stream.pause();
+      sink.once('drain', () => stream.resume());
+    }
+  });
+  stream.on('error', () => undefined);
+}
+
+/** Spawns the command and resolves once it exited and its pipes are drained (or the grace ran out). */
+export function runProcess(req: RunRequest): Promise<RunOutcome> {
+  return new Promise((resolve, reject) => {
+    const started = process.hrtime.bigint();
+    const stdout = new HeadTailCapture(req.captureBytes);
+    const stderr = new HeadTailCapture(req.captureBytes);
+    const [cmd, ...args] = req.argv;
+    if (!cmd) {
+      reject(new Error('empty argv'));
+      return;
+    }
+    const child = spawn(cmd, args, {
+      env: req.env,
+      cwd: req.cwd,
+      detached: true,
+      stdio: [req.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe', ...(req.gate ? (['pipe'] as const) : [])],
+    });
+    let status: RunOutcome['status'] = 'completed';
+    let note: string | null = null;
+    let exitCode: number | null = null;
+    let finished = false;
+    const timers: NodeJS.Timeout[] = [];
+    const killGroup = () => {
+      if (child.pid) signal(-child.pid, 'SIGKILL');
+    };
+    const onAbort = () => {
+      if (status === 'completed') status = 'aborted';
+      killGroup();
+    };
+
+    const finish = () => {
+      if (finished) return;
+      finished = true;
+      for (const t of timers) clearTimeout(t);
+      req.signal?.removeEventListener('abort', onAbort);
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      resolve({
+        status,
+        exit_code: status === 'timed_out' ? null : exitCode,
+        stdout,
+        stderr,
+        duration_ms: Math.max(1, Math.round(ms)),
+        watchdog_note: note,
+      });
+    };
+
+    child.on('error', (err) => {
+      if (finished) return;
+      finished = true;
+      for (const t of timers) clearTimeout(t);
+      reject(err);
+    });
+    pump(child.stdout, stdout, req.sinks?.stdout);
+    pump(child.stderr, stderr, req.sinks?.stderr);
+
+    child.on('exit', (code, sig) => {
+      exitCode = code ?? (sig ? 128 + (signalNumber(sig) ?? 9) : null);
+      if (note !== null) exitCode = 137;
+      timers.push(setTimeout(finish, DRAIN_GRACE_MS));
+    });
+    child.on('close', finish);
+
+    if (req.stdin && child.stdin) {
+      child.stdin.on('error', () => undefined);
+      child.stdin.end(req.stdin);
+    }
+    if (req.gate && child.pid) {
+      const gateStream = child.stdio[3];
+      try {
+        req.gate(child.pid);
+      } finally {
+        if (gateStream && 'end' in gateStream) {
+          gateStream.on('error', () => undefined);
+          gateStream.end('\n');
+        }
+      }
+    }
+
+    timers.push(
+      setTimeout(() => {
+        status = 'timed_out';
+        killGroup();
+      }, req.timeoutMs),
+    );
+    if (req.signal) {
+      if (req.signal.aborted) onAbort();
+      else req.signal.addEventListener('abort', onAbort, { once: true });
+    }
+    if (req.watchdog) {
+      const { intervalMs, check } = req.watchdog;
+      const tick = () => {
+        check()
+          .then((reason) => {
+            if (finished) return;
+            if (reason !== null) {
+              note = reason;
+              killGroup();
+            } else timers.push(setTimeout(tick, intervalMs));
+          })
+          .catch(() => {
+            if (!finished) timers.push(setTimeout(tick, intervalMs));
+          });
+      };
+      timers.push(setTimeout(tick, intervalMs));
+    }
+  });
+}
+
+const SIGNALS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGABRT: 6, SIGKILL: 9, SIGSEGV: 11, SIGPIPE: 13, SIGALRM: 14, SIGTERM: 15, SIGXCPU: 24, SIGXFSZ: 25 };
+function signalNumber(sig: string): number | undefined {
+  return SIGNALS[sig];
+}
