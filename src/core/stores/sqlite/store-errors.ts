@@ -9,13 +9,12 @@ export function storeUnavailable(path: string, reason: string, cause?: unknown):
   return new LbotError('store.unavailable', `${path}: ${reason}`, { details: { path }, hint: DATA_DIR_HINT, cause });
 }
 
-/** The message of anything thrown, with the errno code when there is one. */
+/** The message of anything thrown, without the path Node appends to fs errors (callers name the path). */
 export function reasonOf(err: unknown): string {
-  if (err instanceof Error) {
-    const code = 'code' in err && typeof err.code === 'string' ? err.code : null;
-    return code && !err.message.includes(code) ? `${err.message} (${code})` : err.message;
-  }
-  return String(err);
+  if (!(err instanceof Error)) return String(err);
+  const message = err.message.replace(/, \w+ '[^']*'(?: -> '[^']*')?$/, '');
+  const code = 'code' in err && typeof err.code === 'string' ? err.code : null;
+  return code && !message.includes(code) ? `${message} (${code})` : message;
 }
 
 /**
