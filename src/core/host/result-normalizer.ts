@@ -17,6 +17,13 @@ export function protocolError(message: string, details: Record<string, unknown> 
   return new LbotError('runner.protocol_error', message, { details });
 }
 
+/** `field.path: reason` of the first schema issue, so a protocol error names what was wrong. */
+export function firstIssue(error: { issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }> }, whole = 'data'): string {
+  const issue = error.issues[0];
+  if (!issue) return 'invalid';
+  return `${issue.path.map(String).join('.') || whole}: ${issue.message}`;
+}
+
 /** Plain text of a message or chunk: the string content, or its text elements joined by a space. */
 export function messageText(m: Pick<Message, 'content'>): string | null {
   if (typeof m.content === 'string') return m.content;
@@ -47,7 +54,7 @@ export type Normalized =
 /** Parses the result envelope; a missing type is a protocol error that names it. */
 export function parseResultEnvelope(raw: unknown): RunResult & { type: string } {
   const env = RunResultSchema.safeParse(raw);
-  if (!env.success) throw protocolError(`malformed result: ${env.error.issues[0]?.message ?? 'invalid'}`);
+  if (!env.success) throw protocolError(`malformed result: ${firstIssue(env.error, 'result')}`);
   const type = env.data.type;
   if (typeof type !== 'string' || type === '') throw protocolError('result is missing its type');
   return { ...env.data, type };
@@ -55,7 +62,8 @@ export function parseResultEnvelope(raw: unknown): RunResult & { type: string } 
 
 /** Applies the 1 MiB size rule (bytes): messages get their content truncated, anything else is dropped. */
 function applySizeCap(result: RunResult & { type: string }, sizeBytes: number, warn: (m: string) => void): (RunResult & { type: string }) | null {
-  if (sizeBytes <= MAX_RESULT_BYTES) return result;
+  // artifact.created carries up to 1 MiB of decoded content, so its own cap applies (§5.6, AC-081), not this one.
+  if (sizeBytes <= MAX_RESULT_BYTES || result.type === 'artifact.created') return result;
   const data = result.data;
   const truncate = (holder: unknown): unknown =>
     isRecord(holder) && typeof holder.content === 'string' ? { ...holder, content: truncateContent(holder.content) } : holder;
@@ -88,7 +96,7 @@ export function normalizeResult(result: RunResult & { type: string }, sizeBytes:
     case 'message.delta': {
       if (!isRecord(data.chunk) || Object.keys(data.chunk).length === 0) throw protocolError('message.delta requires data.chunk');
       const chunk = MessageChunkSchema.safeParse(data.chunk);
-      if (!chunk.success) throw protocolError(`message.delta: invalid chunk: ${chunk.error.issues[0]?.message ?? 'invalid'}`);
+      if (!chunk.success) throw protocolError(`message.delta: invalid chunk: ${firstIssue(chunk.error, 'chunk')}`);
       return { kind: 'delta', chunk: chunk.data };
     }
     case 'message.completed':

@@ -17,7 +17,7 @@ import { isRecord } from '../json.js';
 import { ApiError } from './api-error.js';
 import { serializeStateValue, stateScopeKey } from './api/state.js';
 import { eventColumns } from './event-record.js';
-import { messageText, normalizeResult, parseResultEnvelope, protocolError } from './result-normalizer.js';
+import { firstIssue, messageText, normalizeResult, parseResultEnvelope, protocolError } from './result-normalizer.js';
 import type { RunSession } from './session.js';
 import { aliasStateKey } from './state-scope.js';
 
@@ -142,7 +142,7 @@ export class ResultProcessor {
         return this.onArtifactCreated(data, at);
       case 'action.requested': {
         const a = ActionRequestedDataSchema.safeParse(data);
-        if (!a.success) throw protocolError(`action.requested: ${a.error.issues[0]?.message ?? 'invalid'}`);
+        if (!a.success) throw protocolError(`action.requested: ${firstIssue(a.error)}`);
         this.logEvent('action.requested', `Action requested (not executed): ${a.data.action}`, { ...a.data }, null);
         this.d.observe({ at, type, data, executed: false, note: 'platform actions are recorded, never executed' });
         return;
@@ -158,7 +158,7 @@ export class ResultProcessor {
 
   private onStateUpdated(data: JsonObject, at: number): void {
     const parsed = StateUpdatedDataSchema.safeParse(data);
-    if (!parsed.success) throw protocolError(`state.updated: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+    if (!parsed.success) throw protocolError(`state.updated: ${firstIssue(parsed.error)}`);
     const { scope, value } = parsed.data;
     const key = aliasStateKey(parsed.data.key);
     const reject = (why: string) => this.d.warn(`state.updated ${scope}:${key} not written: ${why}`);
@@ -179,7 +179,7 @@ export class ResultProcessor {
 
   private onArtifactCreated(data: JsonObject, at: number): void {
     const parsed = ArtifactCreatedDataSchema.safeParse(data);
-    if (!parsed.success) throw protocolError(`artifact.created: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+    if (!parsed.success) throw protocolError(`artifact.created: ${firstIssue(parsed.error)}`);
     const a = parsed.data;
     let content: Buffer | undefined;
     if (a.content_base64 !== undefined) {

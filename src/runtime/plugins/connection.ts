@@ -345,7 +345,7 @@ export class StdioPluginConnection implements PluginConnection {
     const run = this.#runs.get(run_id);
     if (!run) {
       const state = this.#finishedRuns.has(run_id) ? 'finished' : 'unknown';
-      this.#warn(`dropped a run/result for ${state} run ${run_id}`, run_id);
+      this.#warn(`protocol error: plugin ${this.identity} sent a run/result for ${state} run ${run_id}; dropped, no run in flight is affected`, run_id);
       return;
     }
     run.onResult(result);
