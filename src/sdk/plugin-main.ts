@@ -1,6 +1,6 @@
 // Bootstrap of an `execution.node` plugin: `node plugin-main.js <module>` imports the module's
 // definePlugin default export and serves the lbot protocol on stdin/stdout.
-import { register } from 'node:module';
+import { createRequire, register } from 'node:module';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
@@ -14,6 +14,15 @@ function fail(message: string, code = 1): never {
   process.exit(code);
 }
 
+function resolvesLbot(modulePath: string): boolean {
+  try {
+    createRequire(modulePath).resolve('lbot/package.json');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 async function main(): Promise<void> {
   const target = process.argv[2];
   if (!target) fail('usage: plugin-main.js <path of the plugin module>', 2);
@@ -21,7 +30,8 @@ async function main(): Promise<void> {
   const sender = createLineSender(process.stdout);
   redirectConsoleToStderr();
   const modulePath = path.resolve(target);
-  register('./resolve-lbot.js', import.meta.url);
+  // The resolve hook costs a loader thread; only plugins without their own copy of lbot need it.
+  if (!resolvesLbot(modulePath)) register('./resolve-lbot.js', import.meta.url);
   let mod: unknown;
   try {
     mod = await import(pathToFileURL(modulePath).href);

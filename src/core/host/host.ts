@@ -270,6 +270,9 @@ export function createHost(deps: HostDeps): Host {
       throw err instanceof ApiError ? notAuthorizedError(err) : err;
     }
     const run_id = randomUUID();
+    // Start (or reuse) the plugin process now, so its start-up overlaps building the run.
+    const connection = acquire(catalog, pluginIdentity(descriptor), binding.env);
+    connection.catch(() => undefined); // awaited below; a start failure fails the run there
     const nowMs = deps.clock.now();
     const event = withRawRef(req.event, req.raw, run_id, descriptor.id);
     const identity = pluginIdentity(descriptor);
@@ -375,7 +378,7 @@ export function createHost(deps: HostDeps): Host {
         },
         warn: (m) => warnRun(run_id, m),
       });
-      const conn = await acquire(catalog, identity, binding.env);
+      const conn = await connection;
       const ended = await execute(conn, session, req, processor, context);
       outcome.status = ended.status;
       outcome.error = ended.error;
