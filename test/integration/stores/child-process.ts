@@ -7,11 +7,12 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '../../..');
 const live = new Set<ChildProcess>();
 
-/** Starts `children/<script>` under node + tsx with stdout piped. */
-export function spawnChild(script: string, args: string[]): ChildProcess {
+/** Starts `children/<script>` under node + tsx with stdout piped, optionally as another user (needs root). */
+export function spawnChild(script: string, args: string[], as?: { uid: number; gid: number }): ChildProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'children', script), ...args], {
     cwd: repoRoot,
     stdio: ['ignore', 'pipe', 'pipe'],
+    ...as,
   });
   live.add(child);
   child.once('exit', () => live.delete(child));

@@ -5,7 +5,9 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SCHEMA_VERSION } from '../../../src/core/stores/sqlite/migrations.js';
 import { openSqliteStores } from '../../../src/core/stores/sqlite/open.js';
+import { LbotError } from '../../../src/core/errors.js';
 import { expectLbotError } from '../../contract/harness.js';
+import { finished, killAll, spawnChild } from './child-process.js';
 import { eventRow } from '../../contract/event-log.case.js';
 import { stateColumns } from '../../contract/state-store.case.js';
 import { transcriptRow } from '../../contract/transcript.case.js';
@@ -14,10 +16,12 @@ import { tempDir } from './temp-data-dir.js';
 const dirs: string[] = [];
 function freshDir(): string {
   const d = tempDir();
+  chmodSync(d, 0o755);
   dirs.push(d);
   return d;
 }
 afterEach(() => {
+  killAll();
   for (const d of dirs.splice(0)) {
     chmodSync(d, 0o700);
     rmSync(d, { recursive: true, force: true });
@@ -106,6 +110,32 @@ describe('openSqliteStores', () => {
     const err = expectLbotError(() => openSqliteStores(dir), 'store.unavailable');
     expect(err.message.startsWith(`${dir}: `)).toBe(true);
     expect(err.message).toMatch(/not writable/);
+  });
+
+  it('AC-201: a read-only lbot.db fails at open, not at the first write', async () => {
+    const dir = freshDir();
+    openSqliteStores(dir).close();
+    chmodSync(dir, 0o777);
+    chmodSync(path.join(dir, 'artifacts', 'sha256'), 0o777);
+    chmodSync(path.join(dir, 'lbot.db'), 0o444);
+    let outcome: { ok: boolean; code?: string; message?: string };
+    if (isRoot) {
+      // root writes through mode bits, so the open runs as `nobody` in a child process.
+      const r = await finished(spawnChild('open-stores.ts', [dir], { uid: 65534, gid: 65534 }));
+      expect(r.stderr).toBe('');
+      outcome = JSON.parse(r.stdout);
+    } else {
+      try {
+        openSqliteStores(dir).close();
+        outcome = { ok: true };
+      } catch (err) {
+        outcome = { ok: false, code: err instanceof LbotError ? err.code : 'not an LbotError', message: String(err) };
+      }
+    }
+    expect(outcome.ok).toBe(false);
+    expect(outcome.code).toBe('store.unavailable');
+    expect(outcome.message).toContain(path.join(dir, 'lbot.db'));
+    expect(outcome.message).toMatch(/readonly/);
   });
 
   it('a lbot.db that is not a database is store.unavailable naming the file', () => {

@@ -164,8 +164,10 @@ function userVersion(db: Database.Database): number {
 
 /**
  * Brings the schema to SCHEMA_VERSION. Runs under BEGIN IMMEDIATE even when nothing is pending:
- * two processes opening a fresh data dir at once serialize here (the second sees the work done),
- * and a database lbot cannot write fails now rather than at the first append.
+ * two processes opening a fresh data dir at once serialize here (the second sees the work done).
+ * Rewriting user_version is the write probe: SQLite opens a read-only file without complaint and
+ * even grants BEGIN IMMEDIATE, so only a real write proves the database can be written now rather
+ * than at the first append. With nothing to migrate the probe is rolled back and leaves no trace.
  */
 export function migrate(db: Database.Database, file: string, nowS: number): void {
   db.exec('BEGIN IMMEDIATE');
@@ -174,16 +176,19 @@ export function migrate(db: Database.Database, file: string, nowS: number): void
     if (current > SCHEMA_VERSION) {
       throw storeUnavailable(file, `the database has schema version ${current}, newer than the ${SCHEMA_VERSION} this lbot knows; upgrade lbot`);
     }
-    if (current < SCHEMA_VERSION) {
-      db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)');
-      const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
-      for (const m of MIGRATIONS) {
-        if (m.version <= current) continue;
-        db.exec(m.sql);
-        record.run(m.version, m.name, nowS);
-      }
-      db.pragma(`user_version = ${SCHEMA_VERSION}`);
+    db.pragma(`user_version = ${current}`);
+    if (current === SCHEMA_VERSION) {
+      db.exec('ROLLBACK');
+      return;
     }
+    db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)');
+    const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
+    for (const m of MIGRATIONS) {
+      if (m.version <= current) continue;
+      db.exec(m.sql);
+      record.run(m.version, m.name, nowS);
+    }
+    db.pragma(`user_version = ${SCHEMA_VERSION}`);
     db.exec('COMMIT');
   } catch (err) {
     if (db.inTransaction) db.exec('ROLLBACK');

@@ -34,7 +34,18 @@ export type SqliteStores = Stores & {
   readonly transcript: SqliteTranscript;
 };
 
-/** Creates the data dir when missing and proves it is a writable directory. */
+/** Creates and removes a probe file: the only reliable writability test (root ignores mode bits, mounts may be read-only). */
+function probeWritable(dir: string, what: string): void {
+  const probe = path.join(dir, `.lbot-write-probe-${process.pid}-${randomBytes(4).toString('hex')}`);
+  try {
+    closeSync(openSync(probe, 'wx'));
+    rmSync(probe, { force: true });
+  } catch (err) {
+    throw storeUnavailable(dir, `${what} is not writable: ${reasonOf(err)}`, err);
+  }
+}
+
+/** Creates the data dir when missing and proves it and its artifact directory are writable. */
 function prepareDataDir(dataDir: string): void {
   try {
     const st = statSync(dataDir, { throwIfNoEntry: false });
@@ -44,19 +55,14 @@ function prepareDataDir(dataDir: string): void {
     if (err instanceof LbotError) throw err;
     throw storeUnavailable(dataDir, `cannot create the data dir: ${reasonOf(err)}`, err);
   }
-  const probe = path.join(dataDir, `.lbot-write-probe-${process.pid}-${randomBytes(4).toString('hex')}`);
-  try {
-    closeSync(openSync(probe, 'wx'));
-    rmSync(probe, { force: true });
-  } catch (err) {
-    throw storeUnavailable(dataDir, `the data dir is not writable: ${reasonOf(err)}`, err);
-  }
+  probeWritable(dataDir, 'the data dir');
   const artifacts = path.join(dataDir, ARTIFACTS_DIR_NAME, 'sha256');
   try {
     mkdirSync(artifacts, { recursive: true });
   } catch (err) {
     throw storeUnavailable(artifacts, `cannot create the artifact directory: ${reasonOf(err)}`, err);
   }
+  probeWritable(artifacts, 'the artifact directory');
 }
 
 function openDatabase(file: string): Database.Database {
