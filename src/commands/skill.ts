@@ -39,7 +39,7 @@ async function installContext(ctx: CliContext, signal?: AbortSignal): Promise<In
 async function interruptible<T>(body: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const controller = new AbortController();
   const onSigint = () => controller.abort();
-  process.once('SIGINT', onSigint);
+  process.on('SIGINT', onSigint);
   try {
     return await body(controller.signal);
   } finally {
