@@ -1,0 +1,93 @@
+// The native tools' box port on the box service, and the per-run tool table hook the host calls.
+import { renderSessionId, DEFAULT_SESSION_TEMPLATE, type SessionVariables } from '../../core/box/session-id.js';
+import type { ToolProvider } from '../../core/host/ports.js';
+import type { Binding } from '../../core/protocol/binding.js';
+import type { JsonObject } from '../../core/protocol/event.js';
+import { isRecord, tryParseJson } from '../../core/json.js';
+import { ToolManager } from '../../core/tools/manager.js';
+import { NativeToolSource, type BoxToolPort, type FileOp } from '../../core/tools/native.js';
+import { ToolError, WORKSPACE } from '../../core/tools/paths.js';
+import type { ToolCallContext, ToolSource } from '../../core/tools/types.js';
+import type { BoxService } from '../box/service.js';
+import { FILEOPS_SCRIPT } from './fileops-script.js';
+
+const STATUS_TTL_MS = 5000;
+const FILEOP_TIMEOUT_SEC = 30;
+/** Runs the helper with lbot's node: bound at /.lbot/node in sandboxes, the host's own on the host backend. */
+const FILEOP_COMMAND = 'N=/.lbot/node; [ -x "$N" ] || N="$LBOT_HOST_NODE"; exec "$N" --input-type=module -e "$LBOT_FILEOP"';
+
+export class BoxToolPortImpl implements BoxToolPort {
+  #status: { at: number; available: boolean } | null = null;
+
+  constructor(readonly box: BoxService) {}
+
+  async available(): Promise<boolean> {
+    const now = Date.now();
+    if (this.#status && now - this.#status.at < STATUS_TTL_MS) return this.#status.available;
+    const s = await this.box.status();
+    this.#status = { at: now, available: s.available };
+    return s.available;
+  }
+
+  async exec(sessionId: string, req: { command: string; workdir?: string; timeout_sec?: number; env?: Record<string, string> }, ctx: ToolCallContext): Promise<unknown> {
+    const { result } = await this.box.exec(
+      {
+        session_id: sessionId,
+        cmd: req.command,
+        query_id: ctx.run_id,
+        ...(req.workdir ? { workdir: req.workdir } : {}),
+        ...(req.timeout_sec ? { timeout_sec: req.timeout_sec } : {}),
+        ...(req.env ? { env: req.env } : {}),
+      },
+      { signal: ctx.signal },
+    );
+    return result;
+  }
+
+  async fileOp(sessionId: string, op: FileOp, ctx: ToolCallContext): Promise<JsonObject> {
+    const { outcome } = await this.box.run(
+      {
+        session_id: sessionId,
+        cmd: FILEOP_COMMAND,
+        timeout_sec: FILEOP_TIMEOUT_SEC,
+        env: { LBOT_FILEOP: FILEOPS_SCRIPT, LBOT_HOST_NODE: process.execPath },
+        query_id: ctx.run_id,
+      },
+      { internal: true, stdin: Buffer.from(JSON.stringify({ ...op, root: WORKSPACE })), signal: ctx.signal },
+    );
+    const lines = outcome.stdout.rawText().trim().split('\n');
+    const parsed = tryParseJson(lines[lines.length - 1] ?? '');
+    if (outcome.status !== 'completed' || !isRecord(parsed)) {
+      const detail = outcome.stderr.rawText().trim() || outcome.stdout.rawText().trim() || `the file operation ${outcome.status === 'timed_out' ? 'timed out' : 'failed'}`;
+      return { ok: false, error: detail.slice(0, 2000) };
+    }
+    if (parsed.escape === true) throw new ToolError(typeof parsed.error === 'string' ? parsed.error : 'Path is outside the workspace.');
+    return parsed;
+  }
+}
+
+/** The box session a run's tools use: the binding's `box-session-id-template`, default `{launcher_type}_{launcher_id}`. */
+export function toolSessionId(binding: Pick<Binding, 'runner_config'>, runId: string, vars: SessionVariables = {}): string {
+  const t = binding.runner_config['box-session-id-template'];
+  return renderSessionId(typeof t === 'string' && t.trim() ? t : DEFAULT_SESSION_TEMPLATE, { query_id: runId, ...vars });
+}
+
+export type ToolsHookRequest = { binding: Binding; run_id: string; vars?: SessionVariables };
+
+/**
+ * The `tools` hook of the host: a tool table per run with the native tools (when a box backend is
+ * usable) plus whatever other sources (skills, MCP, plugins) `extraSources` returns.
+ */
+export function createToolsHook(opts: {
+  box: BoxService;
+  warn?: (message: string) => void;
+  extraSources?: (req: ToolsHookRequest) => ToolSource[] | Promise<ToolSource[]>;
+}): (req: ToolsHookRequest) => Promise<ToolProvider> {
+  const port = new BoxToolPortImpl(opts.box);
+  const manager = new ToolManager(opts.warn);
+  return async (req) => {
+    const native = new NativeToolSource(port, toolSessionId(req.binding, req.run_id, req.vars));
+    const extra = opts.extraSources ? await opts.extraSources(req) : [];
+    return manager.forRun([native, ...extra], req.binding.resource_policy);
+  };
+}
