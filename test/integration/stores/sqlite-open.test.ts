@@ -3,6 +3,7 @@ import { chmodSync, existsSync, readdirSync, rmSync, statSync, writeFileSync } f
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { SCHEMA_VERSION } from '../../../src/core/stores/sqlite/migrations.js';
 import { openSqliteStores } from '../../../src/core/stores/sqlite/open.js';
 import { LbotError } from '../../../src/core/errors.js';
@@ -123,7 +124,7 @@ describe('openSqliteStores', () => {
       // root writes through mode bits, so the open runs as `nobody` in a child process.
       const r = await finished(spawnChild('open-stores.ts', [dir], { uid: 65534, gid: 65534 }));
       expect(r.stderr).toBe('');
-      outcome = JSON.parse(r.stdout);
+      outcome = z.object({ ok: z.boolean(), code: z.string().optional(), message: z.string().optional() }).parse(JSON.parse(r.stdout));
     } else {
       try {
         openSqliteStores(dir).close();
