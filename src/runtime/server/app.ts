@@ -115,7 +115,16 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     if (body.runner_id) binding = { ...binding, runner_id: body.runner_id };
     if (body.config) binding = { ...binding, runner_config: body.config };
     const run_id = await deps.runs.start({ event: envelope, binding });
-    return reply.code(202).send({ run_id });
+    const wait = parseWith(z.object({ wait: z.enum(['1', 'true']).optional() }), req.query, 'query').wait;
+    if (!wait) return reply.code(202).send({ run_id });
+    const outcome = deps.runs.outcome(run_id);
+    if (!outcome) {
+      const done = deps.stores.runs.get(run_id);
+      return reply.code(200).send({ run_id, status: done?.status ?? 'running', error: done?.error ?? null, reply: null });
+    }
+    // ?wait=1: answer when the run has ended, with its outcome (for scripts that want one round trip).
+    const o = await outcome;
+    return reply.code(200).send({ run_id, status: o.status, error: o.error, reply: o.reply });
   });
 
   app.post('/v1/events', async (req, reply) => {

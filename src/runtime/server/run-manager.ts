@@ -87,6 +87,11 @@ export class RunManager {
     return this.#live.get(run_id);
   }
 
+  /** The outcome of a live run, once it ends (undefined when it is not in flight). */
+  outcome(run_id: string): Promise<RunOutcome> | undefined {
+    return this.#live.get(run_id)?.done;
+  }
+
   /** Cancels a live run; false when it is not in flight. */
   cancel(run_id: string): boolean {
     const live = this.#live.get(run_id);
