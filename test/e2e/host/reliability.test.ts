@@ -1,0 +1,317 @@
+// Acceptance §9, reliability and bad input (AC-190 … AC-203), and durability of acknowledged state
+// writes when `lbot run` is killed with SIGKILL mid-run.
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { execa } from 'execa';
+import { describe, expect, it } from 'vitest';
+import {
+  delta,
+  done,
+  dump,
+  errorOf,
+  eventPath,
+  firstLine,
+  LBOT_BIN,
+  list,
+
+  pick,
+  reports,
+  say,
+  scenario,
+  str,
+  summaries,
+  type Scenario,
+} from './harness.js';
+
+const MARKER_MAIN = (marker: string, original: string) => `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker)}, '');\n${original}`;
+
+/** A scripted copy that leaves a marker file when its process starts. */
+async function markedRunner(s: Scenario): Promise<{ runner: string; marker: string }> {
+  const marker = path.join(s.root, 'started');
+  const original = await readFile(path.join(s.plugins.dir('scripted'), 'main.js'), 'utf8');
+  return { runner: await s.addPlugin('marked', { mainJs: MARKER_MAIN(marker, original) }), marker };
+}
+
+async function msg(): Promise<Record<string, unknown>> {
+  return JSON.parse(await readFile(eventPath('msg.json'), 'utf8')) as Record<string, unknown>;
+}
+
+const dbFile = (s: Scenario) => path.join(s.dataDir, 'lbot.db');
+
+function isRoot(): boolean {
+  return typeof process.getuid === 'function' && process.getuid() === 0;
+}
+
+/** Direct children of a process (from /proc), so a test can clean up after SIGKILLing their parent. */
+function childrenOf(pid: number): number[] {
+  try {
+    return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean)
+      .map(Number);
+  } catch {
+    return [];
+  }
+}
+
+describe('reliability and bad input', () => {
+  it('AC-190 malformed event JSON', async () => {
+    const s = await scenario();
+    const { runner, marker } = await markedRunner(s);
+    const text = (await readFile(eventPath('msg.json'), 'utf8')).replace('"delivery":{"surface":"cli","supports_streaming":true}}', '"delivery":{"surface":"cli","supports_streaming":true},}');
+    const file = path.join(s.root, 'trailing.json');
+    await writeFile(file, text);
+    const r = await s.lbot(['--json', 'run', '--event', file, '--runner', runner, '--config', await s.writeJson('cfg.json', { script: [say('x'), done()] })]);
+    expect(r.exitCode).toBe(2);
+    const err = errorOf(r.stdout);
+    expect(err?.code).toBe('event.parse_error');
+    expect(String(err?.message)).toMatch(/:5:\d+|line 5/);
+    expect(existsSync(marker)).toBe(false);
+    expect(existsSync(dbFile(s))).toBe(false);
+  });
+
+  it('AC-191 schema-invalid event input', async () => {
+    const s = await scenario();
+    const base = await msg();
+    const cases: Array<[string, Record<string, unknown>, string]> = [];
+    for (const field of ['event_id', 'event_type', 'source', 'input', 'delivery']) {
+      const e = { ...base };
+      delete e[field];
+      cases.push([`missing ${field}`, e, field]);
+    }
+    cases.push(['event_time "yesterday"', { ...base, event_time: 'yesterday' }, 'event_time']);
+    cases.push(['input.contents "x"', { ...base, input: { text: 'ping', contents: 'x' } }, 'input.contents']);
+    for (const [label, event, field] of cases) {
+      const file = await s.writeJson(`bad-${field}.json`, event);
+      const r = await s.run([say('x'), done()], { json: true, event: file });
+      expect(r.exitCode, label).toBe(2);
+      const err = errorOf(r.stdout);
+      expect(err?.code, label).toBe('event.invalid');
+      expect((pick(err, 'details.path') as string[]).join('.'), label).toBe(field);
+    }
+    expect(existsSync(dbFile(s))).toBe(false);
+  });
+
+  it('AC-191 variant: unusable event files', async () => {
+    const s = await scenario();
+    const dir = path.join(s.root, 'a-dir');
+    await mkdir(dir);
+    const empty = await s.writeJson('empty.json', '');
+    const none = await s.writeJson('none.json', '[]');
+    for (const [label, file, pattern] of [
+      ['missing path', path.join(s.root, 'nope.json'), /no such file/],
+      ['directory', dir, /directory/],
+      ['empty file', empty, /empty/],
+      ['empty array', none, /empty|no events/],
+    ] as const) {
+      const r = await s.run([say('x'), done()], { json: true, event: file });
+      expect(r.exitCode, label).toBe(2);
+      expect(r.stderr, label).toMatch(/^lbot: error\[[a-z_.]+\]: /);
+      expect(String(errorOf(r.stdout)?.message), label).toMatch(pattern);
+    }
+    expect(existsSync(dbFile(s))).toBe(false);
+  });
+
+  it('AC-193 oversized inline event data', async () => {
+    const s = await scenario();
+    const file = await s.writeJson('big.json', { ...(await msg()), data: { blob: 'd'.repeat(1024 * 1024 + 10) } });
+    const r = await s.run([say('x'), done()], { event: file });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain('error[event.invalid]');
+    expect(r.stderr).toMatch(/hint:.*(raw_ref|attachments)/);
+    expect(existsSync(dbFile(s))).toBe(false);
+  });
+
+  it('AC-194 runner crash mid-stream', async () => {
+    const s = await scenario();
+    const r = await s.run([delta('par'), { stderr: 'about to die: disk on fire' }, { sleep_ms: 100 }, { exit: 137 }], { json: true });
+    expect(r.exitCode).toBe(1);
+    const err = errorOf(r.stdout);
+    expect(err?.code).toBe('runner.crashed');
+    expect(String(err?.message)).toContain('137');
+    expect(String(err?.message)).toContain('disk on fire');
+    const [summary] = summaries(r.stdout);
+    const record = await s.json(['runs', 'show', str(summary, 'run_id')]);
+    expect(record).toMatchObject({ status: 'failed', error: { code: 'runner.crashed' } });
+    const items = list(await s.json(['transcript', 'page', '--conversation', 'c1']), 'items');
+    expect(items.map((i) => pick(i, 'role'))).toEqual(['user']);
+    const next = await s.run([say('fine'), done()]);
+    expect(next.exitCode).toBe(0);
+    expect(next.stdout).toBe('fine\n');
+  });
+
+  it('AC-195 runner exceeds its deadline', async () => {
+    const s = await scenario();
+    const r = await s.run([{ sleep_ms: 30000 }], { json: true, config: { timeout: 2 } });
+    expect(r.exitCode).toBe(5);
+    expect(errorOf(r.stdout)).toMatchObject({ code: 'runner.timeout', retryable: true });
+    const record = await s.json(['runs', 'show', str(summaries(r.stdout)[0], 'run_id')]);
+    expect(record).toMatchObject({ status: 'timed_out', error: { code: 'runner.timeout' } });
+    // documented bound: ≈2 s, at most 2 s + the cancel grace, ≤ 5 s in total (host-recorded times)
+    const took = Number(pick(record, 'ended_at')) - Number(pick(record, 'started_at'));
+    expect(took).toBeGreaterThanOrEqual(1.6);
+    expect(took).toBeLessThanOrEqual(5);
+  });
+
+  it('AC-196 runner ignores cancel: the whole process group is killed', async () => {
+    const s = await scenario();
+    // a duration no other test uses, so pgrep finds only what this run started
+    const seconds = `600.${process.pid}${Date.now() % 100000}`;
+    const pgrep = () => {
+      try {
+        return execFileSync('pgrep', ['-f', `sleep ${seconds}`], { encoding: 'utf8' }).trim();
+      } catch {
+        return '';
+      }
+    };
+    const started = Date.now();
+    const child = s.spawn(await s.runArgs([{ ignore_cancel: true }, { spawn: ['sleep', seconds] }, say('working'), { sleep_ms: 60000 }], { json: true, config: { timeout: 2 } }));
+    await firstLine(child, (l) => l.includes('working'));
+    expect(pgrep()).not.toBe('');
+    const r = await child;
+    expect(r.exitCode).toBe(5);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    const found = pgrep();
+    expect(found.trim()).toBe('');
+  });
+
+  it('AC-197 no deadline still allows cancel', async () => {
+    const s = await scenario();
+    const child = s.spawn(await s.runArgs([dump, { sleep_ms: 600000 }], { json: true, config: { timeout: 0 } }));
+    const line = await firstLine(child, (l) => l.includes('message.completed'));
+    const ctx = reports(line)[0];
+    expect(pick(ctx, 'runtime.deadline_at')).toBeNull();
+    child.kill('SIGINT');
+    const r = await child;
+    expect(r.exitCode).toBe(130);
+    const record = await s.json(['runs', 'show', str(summaries(r.stdout)[0], 'run_id')]);
+    expect(record).toMatchObject({ status: 'cancelled', error: { code: 'cancelled' } });
+  });
+
+  it('AC-198 non-JSON on stdout', async () => {
+    const s = await scenario();
+    const line = `hello world ${'x'.repeat(100)}TAIL-BEYOND-80`;
+    const r = await s.run([{ emit_raw: line }, say('x'), done()], { json: true });
+    expect(r.exitCode).toBe(1);
+    const message = String(errorOf(r.stdout)?.message);
+    expect(errorOf(r.stdout)?.code).toBe('runner.protocol_error');
+    expect(message).toContain(line.slice(0, 80));
+    expect(message).not.toContain('TAIL-BEYOND-80');
+  });
+
+  it('AC-199 giant line', async () => {
+    const s = await scenario(['echo', 'giant-line']);
+    const hasTime = existsSync('/usr/bin/time');
+    const timed = (runner: string) => {
+      const lbot = [process.execPath, LBOT_BIN, '--data-dir', s.dataDir, '--plugins', s.plugins.pluginsDir, '--json', 'run', '--event', eventPath('msg.json'), '--runner', runner];
+      const [file = '', ...args] = hasTime ? ['/usr/bin/time', '-f', 'MAXRSS_KB=%M', ...lbot] : lbot;
+      return execa(file, args, { reject: false, cwd: s.root, timeout: 60_000 });
+    };
+    const r = await timed('plugin:acme/giant-line/default');
+    expect(r.exitCode).toBe(1);
+    expect(errorOf(r.stdout)?.code).toBe('runner.protocol_error');
+    expect(String(errorOf(r.stdout)?.message)).toMatch(/8388608|8 MiB|line/i);
+    if (!hasTime) {
+      console.warn('AC-199: /usr/bin/time is missing; the peak RSS bound is not checked');
+      return;
+    }
+    const peak = Number(/MAXRSS_KB=(\d+)/.exec(r.stderr)?.[1]);
+    const base = await timed('plugin:acme/echo/default');
+    expect(base.exitCode).toBe(0);
+    const baseline = Number(/MAXRSS_KB=(\d+)/.exec(base.stderr)?.[1]);
+    // growth over a plain run stays below 4 × the 8 MiB line limit
+    console.info(`AC-199 peak RSS ${peak} KiB, plain run ${baseline} KiB`);
+    expect(peak - baseline).toBeLessThan(4 * 8 * 1024);
+  });
+
+  it('AC-201 unusable data dir', async () => {
+    const s = await scenario();
+    const file = await s.writeJson('a-file', '{}');
+    const targets = [file];
+    // root ignores directory permissions; a sysfs directory is read-only even for root
+    if (isRoot()) targets.push('/sys/fs');
+    else {
+      const ro = path.join(s.root, 'ro');
+      await mkdir(ro, { mode: 0o555 });
+      targets.push(ro);
+    }
+    for (const dir of targets) {
+      const r = await execa(process.execPath, [LBOT_BIN, '--data-dir', dir, '--plugins', s.plugins.pluginsDir, '--json', 'run', '--event', eventPath('msg.json'), '--runner', 'plugin:acme/scripted/default'], { reject: false, cwd: s.root });
+      expect(r.exitCode, dir).toBe(6);
+      expect(errorOf(r.stdout)?.code, dir).toBe('store.unavailable');
+      expect(String(errorOf(r.stdout)?.message), dir).toContain(dir);
+      expect(r.stderr, dir).not.toMatch(/\n\s+at /);
+    }
+  });
+
+  it('AC-203 deeply nested or hostile JSON', async () => {
+    const s = await scenario();
+    const base = await readFile(eventPath('msg.json'), 'utf8');
+    const nested = base.replace(/}\s*$/, `,"data":{"deep":${'['.repeat(10_000)}${']'.repeat(10_000)}}}`);
+    const nestedFile = path.join(s.root, 'nested.json');
+    await writeFile(nestedFile, nested);
+    const r = await s.run([say('x'), done()], { json: true, event: nestedFile });
+    expect([0, 2]).toContain(r.exitCode);
+    if (r.exitCode === 2) expect(errorOf(r.stdout)?.code).toBe('event.invalid');
+    expect(r.stderr).not.toMatch(/Maximum call stack|RangeError|\n\s+at /);
+
+    const dup = base.replace('"text":"ping"', '"text":"first","text":"last"');
+    const dupFile = path.join(s.root, 'dup.json');
+    await writeFile(dupFile, dup);
+    const d = await s.run([dump, done()], { json: true, event: dupFile });
+    expect([0, 2]).toContain(d.exitCode);
+    if (d.exitCode === 0) expect(pick(reports(d.stdout)[0], 'input.text')).toBe('last');
+    else expect(errorOf(d.stdout)?.code).toBe('event.invalid');
+  });
+
+  it('kill -9 mid-run keeps every acknowledged state write, and the database opens without repair', async () => {
+    const s = await scenario();
+    const steps = Array.from({ length: 3000 }, (_, i) => ({ api: { action: 'state.set', args: { scope: 'conversation', key: `key-${i}`, value: { i } } }, report: true }));
+    const child = s.spawn(await s.runArgs([...steps, say('all written'), done()], { json: true }));
+    const acknowledged: number[] = [];
+    await new Promise<void>((resolve, reject) => {
+      let buf = '';
+      child.stdout?.on('data', (chunk: Buffer | string) => {
+        buf += chunk.toString();
+        const lines = buf.split('\n');
+        buf = lines.pop() ?? '';
+        for (const l of lines) {
+          const content = pick(JSON.parse(l), 'data.message.content');
+          if (typeof content === 'string' && pick(JSON.parse(content), 'ok') === true) acknowledged.push(acknowledged.length);
+        }
+        if (acknowledged.length >= 200) resolve();
+      });
+      void child.then(() => reject(new Error('lbot run ended before it was killed')));
+    });
+    const pid = child.pid ?? 0;
+    const plugins = childrenOf(pid);
+    child.kill('SIGKILL');
+    await child;
+    // the plugin lost its host; stop its process group as well
+    for (const p of plugins) {
+      try {
+        process.kill(-p, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    expect(acknowledged.length).toBeGreaterThanOrEqual(200);
+
+    const db = new Database(dbFile(s), { fileMustExist: true });
+    try {
+      expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+    } finally {
+      db.close();
+    }
+    const keys = new Set((await s.jsonLines(['state', 'list', '--scope', 'conversation'])).map((e) => e.key));
+    for (const i of acknowledged) expect(keys.has(`key-${i}`), `key-${i}`).toBe(true);
+    // and the data dir keeps working
+    const next = await s.run([say('after the crash'), done()]);
+    expect(next.exitCode).toBe(0);
+  });
+});
+
+
