@@ -53,6 +53,7 @@ describe('openSqliteStores', () => {
     s.close();
     expect(existsSync(path.join(dir, 'lbot.db'))).toBe(true);
     expect(statSync(path.join(dir, 'artifacts', 'sha256')).isDirectory()).toBe(true);
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
     expect(readdirSync(dir).filter((f) => f.startsWith('.lbot-write-probe'))).toEqual([]);
     const db = new Database(path.join(dir, 'lbot.db'), { readonly: true });
     try {

@@ -50,7 +50,8 @@ function prepareDataDir(dataDir: string): void {
   try {
     const st = statSync(dataDir, { throwIfNoEntry: false });
     if (st && !st.isDirectory()) throw storeUnavailable(dataDir, 'the data dir exists but is not a directory');
-    if (!st) mkdirSync(dataDir, { recursive: true });
+    // Transcripts and state are private to the user running lbot.
+    if (!st) mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   } catch (err) {
     if (err instanceof LbotError) throw err;
     throw storeUnavailable(dataDir, `cannot create the data dir: ${reasonOf(err)}`, err);
