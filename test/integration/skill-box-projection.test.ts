@@ -17,7 +17,7 @@ import { buildZip, skillMd, tempDir, writeZip } from './skill-zip.js';
 const HELLO = path.resolve(import.meta.dirname, '../../fixtures/skills/hello-skill.zip');
 
 const probe = await execa('bwrap', ['--unshare-all', '--ro-bind', '/', '/', 'true'], { reject: false });
-const bwrapReason = probe.exitCode === 0 ? null : `bubblewrap cannot start a sandbox here (${probe.shortMessage.split('\n')[0]})`;
+const bwrapReason = probe.exitCode === 0 ? null : `bubblewrap cannot start a sandbox here (${(probe.stderr || probe.shortMessage || 'unknown error').split('\n')[0]})`;
 if (bwrapReason) console.warn(`skipping skill projection tests: ${bwrapReason}`);
 
 function systemBinds(): string[] {
