@@ -3,7 +3,8 @@
 import path from 'node:path';
 import type { Config } from '../core/config.js';
 import { createHost, type Host } from '../core/host/host.js';
-import type { RunnerCatalog, ToolProvider } from '../core/host/ports.js';
+import type { ModelProvider, RunnerCatalog, ToolProvider } from '../core/host/ports.js';
+import type { HostObserver } from '../core/host/observer.js';
 import type { Binding } from '../core/protocol/binding.js';
 import { discoverPlugins } from '../core/plugins/discovery.js';
 import { openSqliteStores } from '../core/stores/sqlite/open.js';
@@ -12,6 +13,7 @@ import { LBOT_VERSION } from '../version.js';
 import { systemClock } from './clock.js';
 import { createModelProvider } from './models/providers.js';
 import { createPluginLauncher } from './plugins/launcher.js';
+import { openMcpHost } from './mcp/host-wiring.js';
 
 export type LocalHostOptions = {
   dataDir: string;
@@ -22,7 +24,15 @@ export type LocalHostOptions = {
   config: Config;
   warn(message: string): void;
   tools?(req: { binding: Binding; run_id: string }): Promise<ToolProvider | undefined>;
+  /** Replaces the catalog the host reads (`dev` serves the last good one). */
+  catalog?: (() => Promise<RunnerCatalog>) | undefined;
+  /** Hooks for record/replay: wrap the model provider and the per-run tool tables, observe runs. */
+  decorateModels?: ((provider: ModelProvider) => ModelProvider) | undefined;
+  decorateTools?: ((tools: ToolsFactory | undefined) => ToolsFactory | undefined) | undefined;
+  observer?: HostObserver | undefined;
 };
+
+type ToolsFactory = (req: { binding: Binding; run_id: string }) => Promise<ToolProvider | undefined>;
 
 export type LocalHost = {
   host: Host;
@@ -47,17 +57,20 @@ export async function loadCatalog(pluginsDir: string, pluginDir?: string): Promi
 export function openLocalHost(opts: LocalHostOptions): LocalHost {
   const stores = openSqliteStores(opts.dataDir);
   const launcher = createPluginLauncher({ onWarning: (w) => opts.warn(w.message) });
-  const catalog = () => loadCatalog(opts.pluginsDir, opts.pluginDir);
+  const catalog = opts.catalog ?? (() => loadCatalog(opts.pluginsDir, opts.pluginDir));
+  const models = createModelProvider(opts.config.models);
+  const tools = opts.decorateTools ? opts.decorateTools(opts.tools) : opts.tools;
   const host = createHost({
     stores,
     launcher,
     catalog,
     config: opts.config,
-    models: createModelProvider(opts.config.models),
-    ...(opts.tools ? { tools: opts.tools } : {}),
+    models: opts.decorateModels ? opts.decorateModels(models) : models,
+    ...(tools ? { tools } : {}),
     clock: systemClock,
     version: LBOT_VERSION,
     warn: opts.warn,
+    ...(opts.observer ? { observer: opts.observer } : {}),
   });
   let closing: Promise<void> | undefined;
   return {
@@ -67,6 +80,7 @@ export function openLocalHost(opts: LocalHostOptions): LocalHost {
     close: () =>
       (closing ??= (async () => {
         await host.close();
+        await mcp?.close();
         stores.close();
       })()),
   };

@@ -14,7 +14,7 @@ import { parseJsonText } from '../core/json-parse.js';
 import { BindingSchema, defaultCliBinding, type Binding } from '../core/protocol/binding.js';
 import type { EventEnvelope } from '../core/protocol/event.js';
 import type { PlatformChoice } from '../core/gateway/index.js';
-import { openLocalHost } from './local-host.js';
+import { openLocalHost, type LocalHostOptions } from './local-host.js';
 
 export type ReplayOptions = {
   dataDir: string;
@@ -29,6 +29,8 @@ export type ReplayOptions = {
   vars: Record<string, string>;
   signal: AbortSignal;
   warn(message: string): void;
+  /** Record/replay wrappers around the host's model and tool providers, and a run observer. */
+  hostHooks?: Pick<LocalHostOptions, 'decorateModels' | 'decorateTools' | 'observer'> | undefined;
 } & Pick<RunRequest, 'onDelivered' | 'onObserved' | 'onStarted'>;
 
 export type ReplayResult = { outcomes: RunOutcome[]; skipped: number };
@@ -96,7 +98,7 @@ export async function replayEvents(opts: ReplayOptions): Promise<ReplayResult> {
   const runnerConfig = opts.configFile ? await readJsonObject(opts.configFile, '--config') : undefined;
   const adapterParams = Object.keys(opts.vars).length ? filterAdapterParams(opts.vars) : null;
   if (!base && !opts.pluginDir) for (const e of events) bindingFor(e.envelope, null, opts.config); // fail before opening stores
-  const local = openLocalHost({ dataDir: opts.dataDir, pluginsDir: opts.pluginsDir, pluginDir: opts.pluginDir, config: opts.config, warn: opts.warn });
+  const local = openLocalHost({ dataDir: opts.dataDir, pluginsDir: opts.pluginsDir, pluginDir: opts.pluginDir, config: opts.config, warn: opts.warn, ...opts.hostHooks });
   try {
     if (opts.pluginDir && !base) base = defaultCliBinding(pluginRunner(await local.catalog(), opts.pluginDir));
     const outcomes: RunOutcome[] = [];

@@ -17,6 +17,7 @@ import { buildRunContext } from './context-builder.js';
 import { computeDeadline } from './deadline.js';
 import { incomingEventRow } from './event-record.js';
 import type { Clock, ModelProvider, PluginConnection, PluginLauncher, RunnerCatalog, ToolProvider } from './ports.js';
+import type { HostObserver } from './observer.js';
 import { ProxyRouter } from './proxy-router.js';
 import { buildResources, type KnowledgeBaseConfig } from './resources.js';
 import { ResultProcessor, runErrorOf, type Delivered, type LbotErrorLike } from './result-processor.js';
@@ -44,6 +45,8 @@ export type HostDeps = {
   clock: Clock;
   version: string;
   warn(message: string): void;
+  /** Optional listener of every run and proxy call (dev dashboard, record/replay). */
+  observer?: HostObserver;
 };
 
 export type RunRequest = {
@@ -81,11 +84,12 @@ const notAuthorizedError = (e: ApiError) =>
 export type Host = {
   run(req: RunRequest): Promise<RunOutcome>;
   /**
-   * Starts a fresh process of a plugin (from a re-read catalog) and routes new runs to it; runs already in
-   * flight finish on the old process, which is then stopped. If the new process fails to start, the old
-   * one keeps serving and the start error is thrown (hot reload, AC-176/AC-177).
+   * Starts a fresh process of a plugin (from `catalog`, else a re-read catalog) and routes new runs to it;
+   * runs already in flight finish on the old process, which is then stopped. Without a process yet, it
+   * starts one warm (default env). If the new process fails to start, the old one keeps serving and the
+   * start error is thrown (hot reload, AC-176/AC-177).
    */
-  reload(identity: string): Promise<void>;
+  reload(identity: string, catalog?: RunnerCatalog): Promise<void>;
   readonly sessions: SessionRegistry;
   /** Stops every plugin process this host started. Idempotent. */
   close(): Promise<void>;
@@ -114,6 +118,7 @@ export function createHost(deps: HostDeps): Host {
       warn: warnRun,
     },
     audit: (run_id, entry) => deps.stores.runs.addApiCall(run_id, entry),
+    observe: (record) => deps.observer?.onProxyCall?.(record),
     runnerOf: (run_id) => deps.stores.runs.get(run_id)?.runner_id ?? null,
   });
   let closing: Promise<void> | undefined;
@@ -343,6 +348,7 @@ export function createHost(deps: HostDeps): Host {
     sessions.register(session);
     try {
       req.onStarted?.(run_id);
+      deps.observer?.onRunStarted?.({ run_id, runner_id: descriptor.id, event_id: event.event_id, event_type: event.event_type });
       deps.stores.events.append(incomingEventRow(event, run_id, descriptor.id));
       registerAttachments(deps.stores.artifacts, event, { run_id, runner_id: descriptor.id }, (m) => warnRun(run_id, m));
       if (event.event_type === 'message.received' && event.conversation_id) {
@@ -371,10 +377,12 @@ export function createHost(deps: HostDeps): Host {
         deliver: (item) => {
           deps.stores.runs.addResult(run_id, { ...item });
           req.onDelivered?.(item);
+          deps.observer?.onDelivered?.(item);
         },
         observe: (notice) => {
           deps.stores.runs.addObserved(run_id, notice);
           req.onObserved?.(run_id, notice);
+          deps.observer?.onObserved?.(run_id, notice);
         },
         warn: (m) => warnRun(run_id, m),
       });
@@ -392,6 +400,7 @@ export function createHost(deps: HostDeps): Host {
       sessions.unregister(run_id);
       tables.delete(run_id);
       deps.stores.runs.finish(run_id, outcome.status, outcome.error, deps.clock.now() / 1000, stderrTail);
+      deps.observer?.onRunEnded?.(outcome);
     }
     return outcome;
   }
@@ -406,12 +415,14 @@ export function createHost(deps: HostDeps): Host {
     await conn.close();
   }
 
-  async function reload(identity: string): Promise<void> {
-    const catalog = await deps.catalog();
+  async function reload(identity: string, given?: RunnerCatalog): Promise<void> {
+    const catalog = given ?? (await deps.catalog());
     const plugin = catalog.plugins.get(identity);
     if (!plugin) throw new LbotError('runner.not_found', `plugin ${identity} not found after reload`);
-    for (const [key, current] of [...connections]) {
-      if (!key.startsWith(`${identity}\0`)) continue;
+    const keys = [...connections.keys()].filter((key) => key.startsWith(`${identity}\0`));
+    if (keys.length === 0) keys.push(`${identity}\0${JSON.stringify({})}`);
+    for (const key of keys) {
+      const current = connections.get(key);
       const env: unknown = JSON.parse(key.slice(identity.length + 1));
       const envRecord: Record<string, string> = {};
       if (env && typeof env === 'object') for (const [k, v] of Object.entries(env)) if (typeof v === 'string') envRecord[k] = v;
@@ -419,7 +430,7 @@ export function createHost(deps: HostDeps): Host {
       await fresh; // throws: the old process keeps serving
       connections.set(key, fresh);
       void fresh.then((conn) => void conn.exited.then(() => connections.get(key) === fresh && connections.delete(key)));
-      void current.then(drainAndClose, () => undefined).catch((err: unknown) => deps.warn(`stopping the old ${identity} process failed: ${String(err)}`));
+      void current?.then(drainAndClose, () => undefined).catch((err: unknown) => deps.warn(`stopping the old ${identity} process failed: ${String(err)}`));
     }
   }
 

@@ -6,6 +6,7 @@ import { isRecord } from '../json.js';
 import type { ApiCallAudit } from '../stores/types.js';
 import { ApiError, toApiError } from './api-error.js';
 import type { ProxyCall } from './ports.js';
+import type { ProxyCallRecord } from './observer.js';
 import { isResourceAllowed, type RunSession, type SessionRegistry } from './session.js';
 import type { HandlerCall, HandlerEnv } from './api/types.js';
 import { historyPage, historySearch } from './api/history.js';
@@ -102,6 +103,8 @@ export type ProxyRouterDeps = {
   audit(run_id: string, entry: ApiCallAudit): void;
   /** Runner id of a finished run, for attributing late calls (AC-028). */
   runnerOf(run_id: string): string | null;
+  /** Sees every answered call with its params and outcome (record/replay, dev dashboard). */
+  observe?(record: ProxyCallRecord): void;
 };
 
 export class ProxyRouter {
@@ -118,10 +121,12 @@ export class ProxyRouter {
       resource = auditResource(method, call.params, session);
       const result = await this.dispatch(method, call, session);
       this.record(call, claimed, { action: method, resource, decision: 'allowed', code: null });
+      this.deps.observe?.({ run_id: claimed, caller_plugin: call.caller_plugin, action: method, params: call.params, outcome: { ok: true, result } });
       return result;
     } catch (err) {
       const apiErr = toApiError(err);
       this.record(call, claimed, { action: method, resource, decision: 'denied', code: apiErr.code });
+      this.deps.observe?.({ run_id: claimed, caller_plugin: call.caller_plugin, action: method, params: call.params, outcome: { ok: false, error: apiErr.toWire() } });
       throw apiErr;
     }
   }

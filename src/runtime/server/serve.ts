@@ -2,7 +2,7 @@
 import type { AddressInfo } from 'node:net';
 import type { ConfigFile } from '../../core/stores/config-file.js';
 import { LbotError } from '../../core/errors.js';
-import { openLocalHost, type LocalHost } from '../local-host.js';
+import { openLocalHost, type LocalHost, type LocalHostOptions } from '../local-host.js';
 import { buildServer } from './app.js';
 import { RunManager } from './run-manager.js';
 import { resolveServeToken } from './token.js';
@@ -18,6 +18,8 @@ export type ServeOptions = {
   log?(line: string): void;
   /** Extra owners to close on shutdown (box reaper, MCP servers, dev watcher). */
   onClose?: Array<() => Promise<void>>;
+  /** Local host wiring `dev` changes: one plugin dir, the last-good catalog, a run observer. */
+  hostHooks?: Pick<LocalHostOptions, 'pluginDir' | 'catalog' | 'observer'>;
 };
 
 export type ServeHandle = {
@@ -43,7 +45,7 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
     });
   }
   const { token, file } = resolveServeToken(opts.dataDir, env);
-  const local = openLocalHost({ dataDir: opts.dataDir, pluginsDir: opts.pluginsDir, config, warn: opts.warn });
+  const local = openLocalHost({ dataDir: opts.dataDir, pluginsDir: opts.pluginsDir, config, warn: opts.warn, ...opts.hostHooks });
   const runs = new RunManager(local.host, { maxConcurrent: config.serve.max_concurrent_runs, maxPerPlugin: config.serve.max_runs_per_plugin }, opts.warn);
   const app = buildServer({ stores: local.stores, runs, config: () => opts.configFile.config, token, ...(opts.log ? { log: opts.log } : {}) });
   try {
