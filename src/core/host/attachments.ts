@@ -6,12 +6,16 @@ import type { ArtifactRegister, ArtifactStore } from '../stores/types.js';
 const STRICT_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const DATA_URL = /^data:([\w.+-]+\/[\w.+-]+)?(?:;[\w-]+=[^;,]*)*;base64,(.*)$/s;
 
+/** Decodes canonical base64 (padding required, no stray characters); null when it is not. */
+export function decodeBase64Strict(b64: string): Buffer | null {
+  return STRICT_BASE64.test(b64) ? Buffer.from(b64, 'base64') : null;
+}
+
 /** Decodes raw base64 or a base64 data URL strictly; null when it is neither. */
 export function decodeInlineContent(content: string): { bytes: Buffer; mime: string | null } | null {
   const m = DATA_URL.exec(content);
-  const b64 = (m ? (m[2] ?? '') : content).replace(/\s+/g, '');
-  if (!STRICT_BASE64.test(b64)) return null;
-  return { bytes: Buffer.from(b64, 'base64'), mime: m?.[1] ?? null };
+  const bytes = decodeBase64Strict((m ? (m[2] ?? '') : content).replace(/\s+/g, ''));
+  return bytes ? { bytes, mime: m?.[1] ?? null } : null;
 }
 
 function registration(a: ArtifactRef, e: EventEnvelope, run: { run_id: string; runner_id: string }): ArtifactRegister | string {

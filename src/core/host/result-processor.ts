@@ -16,6 +16,7 @@ import { LbotError } from '../errors.js';
 import { isRecord } from '../json.js';
 import { ApiError } from './api-error.js';
 import { serializeStateValue, stateScopeKey } from './api/state.js';
+import { decodeBase64Strict } from './attachments.js';
 import { eventColumns } from './event-record.js';
 import { firstIssue, messageText, normalizeResult, parseResultEnvelope, protocolError } from './result-normalizer.js';
 import type { RunSession } from './session.js';
@@ -40,7 +41,6 @@ export type ProcessorDeps = {
   warn(message: string): void;
 };
 
-const STRICT_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 export class ResultProcessor {
   #pendingRefs: JsonObject[] = [];
@@ -183,8 +183,8 @@ export class ResultProcessor {
     const a = parsed.data;
     let content: Buffer | undefined;
     if (a.content_base64 !== undefined) {
-      if (!STRICT_BASE64.test(a.content_base64)) throw protocolError('artifact.created: content_base64 is not valid base64');
-      content = Buffer.from(a.content_base64, 'base64');
+      content = decodeBase64Strict(a.content_base64) ?? undefined;
+      if (!content) throw protocolError('artifact.created: content_base64 is not valid base64');
       if (content.length > MAX_ARTIFACT_INLINE_BYTES) {
         throw protocolError(`artifact.created: inline content is ${content.length} bytes; the limit is ${MAX_ARTIFACT_INLINE_BYTES}`);
       }
