@@ -266,7 +266,9 @@ describe('directory sources', () => {
     await mkdir(path.join(src, 'scripts'), { recursive: true });
     await writeFile(path.join(src, 'SKILL.md'), skillMd('tool'));
     await writeFile(path.join(src, 'scripts', 'go.sh'), '#!/bin/sh\n', { mode: 0o755 });
+    await writeFile(path.join(src, 'skill.md'), skillMd('lowercase-loses'));
     await install(ctx, { source: path.join(src, 'SKILL.md') });
+    expect((await getSkill(dataDir, 'tool')).entry_file).toBe('SKILL.md');
     expect((await stat(path.join(skillsRoot(dataDir), 'tool', 'scripts', 'go.sh'))).mode & 0o777).toBe(0o755);
     await symlink('/etc/passwd', path.join(src, 'passwd'));
     const err = await refusal(install(ctx, { source: src, replace: true }));

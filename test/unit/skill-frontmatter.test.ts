@@ -64,6 +64,12 @@ describe('SKILL.md frontmatter', () => {
     expect(p.warnings[0]).toMatch(/^invalid frontmatter: /);
   });
 
+  it('reads duplicate keys like a YAML safe load does: the last one wins', () => {
+    const p = parseSkillMd('---\nname: a\nname: b\n---\nBody');
+    expect(p.frontmatter).toEqual({ name: 'b' });
+    expect(p.warnings).toEqual([]);
+  });
+
   it('treats a non-mapping frontmatter and a missing closing line as no frontmatter', () => {
     expect(parseSkillMd('---\n- a\n- b\n---\nB').frontmatter).toEqual({});
     const unclosed = parseSkillMd('---\nname: x\nBody');

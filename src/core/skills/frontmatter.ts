@@ -48,7 +48,7 @@ export function parseSkillMd(raw: string): ParsedSkillMd {
   const body = text.slice(closing.end).replace(/^(\r?\n)+/, '');
   let value: unknown;
   try {
-    value = parseYaml(yamlText, { prettyErrors: true, uniqueKeys: true, maxAliasCount: 100 });
+    value = parseYaml(yamlText, { prettyErrors: true, uniqueKeys: false, maxAliasCount: 100 });
   } catch (err) {
     const reason = (err instanceof Error ? err.message : String(err)).split('\n')[0] ?? 'parse error';
     return { frontmatter: {}, body, hasFrontmatter: true, warnings: [`invalid frontmatter: ${reason}`] };

@@ -82,7 +82,7 @@ async function loadInstalled(dir: string, name: string, lockEntry: LockEntry | u
     instructions: pkg.instructions,
     entry_file: pkg.entry_file,
     frontmatter: pkg.frontmatter,
-    created_at: st.birthtime.toISOString(),
+    created_at: st.ctime.toISOString(),
     updated_at: st.mtime.toISOString(),
     warnings,
   };
