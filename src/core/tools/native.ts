@@ -1,6 +1,7 @@
 // The native tool source: exec/read/write/edit/glob/grep, all executed inside the run's box session.
 import { z } from 'zod';
 import type { JsonObject } from '../protocol/event.js';
+import type { MountSpec } from '../box/model.js';
 import { globMatcherSource } from './glob.js';
 import { NATIVE_TOOLS, NATIVE_TOOL_NAMES, type NativeToolName } from './native-defs.js';
 import { ToolError, WORKSPACE, resolveWorkspacePath } from './paths.js';
@@ -20,12 +21,15 @@ export type FileOp =
   | { op: 'glob'; path: string; match: string; max: number }
   | { op: 'grep'; path: string; source: string; flags: string; include: string; max_matches: number; max_files: number };
 
+/** The run's box session: its id and the extra mounts it is created with (skill packages, read-only). */
+export type ToolSession = { id: string; extra_mounts?: readonly MountSpec[] };
+
 /** What the native tools need from the box (implemented in runtime/tools on the box service). */
 export interface BoxToolPort {
   /** Whether a box backend is usable right now (cached briefly). */
   available(): Promise<boolean>;
-  exec(sessionId: string, req: { command: string; workdir?: string; timeout_sec?: number; env?: Record<string, string> }, ctx: ToolCallContext): Promise<unknown>;
-  fileOp(sessionId: string, op: FileOp, ctx: ToolCallContext): Promise<JsonObject>;
+  exec(session: ToolSession, req: { command: string; workdir?: string; timeout_sec?: number; env?: Record<string, string> }, ctx: ToolCallContext): Promise<unknown>;
+  fileOp(session: ToolSession, op: FileOp, ctx: ToolCallContext): Promise<JsonObject>;
 }
 
 const ExecParams = z.strictObject({
@@ -59,7 +63,7 @@ export class NativeToolSource implements ToolSource {
 
   constructor(
     readonly port: BoxToolPort,
-    readonly sessionId: string,
+    readonly session: ToolSession,
   ) {}
 
   async list(): Promise<ToolDefinition[]> {
@@ -68,7 +72,7 @@ export class NativeToolSource implements ToolSource {
 
   async call(name: string, params: JsonObject, ctx: ToolCallContext): Promise<unknown> {
     if (!isNative(name)) throw new ToolError(`Tool not found: ${name}`);
-    const sid = this.sessionId;
+    const sid = this.session;
     switch (name) {
       case 'exec': {
         const p = parse(ExecParams, name, params);

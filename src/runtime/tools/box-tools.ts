@@ -5,7 +5,8 @@ import type { Binding } from '../../core/protocol/binding.js';
 import type { JsonObject } from '../../core/protocol/event.js';
 import { isRecord, tryParseJson } from '../../core/json.js';
 import { ToolManager } from '../../core/tools/manager.js';
-import { NativeToolSource, type BoxToolPort, type FileOp } from '../../core/tools/native.js';
+import { NativeToolSource, type BoxToolPort, type FileOp, type ToolSession } from '../../core/tools/native.js';
+import type { MountSpec } from '../../core/box/model.js';
 import { ToolError, WORKSPACE } from '../../core/tools/paths.js';
 import type { ToolCallContext, ToolSource } from '../../core/tools/types.js';
 import type { BoxService } from '../box/service.js';
@@ -29,10 +30,11 @@ export class BoxToolPortImpl implements BoxToolPort {
     return s.available;
   }
 
-  async exec(sessionId: string, req: { command: string; workdir?: string; timeout_sec?: number; env?: Record<string, string> }, ctx: ToolCallContext): Promise<unknown> {
+  async exec(session: ToolSession, req: { command: string; workdir?: string; timeout_sec?: number; env?: Record<string, string> }, ctx: ToolCallContext): Promise<unknown> {
     const { result } = await this.box.exec(
       {
-        session_id: sessionId,
+        session_id: session.id,
+        ...(session.extra_mounts?.length ? { extra_mounts: [...session.extra_mounts] } : {}),
         cmd: req.command,
         query_id: ctx.run_id,
         ...(req.workdir ? { workdir: req.workdir } : {}),
@@ -44,10 +46,11 @@ export class BoxToolPortImpl implements BoxToolPort {
     return result;
   }
 
-  async fileOp(sessionId: string, op: FileOp, ctx: ToolCallContext): Promise<JsonObject> {
+  async fileOp(session: ToolSession, op: FileOp, ctx: ToolCallContext): Promise<JsonObject> {
     const { outcome } = await this.box.run(
       {
-        session_id: sessionId,
+        session_id: session.id,
+        ...(session.extra_mounts?.length ? { extra_mounts: [...session.extra_mounts] } : {}),
         cmd: FILEOP_COMMAND,
         timeout_sec: FILEOP_TIMEOUT_SEC,
         env: { LBOT_FILEOP: FILEOPS_SCRIPT, LBOT_HOST_NODE: process.execPath },
@@ -72,7 +75,14 @@ export function toolSessionId(binding: Pick<Binding, 'runner_config'>, runId: st
   return renderSessionId(typeof t === 'string' && t.trim() ? t : DEFAULT_SESSION_TEMPLATE, { query_id: runId, ...vars });
 }
 
-export type ToolsHookRequest = { binding: Binding; run_id: string; vars?: SessionVariables };
+export type ToolsHookRequest = {
+  binding: Binding;
+  run_id: string;
+  /** Conversation identity for the session template (launcher_type, launcher_id, sender_id, …). */
+  vars?: SessionVariables;
+  /** Read-only skill package mounts under /workspace/.skills/<name> for this run's visible skills. */
+  skill_mounts?: readonly MountSpec[];
+};
 
 /**
  * The `tools` hook of the host: a tool table per run with the native tools (when a box backend is
@@ -86,7 +96,7 @@ export function createToolsHook(opts: {
   const port = new BoxToolPortImpl(opts.box);
   const manager = new ToolManager(opts.warn);
   return async (req) => {
-    const native = new NativeToolSource(port, toolSessionId(req.binding, req.run_id, req.vars));
+    const native = new NativeToolSource(port, { id: toolSessionId(req.binding, req.run_id, req.vars), ...(req.skill_mounts ? { extra_mounts: req.skill_mounts } : {}) });
     const extra = opts.extraSources ? await opts.extraSources(req) : [];
     return manager.forRun([native, ...extra], req.binding.resource_policy);
   };

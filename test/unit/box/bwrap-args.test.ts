@@ -1,0 +1,117 @@
+// bwrap argument building for holders and execs (box.md §6.6; §14.7 item 65).
+import { describe, expect, it } from 'vitest';
+import { buildEnterArgv, buildExecScript, buildHolderArgv, orderMounts, KEEPER_SCRIPT, type HolderPlan } from '../../../src/runtime/box/bwrap-args.js';
+
+const plan = (over: Partial<HolderPlan> = {}): HolderPlan => ({
+  bwrap: '/usr/bin/bwrap',
+  uid: 1000,
+  gid: 1000,
+  network: 'off',
+  readOnlyRoot: true,
+  disableUserns: true,
+  systemLinks: [
+    { path: '/bin', target: 'usr/bin' },
+    { path: '/lib64', target: null },
+  ],
+  tmpDir: '/s/tmp',
+  homeDir: '/s/home',
+  workspaceDir: '/s/workspace',
+  mountPath: '/workspace',
+  hostPath: null,
+  extraMounts: [],
+  stateDir: '/s/state',
+  passwdFile: '/s/passwd',
+  groupFile: '/s/group',
+  nodeBinary: '/usr/bin/node',
+  keeper: { ttlSec: 300, intervalSec: 30 },
+  volume: null,
+  ...over,
+});
+
+function pairs(argv: string[], flag: string): string[][] {
+  const out: string[][] = [];
+  argv.forEach((a, i) => {
+    if (a === flag) out.push(argv.slice(i + 1, i + 3));
+  });
+  return out;
+}
+
+describe('holder argv', () => {
+  it('unshares the network iff network is off; resolv.conf only with network on', () => {
+    const off = buildHolderArgv(plan());
+    const on = buildHolderArgv(plan({ network: 'on' }));
+    expect(off).toContain('--unshare-net');
+    expect(on).not.toContain('--unshare-net');
+    expect(off.join(' ')).not.toContain('/etc/resolv.conf');
+    expect(on.join(' ')).toContain('--ro-bind-try /etc/resolv.conf /etc/resolv.conf');
+  });
+
+  it('owns user, pid, ipc and uts namespaces, hardens, and keeps no host env', () => {
+    const a = buildHolderArgv(plan());
+    for (const f of ['--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--new-session', '--disable-userns', '--clearenv']) expect(a).toContain(f);
+    expect(buildHolderArgv(plan({ disableUserns: false }))).not.toContain('--disable-userns');
+  });
+
+  it('remounts / read-only after every mount, only when asked', () => {
+    const a = buildHolderArgv(plan({ extraMounts: [{ host_path: '/h/x', mount_path: '/mnt/x', mode: 'ro' }] }));
+    const remount = a.indexOf('--remount-ro');
+    expect(remount).toBeGreaterThan(a.lastIndexOf('--bind'));
+    expect(remount).toBeGreaterThan(a.indexOf('/mnt/x'));
+    expect(buildHolderArgv(plan({ readOnlyRoot: false }))).not.toContain('--remount-ro');
+  });
+
+  it('binds the host path ro or rw, else the session workspace', () => {
+    expect(pairs(buildHolderArgv(plan({ hostPath: { path: '/p', mode: 'ro' } })), '--ro-bind')).toContainEqual(['/p', '/workspace']);
+    expect(pairs(buildHolderArgv(plan({ hostPath: { path: '/p', mode: 'rw' } })), '--bind')).toContainEqual(['/p', '/workspace']);
+    expect(pairs(buildHolderArgv(plan()), '--bind')).toContainEqual(['/s/workspace', '/workspace']);
+  });
+
+  it('orders extra mounts parents first and skips mode none', () => {
+    const ordered = orderMounts([
+      { host_path: '/c', mount_path: '/a/b/c', mode: 'ro' },
+      { host_path: '/n', mount_path: '/none', mode: 'none' },
+      { host_path: '/a', mount_path: '/a', mode: 'rw' },
+      { host_path: '/b', mount_path: '/a/b', mode: 'ro' },
+    ]);
+    expect(ordered.map((m) => m.mount_path)).toEqual(['/a', '/a/b', '/a/b/c']);
+  });
+
+  it('re-creates merged-/usr symlinks and binds real directories', () => {
+    const a = buildHolderArgv(plan());
+    expect(a.join(' ')).toContain('--symlink usr/bin /bin');
+    expect(a.join(' ')).toContain('--ro-bind-try /lib64 /lib64');
+  });
+
+  it('runs the idle keeper with the TTL and reports namespace info on fd 3', () => {
+    const a = buildHolderArgv(plan());
+    expect(a.slice(-6)).toEqual(['/bin/sh', '-c', KEEPER_SCRIPT, 'lbot-keeper', '300', '30']);
+    expect(a).toContain('--info-fd');
+  });
+
+  it('wraps the holder to mount a size-limited volume for tmp, home and the workspace', () => {
+    const a = buildHolderArgv(plan({ volume: { volumeDir: '/s/volume', sizeBytes: 1234 } }), '/usr/bin/unshare');
+    expect(a.slice(0, 6)).toEqual(['/usr/bin/unshare', '--user', '--map-root-user', '--mount', '--propagation', 'private']);
+    expect(a.join(' ')).toContain('size=1234');
+    expect(pairs(a, '--bind')).toContainEqual(['/s/volume/workspace', '/workspace']);
+    expect(pairs(a, '--bind')).toContainEqual(['/s/volume/tmp', '/tmp']);
+  });
+});
+
+describe('exec argv and script', () => {
+  it('enters every namespace of the holder with no-new-privileges', () => {
+    const a = buildEnterArgv({ setpriv: '/usr/bin/setpriv', nsenter: '/usr/bin/nsenter' }, 42, 'true');
+    expect(a.slice(0, 5)).toEqual(['/usr/bin/setpriv', '--no-new-privs', '/usr/bin/nsenter', '--target', '42']);
+    for (const f of ['--user', '--mount', '--pid', '--net', '--ipc', '--uts', '--preserve-credentials']) expect(a).toContain(f);
+    expect(a.slice(-4)).toEqual(['/bin/sh', '-c', 'true', 'sh']);
+  });
+
+  it('gates on fd 3, applies rlimits, enters the workdir, then runs the command', () => {
+    const s = buildExecScript({ workdir: "/workspace/it's", cmd: 'echo hi', limits: { fileBytes: 512 * 1024, openFiles: 256, addressSpaceMb: 64, processes: { count: 32, flag: '-p' } }, gate: true });
+    const lines = s.split('\n');
+    expect(lines[0]).toBe('read -r _ <&3; exec 3<&-');
+    expect(lines[1]).toBe('ulimit -f 1024; ulimit -n 256; ulimit -v 65536; ulimit -p 32 || exit 125');
+    expect(lines[2]).toContain(`cd '/workspace/it'\\''s'`);
+    expect(lines[3]).toBe('echo hi');
+    expect(buildExecScript({ workdir: '/w', cmd: 'x', limits: { fileBytes: 1024, openFiles: 1 }, gate: false })).not.toContain('read -r');
+  });
+});
