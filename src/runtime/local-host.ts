@@ -30,6 +30,8 @@ export type LocalHostOptions = {
   decorateModels?: ((provider: ModelProvider) => ModelProvider) | undefined;
   decorateTools?: ((tools: ToolsFactory | undefined) => ToolsFactory | undefined) | undefined;
   observer?: HostObserver | undefined;
+  /** MCP servers (when `tools` is not given): `serve` starts them at boot and follows config edits; `run` starts them on first need. */
+  mcpMode?: 'serve' | 'run';
 };
 
 type ToolsFactory = (req: { binding: Binding; run_id: string }) => Promise<ToolProvider | undefined>;
@@ -59,7 +61,11 @@ export function openLocalHost(opts: LocalHostOptions): LocalHost {
   const launcher = createPluginLauncher({ onWarning: (w) => opts.warn(w.message) });
   const catalog = opts.catalog ?? (() => loadCatalog(opts.pluginsDir, opts.pluginDir));
   const models = createModelProvider(opts.config.models);
-  const tools = opts.decorateTools ? opts.decorateTools(opts.tools) : opts.tools;
+  const mcp = opts.tools
+    ? null
+    : openMcpHost({ dataDir: opts.dataDir, config: opts.config, warn: opts.warn, mode: opts.mcpMode ?? 'run', deadlineOf: (run_id) => host.sessions.get(run_id)?.deadline_at ?? null });
+  const baseTools = opts.tools ?? mcp?.tools;
+  const tools = opts.decorateTools ? opts.decorateTools(baseTools) : baseTools;
   const host = createHost({
     stores,
     launcher,

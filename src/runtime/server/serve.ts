@@ -45,7 +45,7 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
     });
   }
   const { token, file } = resolveServeToken(opts.dataDir, env);
-  const local = openLocalHost({ dataDir: opts.dataDir, pluginsDir: opts.pluginsDir, config, warn: opts.warn, ...opts.hostHooks });
+  const local = openLocalHost({ dataDir: opts.dataDir, pluginsDir: opts.pluginsDir, config, warn: opts.warn, mcpMode: 'serve', ...opts.hostHooks });
   const runs = new RunManager(local.host, { maxConcurrent: config.serve.max_concurrent_runs, maxPerPlugin: config.serve.max_runs_per_plugin }, opts.warn);
   const app = buildServer({ stores: local.stores, runs, config: () => opts.configFile.config, token, ...(opts.log ? { log: opts.log } : {}) });
   try {

@@ -1,0 +1,47 @@
+// Error values of the MCP client: a failed connection step with its phase (skills-mcp-tools.md §3.1),
+// and a failed tool call with the reason the host maps to a runner-facing code.
+
+export const MCP_ERROR_PHASES = ['session_create', 'dep_install', 'process_start', 'relay_connect', 'mcp_init', 'runtime', 'tool_call', 'box_unavailable'] as const;
+export type McpErrorPhase = (typeof MCP_ERROR_PHASES)[number];
+
+/** A connection step failed; `phase` goes to the runtime info as `error_phase`. */
+export class McpPhaseError extends Error {
+  override name = 'McpPhaseError';
+  constructor(
+    readonly phase: McpErrorPhase,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+export type McpCallFailure =
+  /** The session is not connected (starting, failed, disabled). */
+  | 'not_connected'
+  /** The server went away while the call was in flight. */
+  | 'connection_lost'
+  /** The per-call timeout elapsed. */
+  | 'timeout'
+  /** The run deadline bounded the call and elapsed. */
+  | 'deadline'
+  /** The caller gave up (run cancelled, runner disconnected). */
+  | 'cancelled'
+  /** The server answered with a JSON-RPC error (unknown tool, bad arguments). */
+  | 'protocol'
+  /** The tool ran and reported `isError`. */
+  | 'tool_error';
+
+/** A `tools/call` that did not produce a result. */
+export class McpCallError extends Error {
+  override name = 'McpCallError';
+  constructor(
+    readonly failure: McpCallFailure,
+    message: string,
+    readonly server: string,
+    readonly tool: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}

@@ -1,0 +1,207 @@
+// The MCP client manager: one session per configured server, started eagerly (serve) or on first need
+// (run), reconciled with config edits, published for `lbot mcp list`, and closed with its host.
+import { watch, type FSWatcher } from 'node:fs';
+import path from 'node:path';
+import type { Config } from '../../core/config.js';
+import { CONFIG_FILE_NAME, openConfigFile } from '../../core/stores/config-file.js';
+import { readMcpConfig, type McpServerRecord, type McpSettings } from './config.js';
+import { connectHostStdio, connectRemote, type McpConnector } from './connectors.js';
+import { McpPhaseError } from './errors.js';
+import { LiveStateWriter } from './live-state.js';
+import { flattenError } from './results.js';
+import { McpSession, type McpRuntimeInfo } from './session.js';
+import { nameMcpTools, type McpToolEntry } from './tool-names.js';
+
+export type McpManagerOptions = {
+  /** The data dir (live state files, config file to watch). */
+  dataDir: string;
+  config: Config;
+  warn(message: string): void;
+  /** Connects box-hosted stdio servers; absent → they fail with phase box_unavailable. */
+  boxConnector?: McpConnector | undefined;
+  /** Publish runtime info under `<data-dir>/mcp/live/` with this owner kind (`serve`, `run`). */
+  publishAs?: string | undefined;
+  /** Re-read the config file when it changes (serve). */
+  watchConfig?: boolean;
+  /** Start every enabled server at once instead of on first need. */
+  eager?: boolean;
+};
+
+export type McpServerStatus = { record: McpServerRecord; runtime_info: McpRuntimeInfo };
+
+const BOX_START_EXTRA_MS = 30_000;
+const CONFIG_DEBOUNCE_MS = 150;
+
+/** The connector for box-hosted servers when no box is wired in. */
+const noBox: McpConnector = (record) => Promise.reject(new McpPhaseError('box_unavailable', `MCP server ${record.name} runs in the box, but no box backend is available (box_unavailable)`));
+
+export class McpManager {
+  readonly #o: McpManagerOptions;
+  readonly #sessions = new Map<string, McpSession>();
+  readonly #warned = new Set<string>();
+  #settings: McpSettings;
+  #live: LiveStateWriter | null = null;
+  #liveTimer: NodeJS.Timeout | null = null;
+  #watcher: FSWatcher | null = null;
+  #watchTimer: NodeJS.Timeout | null = null;
+  #closing: Promise<void> | undefined;
+
+  constructor(opts: McpManagerOptions) {
+    this.#o = opts;
+    const mcp = readMcpConfig(opts.config);
+    this.#settings = mcp.settings;
+    if (opts.publishAs) this.#live = new LiveStateWriter(opts.dataDir, opts.publishAs);
+    for (const record of mcp.servers) this.#sessions.set(record.name, this.#createSession(record, false));
+    if (opts.eager) this.startAll();
+    if (opts.watchConfig) this.#watchConfig();
+  }
+
+  get settings(): McpSettings {
+    return this.#settings;
+  }
+
+  /** A session for one record; `transient` sessions are for `lbot mcp test|tools|call`. */
+  createSession(record: McpServerRecord, transient: boolean): McpSession {
+    return this.#createSession(record, transient);
+  }
+
+  #createSession(record: McpServerRecord, transient: boolean): McpSession {
+    const connector: McpConnector = record.transport !== 'stdio' ? connectRemote : record.in_box ? (this.#o.boxConnector ?? noBox) : connectHostStdio;
+    const startTimeoutMs = record.transport === 'stdio' && record.in_box ? record.box.startup_timeout_sec * 1000 + BOX_START_EXTRA_MS : this.#settings.start_timeout_sec * 1000;
+    return new McpSession(record, {
+      connector,
+      startTimeoutMs,
+      retryDelaysMs: this.#settings.retry_delays_sec.map((s) => s * 1000),
+      transient,
+      log: (m) => this.#o.warn(m),
+      onChange: () => this.#publishSoon(),
+    });
+  }
+
+  sessions(): McpSession[] {
+    return [...this.#sessions.values()];
+  }
+
+  get(name: string): McpSession | undefined {
+    return this.#sessions.get(name);
+  }
+
+  /** Starts every enabled server (each connects in the background). */
+  startAll(): void {
+    for (const s of this.#sessions.values()) void s.start();
+    this.#publishSoon();
+  }
+
+  /**
+   * Waits until every enabled server has had its first connection attempt (later retries run on in the
+   * background), then names the tools of the connected ones. `taken` are names of other tool sources.
+   */
+  async toolTable(taken: ReadonlySet<string> = new Set()): Promise<McpToolEntry[]> {
+    const enabled = [...this.#sessions.values()].filter((s) => s.record.enabled);
+    await Promise.all(enabled.map((s) => s.firstOutcome()));
+    const { entries, warnings } = nameMcpTools({
+      servers: enabled.filter((s) => s.status === 'connected').map((s) => ({ server: s.name, tools: s.tools })),
+      prefixAll: this.#settings.tool_name_prefix,
+      taken,
+    });
+    for (const w of warnings) this.warnOnce(w);
+    return entries;
+  }
+
+  /** Reports a warning once per manager (collision renames are reported once, not per run). */
+  warnOnce(message: string): void {
+    if (this.#warned.has(message)) return;
+    this.#warned.add(message);
+    this.#o.warn(message);
+  }
+
+  /** Records and runtime info of every configured server. */
+  statuses(): McpServerStatus[] {
+    return [...this.#sessions.values()].map((s) => ({ record: s.record, runtime_info: s.runtimeInfo() }));
+  }
+
+  /** Applies a new config: removed servers stop, changed ones restart, new ones start (when eager). */
+  async reconcile(config: Config): Promise<void> {
+    const mcp = readMcpConfig(config);
+    this.#settings = mcp.settings;
+    const wanted = new Map(mcp.servers.map((r) => [r.name, r]));
+    const stopping: Promise<void>[] = [];
+    for (const [name, session] of this.#sessions) {
+      const next = wanted.get(name);
+      if (next && sameRecord(next, session.record)) continue;
+      this.#sessions.delete(name);
+      stopping.push(session.close());
+    }
+    await Promise.allSettled(stopping);
+    for (const [name, record] of wanted) {
+      if (this.#sessions.has(name)) continue;
+      const session = this.#createSession(record, false);
+      this.#sessions.set(name, session);
+      if (this.#o.eager) void session.start();
+    }
+    this.#publishSoon();
+  }
+
+  #watchConfig(): void {
+    const file = path.join(this.#o.dataDir, CONFIG_FILE_NAME);
+    try {
+      this.#watcher = watch(path.dirname(file), (_event, name) => {
+        if (name !== null && name !== CONFIG_FILE_NAME) return;
+        if (this.#watchTimer) clearTimeout(this.#watchTimer);
+        this.#watchTimer = setTimeout(() => {
+          this.#watchTimer = null;
+          if (this.#closing) return;
+          let config: Config;
+          try {
+            config = openConfigFile(this.#o.dataDir).config;
+          } catch (err) {
+            this.#o.warn(`MCP: the changed config file was not applied: ${flattenError(err)}`);
+            return;
+          }
+          this.reconcile(config).catch((err: unknown) => this.#o.warn(`MCP: applying the changed config failed: ${flattenError(err)}`));
+        }, CONFIG_DEBOUNCE_MS);
+      });
+      this.#watcher.on('error', (err) => this.#o.warn(`MCP: watching ${file} failed: ${err.message}`));
+    } catch (err) {
+      this.#o.warn(`MCP: cannot watch ${file} for changes: ${flattenError(err)}`);
+    }
+  }
+
+  #publishSoon(): void {
+    if (!this.#live || this.#liveTimer || this.#closing) return;
+    this.#liveTimer = setTimeout(() => {
+      this.#liveTimer = null;
+      this.#publish();
+    }, 50);
+    this.#liveTimer.unref();
+  }
+
+  #publish(): void {
+    if (!this.#live || this.#closing) return;
+    const servers: Record<string, { uuid: string | null; runtime_info: McpRuntimeInfo }> = {};
+    for (const s of this.#sessions.values()) servers[s.name] = { uuid: s.record.uuid ?? null, runtime_info: s.runtimeInfo() };
+    try {
+      this.#live.write(servers);
+    } catch (err) {
+      this.warnOnce(`MCP: cannot publish session state under ${this.#o.dataDir}: ${flattenError(err)}`);
+    }
+  }
+
+  /** Stops every session and its server process. Idempotent. */
+  close(): Promise<void> {
+    return (this.#closing ??= (async () => {
+      this.#watcher?.close();
+      if (this.#watchTimer) clearTimeout(this.#watchTimer);
+      if (this.#liveTimer) clearTimeout(this.#liveTimer);
+      const all = [...this.#sessions.values()];
+      this.#sessions.clear();
+      await Promise.allSettled(all.map((s) => s.close()));
+      this.#live?.close();
+    })());
+  }
+}
+
+function sameRecord(a: McpServerRecord, b: McpServerRecord): boolean {
+  const strip = ({ updated_at: _u, ...rest }: McpServerRecord) => rest;
+  return JSON.stringify(strip(a)) === JSON.stringify(strip(b));
+}

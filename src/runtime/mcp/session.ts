@@ -1,0 +1,461 @@
+// One MCP server's client session (skills-mcp-tools.md §3.3): connect with a start budget, list tools,
+// watch for crashes, reconnect with backoff (2/4/8 s, 4 attempts), honour tools/list_changed, and
+// call tools with a timeout. The ready signal fires exactly once per start.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { isRecord } from '../../core/json.js';
+import type { ContentElement, JsonObject } from '../../core/protocol/event.js';
+import { LBOT_VERSION } from '../../version.js';
+import type { McpServerRecord } from './config.js';
+import type { McpConnection, McpConnector } from './connectors.js';
+import { McpCallError, McpPhaseError, type McpErrorPhase } from './errors.js';
+import { redactText, secretValues } from './masking.js';
+import { convertToolResult, flattenError, McpToolError } from './results.js';
+import type { ListedTool } from './tool-names.js';
+
+export type McpStatus = 'idle' | 'disabled' | 'connecting' | 'connected' | 'error' | 'closed';
+
+/** `McpRuntimeInfo` (§3.1) plus lbot's fields (pid, timings, next retry). */
+export type McpRuntimeInfo = {
+  status: McpStatus;
+  error_message: string | null;
+  error_phase: McpErrorPhase | null;
+  retry_count: number;
+  tool_count: number;
+  tools: Array<{ name: string; description: string; parameters: JsonObject }>;
+  pid: number | null;
+  server_info: { name: string; version: string } | null;
+  instructions: string | null;
+  connected_at: string | null;
+  next_retry_at: string | null;
+  timings: { connect_ms: number | null; list_tools_ms: number | null };
+  box_session_id?: string;
+  box_enabled?: true;
+};
+
+export type SessionOptions = {
+  connector: McpConnector;
+  /** Start budget: how long start() may take before the session gives up (30 s; box: startup + 30 s). */
+  startTimeoutMs: number;
+  retryDelaysMs: readonly number[];
+  /** A connection that stayed up this long gets a fresh attempt budget. */
+  healthyResetMs?: number;
+  /** Ping interval of remote servers (their only crash signal). */
+  pingIntervalMs?: number;
+  transient?: boolean;
+  log?: (message: string) => void;
+  onChange?: () => void;
+};
+
+const MAX_TOOL_PAGES = 100;
+const MAX_LOGGED_ERRORS = 20;
+const LIST_CHANGED_DEBOUNCE_MS = 100;
+
+type Live = { conn: McpConnection; client: Client; closed: Promise<void> };
+
+function abortable(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+/** Rejects with `onTimeout()` after `ms` unless `work` settles first. */
+function withTimeout<T>(work: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(onTimeout()), Math.max(0, ms))));
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+function toListedTool(raw: { name: string; description?: string | undefined; inputSchema: unknown }): ListedTool {
+  const schema: JsonObject = isRecord(raw.inputSchema) ? raw.inputSchema : { type: 'object' };
+  return { name: raw.name, description: raw.description ?? '', inputSchema: schema };
+}
+
+export class McpSession {
+  readonly record: McpServerRecord;
+  readonly #o: SessionOptions;
+  readonly #secrets: string[];
+  #status: McpStatus;
+  #errorMessage: string | null = null;
+  #errorPhase: McpErrorPhase | null = null;
+  #retryCount = 0;
+  #tools: ListedTool[] = [];
+  #live: Live | null = null;
+  #serverInfo: McpRuntimeInfo['server_info'] = null;
+  #instructions: string | null = null;
+  #connectedAt: number | null = null;
+  #nextRetryAt: number | null = null;
+  #timings: McpRuntimeInfo['timings'] = { connect_ms: null, list_tools_ms: null };
+  #box: McpConnection['box'] | undefined;
+  #loggedErrors = 0;
+  readonly #shutdown = new AbortController();
+  #task: Promise<void> | null = null;
+  #ready: Promise<void>;
+  #markReady!: () => void;
+  #first: Promise<void>;
+  #markFirst!: () => void;
+  #refreshTimer: NodeJS.Timeout | null = null;
+
+  constructor(record: McpServerRecord, opts: SessionOptions) {
+    this.record = record;
+    this.#o = opts;
+    this.#secrets = secretValues(record);
+    this.#status = record.enabled ? 'idle' : 'disabled';
+    this.#ready = new Promise((resolve) => (this.#markReady = resolve));
+    this.#first = new Promise((resolve) => (this.#markFirst = resolve));
+  }
+
+  get name(): string {
+    return this.record.name;
+  }
+
+  get status(): McpStatus {
+    return this.#status;
+  }
+
+  /** The tools of the connected server (empty unless connected). */
+  get tools(): readonly ListedTool[] {
+    return this.#status === 'connected' ? this.#tools : [];
+  }
+
+  /** Starts connecting (once) and resolves when the session is connected or has failed for good. */
+  start(): Promise<void> {
+    if (!this.record.enabled) {
+      this.#markReady();
+      this.#markFirst();
+      return this.#ready;
+    }
+    this.#task ??= this.#lifecycle().catch((err: unknown) => {
+      this.#fail('runtime', `internal error in the MCP session: ${flattenError(err)}`);
+      this.#markReady();
+      this.#markFirst();
+    });
+    return this.#ready;
+  }
+
+  /** Resolves once the first connection attempt has succeeded or failed (later retries run on). */
+  firstOutcome(): Promise<void> {
+    void this.start();
+    return this.#first;
+  }
+
+  runtimeInfo(): McpRuntimeInfo {
+    const info: McpRuntimeInfo = {
+      status: this.#status,
+      error_message: this.#errorMessage,
+      error_phase: this.#errorPhase,
+      retry_count: this.#retryCount,
+      tool_count: this.tools.length,
+      tools: this.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.inputSchema })),
+      pid: this.#status === 'connected' ? (this.#live?.conn.pid ?? null) : null,
+      server_info: this.#serverInfo,
+      instructions: this.#instructions,
+      connected_at: this.#connectedAt === null ? null : new Date(this.#connectedAt).toISOString(),
+      next_retry_at: this.#nextRetryAt === null ? null : new Date(this.#nextRetryAt).toISOString(),
+      timings: { ...this.#timings },
+    };
+    if (this.#box) {
+      info.box_session_id = this.#box.session_id;
+      info.box_enabled = true;
+    }
+    return info;
+  }
+
+  /** Stops the lifecycle and the server; waits up to 5 s for it (§3.3). Idempotent. */
+  async close(): Promise<void> {
+    this.#shutdown.abort();
+    if (this.#refreshTimer) clearTimeout(this.#refreshTimer);
+    const live = this.#live;
+    if (live) await this.#teardown(live);
+    if (this.#task) await withTimeout(this.#task, 5000, () => new Error('timeout')).catch(() => undefined);
+    this.#status = 'closed';
+    this.#markReady();
+    this.#markFirst();
+  }
+
+  /** Calls a tool by the server's own name; throws McpCallError. */
+  async callTool(tool: string, args: JsonObject, opts: { signal?: AbortSignal | undefined; timeoutMs: number; deadline?: boolean }): Promise<ContentElement[]> {
+    const live = this.#live;
+    if (this.#status !== 'connected' || !live) {
+      throw new McpCallError('not_connected', `MCP session ${this.name} is not connected (status ${this.#status}${this.#errorMessage ? `: ${this.#errorMessage}` : ''})`, this.name, tool);
+    }
+    let result: CallToolResult;
+    try {
+      const raw = await live.client.callTool({ name: tool, arguments: args }, undefined, {
+        timeout: opts.timeoutMs,
+        maxTotalTimeout: opts.timeoutMs,
+        ...(opts.signal ? { signal: opts.signal } : {}),
+      });
+      if (!Array.isArray(raw.content)) throw new McpCallError('protocol', `MCP server ${this.name} answered tools/call ${tool} without content`, this.name, tool);
+      result = { ...raw, content: raw.content };
+    } catch (err) {
+      throw this.#callError(err, tool, opts);
+    }
+    try {
+      return convertToolResult(result);
+    } catch (err) {
+      if (err instanceof McpToolError) throw new McpCallError('tool_error', this.#redact(err.message), this.name, tool, { cause: err });
+      throw err;
+    }
+  }
+
+  #callError(err: unknown, tool: string, opts: { signal?: AbortSignal | undefined; timeoutMs: number; deadline?: boolean }): McpCallError {
+    if (err instanceof McpCallError) return err;
+    if (opts.signal?.aborted) return new McpCallError('cancelled', `the call of ${tool} on MCP server ${this.name} was cancelled`, this.name, tool, { cause: err });
+    if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
+      const secs = Math.round(opts.timeoutMs / 100) / 10;
+      return opts.deadline
+        ? new McpCallError('deadline', `the call of ${tool} on MCP server ${this.name} was stopped at the run deadline (${secs}s left when it started)`, this.name, tool, { cause: err })
+        : new McpCallError('timeout', `the call of ${tool} on MCP server ${this.name} timed out after ${secs}s (mcp.call_timeout_sec)`, this.name, tool, { cause: err });
+    }
+    if ((err instanceof McpError && err.code === ErrorCode.ConnectionClosed) || this.#status !== 'connected') {
+      const exit = this.#live?.conn.exitNote() ?? null;
+      return new McpCallError('connection_lost', `MCP server ${this.name} went away during the call of ${tool}${exit ? ` (the server process ${exit})` : ''}`, this.name, tool, { cause: err });
+    }
+    return new McpCallError('protocol', this.#redact(`MCP server ${this.name} refused tools/call ${tool}: ${flattenError(err)}`), this.name, tool, { cause: err });
+  }
+
+  #redact(text: string): string {
+    return redactText(text, this.#secrets);
+  }
+
+  #fail(phase: McpErrorPhase, message: string): void {
+    this.#status = 'error';
+    this.#errorPhase = phase;
+    this.#errorMessage = this.#redact(message);
+    this.#o.onChange?.();
+  }
+
+  #log(message: string): void {
+    this.#o.log?.(this.#redact(message));
+  }
+
+  async #lifecycle(): Promise<void> {
+    const delays = this.#o.retryDelaysMs;
+    const maxAttempts = delays.length + 1;
+    let attempt = 0;
+    let budgetEnd = Date.now() + this.#o.startTimeoutMs;
+    let everConnected = false;
+    for (;;) {
+      if (this.#shutdown.signal.aborted) return;
+      this.#status = 'connecting';
+      this.#nextRetryAt = null;
+      this.#o.onChange?.();
+      let connectedFor = 0;
+      let failure: McpPhaseError;
+      try {
+        const live = await this.#connect(budgetEnd);
+        everConnected = true;
+        const since = Date.now();
+        this.#markReady();
+        this.#markFirst();
+        failure = await this.#watch(live);
+        connectedFor = Date.now() - since;
+      } catch (err) {
+        failure = err instanceof McpPhaseError ? err : new McpPhaseError('mcp_init', flattenError(err), { cause: err });
+      }
+      if (this.#shutdown.signal.aborted) return;
+      if (connectedFor >= (this.#o.healthyResetMs ?? 60_000)) attempt = 0;
+      attempt += 1;
+      this.#retryCount = attempt;
+      this.#tools = [];
+      this.#markFirst();
+      if (failure.phase === 'box_unavailable') {
+        this.#fail(failure.phase, failure.message);
+        this.#markReady();
+        return;
+      }
+      const delay = delays[attempt - 1];
+      const budgetLeft = budgetEnd - Date.now();
+      if (attempt >= maxAttempts || delay === undefined) {
+        this.#fail(failure.phase, `Failed after ${attempt} attempts: ${failure.message}`);
+        this.#markReady();
+        return;
+      }
+      if (!everConnected && budgetLeft <= delay) {
+        const secs = Math.round(this.#o.startTimeoutMs / 1000);
+        this.#fail(failure.phase, `Connection timeout after ${secs} seconds (${attempt} attempt${attempt === 1 ? '' : 's'}): ${failure.message}`);
+        this.#markReady();
+        return;
+      }
+      this.#fail(failure.phase, failure.message);
+      this.#nextRetryAt = Date.now() + delay;
+      this.#log(`${failure.message}; retrying in ${delay / 1000}s (attempt ${attempt + 1} of ${maxAttempts})`);
+      await abortable(delay, this.#shutdown.signal);
+      // After a good connection each reconnect gets a fresh start budget.
+      if (everConnected) budgetEnd = Date.now() + this.#o.startTimeoutMs;
+    }
+  }
+
+  /** One attempt: connect, handshake, list tools, all within the start budget. */
+  async #connect(budgetEnd: number): Promise<Live> {
+    const started = Date.now();
+    const attempt = new AbortController();
+    const onShutdown = () => attempt.abort();
+    this.#shutdown.signal.addEventListener('abort', onShutdown, { once: true });
+    const remaining = () => budgetEnd - Date.now();
+    const budgetSecs = Math.round(this.#o.startTimeoutMs / 1000);
+    let conn: McpConnection | null = null;
+    let client: Client | null = null;
+    try {
+      const pending = this.#o.connector(this.record, { signal: attempt.signal, transient: this.#o.transient ?? false });
+      conn = await withTimeout(pending, remaining(), () => {
+        attempt.abort();
+        // A connection that arrives after the budget is closed at once.
+        void pending.then((late) => this.#teardown({ conn: late, client: null }), () => undefined);
+        return new McpPhaseError('process_start', `connection timeout: MCP server ${this.name} did not start within ${budgetSecs}s`);
+      });
+      const c = conn;
+      this.#box = c.box;
+      const cl = new Client({ name: 'lbot', version: LBOT_VERSION }, { capabilities: {} });
+      client = cl;
+      let markClosed!: () => void;
+      const closed = new Promise<void>((resolve) => (markClosed = resolve));
+      cl.onclose = () => markClosed();
+      cl.onerror = (err) => this.#onProtocolError(err);
+      cl.setNotificationHandler(ToolListChangedNotificationSchema, () => this.#refreshSoon());
+      try {
+        await withTimeout(
+          cl.connect(c.transport, { timeout: Math.max(1, remaining()), signal: attempt.signal }),
+          remaining(),
+          () => new McpPhaseError('mcp_init', `connection timeout: MCP server ${this.name} did not complete the initialize handshake within ${budgetSecs}s`),
+        );
+        this.#timings.connect_ms = Date.now() - started;
+        const listStart = Date.now();
+        this.#tools = await withTimeout(
+          this.#listTools(cl, Math.max(1, remaining())),
+          remaining(),
+          () => new McpPhaseError('mcp_init', `connection timeout: MCP server ${this.name} did not list its tools within the ${budgetSecs}s start budget`),
+        );
+        this.#timings.list_tools_ms = Date.now() - listStart;
+      } catch (err) {
+        throw this.#handshakeError(err, c, budgetSecs);
+      }
+      const version = cl.getServerVersion();
+      this.#serverInfo = version ? { name: version.name, version: version.version } : null;
+      this.#instructions = cl.getInstructions() ?? null;
+      const live: Live = { conn: c, client: cl, closed };
+      this.#live = live;
+      this.#status = 'connected';
+      this.#errorMessage = null;
+      this.#errorPhase = null;
+      this.#connectedAt = Date.now();
+      this.#o.onChange?.();
+      return live;
+    } catch (err) {
+      if (conn) await this.#teardown({ conn, client });
+      throw err;
+    } finally {
+      this.#shutdown.signal.removeEventListener('abort', onShutdown);
+    }
+  }
+
+  /** Names the phase of a failed handshake: a process that exited did not start; otherwise the handshake failed. */
+  #handshakeError(err: unknown, conn: McpConnection, budgetSecs: number): McpPhaseError {
+    const stderr = conn.stderrTail().trim();
+    const stderrNote = stderr ? `; stderr: ${stderr.split('\n').slice(-10).join('\n')}` : '';
+    const exit = conn.exitNote();
+    const transportFailure = conn.transportFailure();
+    if (transportFailure) return new McpPhaseError('mcp_init', `MCP server ${this.name}: ${transportFailure}`, { cause: err });
+    if (exit) return new McpPhaseError('process_start', `MCP server ${this.name} ${exit} before completing the MCP handshake${stderrNote}`, { cause: err });
+    if (err instanceof McpPhaseError) return new McpPhaseError(err.phase, `${err.message}${stderrNote}`, { cause: err });
+    if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
+      return new McpPhaseError(conn.handshakePhase, `connection timeout: MCP server ${this.name} did not answer within ${budgetSecs}s${stderrNote}`, { cause: err });
+    }
+    return new McpPhaseError(conn.handshakePhase, `MCP server ${this.name}: ${flattenError(err)}${this.#authNote(err)}${stderrNote}`, { cause: err });
+  }
+
+  #authNote(err: unknown): string {
+    return /\b401\b|unauthori[sz]ed/i.test(flattenError(err)) ? ' (the server requires authorization; lbot supports static headers only, e.g. --header "Authorization=Bearer …"; OAuth flows are not supported)' : '';
+  }
+
+  async #listTools(client: Client, timeoutMs: number): Promise<ListedTool[]> {
+    const out: ListedTool[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_TOOL_PAGES; page++) {
+      const res = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout: timeoutMs });
+      out.push(...res.tools.map(toListedTool));
+      if (!res.nextCursor || res.nextCursor === cursor) return out;
+      cursor = res.nextCursor;
+    }
+    this.#log(`MCP server ${this.name}: stopped listing tools after ${MAX_TOOL_PAGES} pages`);
+    return out;
+  }
+
+  /** Waits while connected; resolves with the failure that ended the connection (or shutdown). */
+  async #watch(live: Live): Promise<McpPhaseError> {
+    const pinger = live.conn.pid === null && !live.conn.box ? this.#pingLoop(live) : null;
+    let onShutdown: (() => void) | undefined;
+    const stopping = new Promise<void>((resolve) => {
+      onShutdown = () => resolve();
+      if (this.#shutdown.signal.aborted) resolve();
+      else this.#shutdown.signal.addEventListener('abort', onShutdown, { once: true });
+    });
+    await Promise.race([live.closed, stopping]);
+    if (onShutdown) this.#shutdown.signal.removeEventListener('abort', onShutdown);
+    pinger?.stop();
+    await this.#teardown(live);
+    if (this.#shutdown.signal.aborted) return new McpPhaseError('runtime', 'closed');
+    const exit = live.conn.exitNote();
+    const failure = live.conn.transportFailure();
+    const stderr = live.conn.stderrTail().trim();
+    const stderrNote = stderr ? `; stderr: ${stderr.split('\n').slice(-10).join('\n')}` : '';
+    const what = failure ?? (exit ? `the server process ${exit} unexpectedly` : live.conn.box ? 'Box managed process exited unexpectedly' : 'the connection to the server was lost');
+    return new McpPhaseError('runtime', `MCP server ${this.name}: ${what}${stderrNote}`);
+  }
+
+  /** Remote servers have no process to watch: a failed ping every interval counts as a crash (§3.3). */
+  #pingLoop(live: Live): { stop(): void } {
+    const interval = this.#o.pingIntervalMs ?? 60_000;
+    const timer = setInterval(() => {
+      live.client.ping({ timeout: Math.min(interval, 10_000) }).catch(() => {
+        this.#log(`MCP server ${this.name}: ping failed; reconnecting`);
+        void live.client.close();
+      });
+    }, interval);
+    timer.unref();
+    return { stop: () => clearInterval(timer) };
+  }
+
+  async #teardown(live: { conn: McpConnection; client: Client | null }): Promise<void> {
+    if (this.#live?.conn === live.conn) this.#live = null;
+    if (this.#status === 'connected') this.#status = 'connecting';
+    await live.client?.close().catch(() => undefined);
+    await live.conn.transport.close().catch(() => undefined);
+    await live.conn.dispose?.().catch((err: unknown) => this.#log(`MCP server ${this.name}: cleanup failed: ${flattenError(err)}`));
+  }
+
+  #onProtocolError(err: Error): void {
+    this.#loggedErrors += 1;
+    if (this.#loggedErrors <= MAX_LOGGED_ERRORS) this.#log(`MCP server ${this.name}: ${err.message}`);
+    else if (this.#loggedErrors === MAX_LOGGED_ERRORS + 1) this.#log(`MCP server ${this.name}: more protocol errors; further ones are not logged`);
+  }
+
+  /** tools/list_changed: re-list (debounced); new run tool tables see the new list. */
+  #refreshSoon(): void {
+    if (this.#refreshTimer) clearTimeout(this.#refreshTimer);
+    this.#refreshTimer = setTimeout(() => {
+      this.#refreshTimer = null;
+      void this.refreshTools().catch((err: unknown) => this.#log(`MCP server ${this.name}: re-listing tools failed: ${flattenError(err)}`));
+    }, LIST_CHANGED_DEBOUNCE_MS);
+    this.#refreshTimer.unref();
+  }
+
+  /** Re-lists the tools of a connected server. */
+  async refreshTools(): Promise<void> {
+    const live = this.#live;
+    if (!live || this.#status !== 'connected') return;
+    const tools = await this.#listTools(live.client, 30_000);
+    if (this.#live === live) {
+      this.#tools = tools;
+      this.#o.onChange?.();
+    }
+  }
+}

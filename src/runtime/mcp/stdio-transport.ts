@@ -1,0 +1,212 @@
+// The SDK `Transport` for host stdio MCP servers: the server runs in its own process group with an
+// allowlisted env, its stdout is framed with a size cap, its stderr is kept in a bounded tail, and
+// close() escalates stdin EOF → SIGTERM → SIGKILL on the whole group, so no server process outlives lbot.
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import path from 'node:path';
+import type { Readable, Writable } from 'node:stream';
+import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { signalGroup, trackGroup, untrackGroup } from '../plugins/spawn.js';
+import { StderrTail } from '../plugins/stderr-tail.js';
+import { LineBuffer, LineTooLongError } from './line-buffer.js';
+
+/** Host variables a stdio server inherits (skills-mcp-tools.md §10.2); everything else comes from its config. */
+export const SERVER_ENV_ALLOWLIST = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'TERM', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR'] as const;
+
+export type StdioServerParams = {
+  command: readonly string[];
+  env: Record<string, string>;
+  cwd?: string | null | undefined;
+  hostEnv?: NodeJS.ProcessEnv;
+  /** Grace after stdin EOF and after SIGTERM, each; default 1000 ms. */
+  graceMs?: number;
+  maxLineBytes?: number;
+  onStderrLine?: (line: string) => void;
+};
+
+export type ServerExit = { code: number | null; signal: NodeJS.Signals | null };
+
+/** Why the transport gave up on a server (the session turns it into an error phase and message). */
+export class StdioTransportError extends Error {
+  override name = 'StdioTransportError';
+  constructor(
+    message: string,
+    readonly kind: 'spawn' | 'line_too_long' | 'stdin',
+  ) {
+    super(message);
+  }
+}
+
+/** The env of a stdio server: the allowlist taken from the host env, then its configured variables. */
+export function serverEnv(configured: Record<string, string>, hostEnv: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of SERVER_ENV_ALLOWLIST) {
+    const value = hostEnv[name];
+    // Exported shell functions are never passed on.
+    if (value !== undefined && !value.startsWith('()')) env[name] = value;
+  }
+  return { ...env, ...configured };
+}
+
+/** `node` means the Node.js running lbot, so a server behaves the same whatever PATH holds. */
+export function resolveServerCommand(command: readonly string[]): { file: string; args: string[] } {
+  const [first = '', ...args] = command;
+  return { file: first === 'node' ? process.execPath : first, args };
+}
+
+type ServerProcess = ChildProcessByStdio<Writable, Readable, Readable>;
+
+export class ProcessGroupStdioTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+
+  readonly #params: StdioServerParams;
+  readonly #lines: LineBuffer;
+  readonly #stderr: StderrTail;
+  #child: ServerProcess | null = null;
+  #exit: ServerExit | null = null;
+  #exited: Promise<ServerExit>;
+  #resolveExit!: (exit: ServerExit) => void;
+  #closing: Promise<void> | undefined;
+  #started: Promise<void> | undefined;
+  #closedNotified = false;
+  /** Set when the transport itself decided to stop reading (oversized line), for the error message. */
+  failure: StdioTransportError | null = null;
+
+  constructor(params: StdioServerParams) {
+    this.#params = params;
+    this.#lines = new LineBuffer(params.maxLineBytes);
+    this.#stderr = new StderrTail(params.onStderrLine);
+    this.#exited = new Promise((resolve) => (this.#resolveExit = resolve));
+  }
+
+  /** The process id (= process group id) once spawned. */
+  get pid(): number | null {
+    return this.#child?.pid ?? null;
+  }
+
+  /** Resolves when the server process has exited. */
+  get exited(): Promise<ServerExit> {
+    return this.#exited;
+  }
+
+  get exitInfo(): ServerExit | null {
+    return this.#exit;
+  }
+
+  stderrTail(): string {
+    return this.#stderr.text();
+  }
+
+  /** Spawns the server; a second call (the SDK's connect after the connector started it) returns the same promise. */
+  start(): Promise<void> {
+    return (this.#started ??= this.#spawn());
+  }
+
+  #spawn(): Promise<void> {
+    const { file, args } = resolveServerCommand(this.#params.command);
+    const cwd = this.#params.cwd ? path.resolve(this.#params.cwd) : process.cwd();
+    const child = spawn(file, args, {
+      cwd,
+      env: serverEnv(this.#params.env, this.#params.hostEnv),
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      windowsHide: true,
+    });
+    this.#child = child;
+    return new Promise((resolve, reject) => {
+      child.once('error', (err) => {
+        const failure = new StdioTransportError(`cannot start ${file}: ${err.message}`, 'spawn');
+        this.failure ??= failure;
+        reject(failure);
+        this.#onExit({ code: null, signal: null });
+      });
+      child.once('spawn', () => {
+        if (child.pid) trackGroup(child.pid);
+        resolve();
+      });
+      child.once('exit', (code, signal) => this.#onExit({ code, signal }));
+      child.stdin.on('error', (err) => this.#closing === undefined && !this.#exit && this.onerror?.(new StdioTransportError(`writing to the server failed: ${err.message}`, 'stdin')));
+      child.stdout.on('data', (chunk: Buffer) => this.#onStdout(chunk));
+      child.stderr.setEncoding('utf8');
+      child.stderr.on('data', (text: string) => this.#stderr.push(text));
+    });
+  }
+
+  #onStdout(chunk: Buffer): void {
+    let lines: string[];
+    try {
+      lines = this.#lines.push(chunk);
+    } catch (err) {
+      if (!(err instanceof LineTooLongError)) throw err;
+      this.failure ??= new StdioTransportError(err.message, 'line_too_long');
+      this.#child?.stdout.destroy();
+      this.onerror?.(this.failure);
+      void this.close();
+      return;
+    }
+    for (const line of lines) {
+      if (line.trim() === '') continue;
+      let message: JSONRPCMessage;
+      try {
+        message = deserializeMessage(line);
+      } catch {
+        this.onerror?.(new Error(`ignored a line on stdout that is not a JSON-RPC message: ${JSON.stringify(line.slice(0, 120))}`));
+        continue;
+      }
+      this.onmessage?.(message);
+    }
+  }
+
+  #onExit(exit: ServerExit): void {
+    if (this.#exit) return;
+    this.#exit = exit;
+    this.#stderr.flush();
+    const pid = this.#child?.pid;
+    // Children the server left behind in its group go with it.
+    if (pid) {
+      signalGroup(pid, 'SIGKILL');
+      untrackGroup(pid);
+    }
+    this.#lines.clear();
+    this.#resolveExit(exit);
+    if (!this.#closedNotified) {
+      this.#closedNotified = true;
+      this.onclose?.();
+    }
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    const stdin = this.#child?.stdin;
+    if (!stdin || this.#exit || stdin.destroyed) return Promise.reject(new Error('the MCP server is not running'));
+    return new Promise((resolve) => {
+      if (stdin.write(serializeMessage(message))) resolve();
+      else stdin.once('drain', () => resolve());
+    });
+  }
+
+  /** Stops the server: stdin EOF, grace, SIGTERM to the group, grace, SIGKILL. Idempotent. */
+  close(): Promise<void> {
+    return (this.#closing ??= this.#stop());
+  }
+
+  async #stop(): Promise<void> {
+    const child = this.#child;
+    if (!child || this.#exit) return;
+    const grace = this.#params.graceMs ?? 1000;
+    const wait = (ms: number) =>
+      Promise.race([this.#exited.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms).unref())]);
+    try {
+      child.stdin.end();
+    } catch {
+      // the pipe is already gone
+    }
+    if (await wait(grace)) return;
+    if (child.pid) signalGroup(child.pid, 'SIGTERM');
+    if (await wait(grace)) return;
+    if (child.pid) signalGroup(child.pid, 'SIGKILL');
+    await wait(grace);
+  }
+}
