@@ -43,7 +43,7 @@ async function transcript(s: Scenario, conversation: string): Promise<unknown[]>
   const items: unknown[] = [];
   let before: string | null = null;
   for (;;) {
-    const page = await s.json(['transcript', 'page', '--conversation', conversation, '--limit', '100', ...(before ? ['--before', before] : [])]);
+    const page: unknown = await s.json(['transcript', 'page', '--conversation', conversation, '--limit', '100', ...(before ? ['--before', before] : [])]);
     items.unshift(...list(page, 'items'));
     if (!pick(page, 'has_more')) return items;
     before = String(pick(page, 'next_seq'));
