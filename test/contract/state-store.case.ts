@@ -95,6 +95,13 @@ export function stateStoreContract(name: string, open: OpenStore<{ state: StateS
       expect({ ...s.state.snapshot('none') }).toEqual({});
     });
 
+    it('AC-052: stores a value of exactly 262,144 bytes of JSON', () => {
+      const json = JSON.stringify('é'.repeat(131_071));
+      expect(Buffer.byteLength(json)).toBe(262_144);
+      s.state.set('conversation', KEY, 'big', json, stateColumns());
+      expect(s.state.get(KEY, 'big').value).toBe('é'.repeat(131_071));
+    });
+
     it('refuses a value that is not JSON text', () => {
       expectLbotError(() => s.state.set('conversation', KEY, 'a', '{not json', stateColumns()), 'invalid_argument');
       expect(s.state.get(KEY, 'a').found).toBe(false);
