@@ -86,7 +86,7 @@ describe.skipIf(bwrapReason !== null)('skills in a bubblewrap box', () => {
 
   it('activate refuses a skill that is installed but not bound, and it is not mounted', async () => {
     const run = await setupRun(['hello-skill']);
-    expect((await refusal(Promise.resolve().then(() => activateSkill(run.state, run.visible, { skill_name: 'other' })))).code).toBe('skill.not_found');
+    expect((await refusal(Promise.resolve().then(() => activateSkill(run.state, run.visible, { skill_name: 'other' })))).details.reason).toBe('skill_not_bound');
     expect(run.mounts.map((m) => m.mount_path)).toEqual(['/workspace/.skills/hello-skill']);
     const ls = await boxExec(run.workspace, run.mounts, 'ls /workspace/.skills');
     expect(ls.stdout.split('\n')).toEqual(['hello-skill']);

@@ -1,4 +1,5 @@
 // The `activate` tool, per-run activation state, skill mounts and the access rule for skill paths.
+// Refusals a model should read are `runtime_error` (a tool failure on the wire) with `details.reason`.
 import path from 'node:path';
 import { z } from 'zod';
 import { LbotError } from '../errors.js';
@@ -88,8 +89,8 @@ export function activateSkill(state: ActivationState, visible: readonly SkillCat
   if (name === '') throw new LbotError('invalid_argument', 'skill_name is required');
   const skill = visible.find((s) => s.name === name);
   if (!skill) {
-    throw new LbotError('skill.not_found', `Skill "${name}" not found. Available skills: ${names(visible.map((s) => s.name))}`, {
-      details: { skill_name: name },
+    throw new LbotError('runtime_error', `Skill "${name}" not found. Available skills: ${names(visible.map((s) => s.name))}`, {
+      details: { skill_name: name, reason: 'skill_not_bound' },
     });
   }
   if (!state.activated.has(name)) state.activated.set(name, skill);
@@ -135,8 +136,8 @@ function notAvailable(name: string, state: ActivationState, visible: readonly Sk
   const bound = visible.some((s) => s.name === name);
   const what = access === 'read' ? 'read' : access === 'write' ? 'changed' : 'used by exec';
   const why = bound ? `it must be activated first: call the \`activate\` tool with skill_name "${name}", then retry` : 'it is not bound to this binding';
-  return new LbotError(bound ? 'unauthorized' : 'skill.not_found', `Skill "${name}" cannot be ${what} here: ${why}. Activated skills: ${names(state.activated.keys())}. Visible skills: ${names(visible.map((s) => s.name))}.`, {
-    details: { skill: name, access, activated: [...state.activated.keys()].sort() },
+  return new LbotError('runtime_error', `Skill "${name}" cannot be ${what} here: ${why}. Activated skills: ${names(state.activated.keys())}. Visible skills: ${names(visible.map((s) => s.name))}.`, {
+    details: { skill: name, access, reason: bound ? 'skill_not_activated' : 'skill_not_bound', activated: [...state.activated.keys()].sort() },
   });
 }
 
@@ -155,6 +156,8 @@ export function checkSkillPath(state: ActivationState, visible: readonly SkillCa
 }
 
 const SKILL_REF = /\/workspace\/\.skills\/([A-Za-z0-9_-]+)/g;
+/** `.skills/<name>` relative to the default workdir /workspace, e.g. `sh .skills/x/run.sh`. */
+const RELATIVE_SKILL_REF = /(?:^|[\s'"=;|&(<>])(?:\.\/)?\.skills\/([A-Za-z0-9_-]+)/g;
 
 /**
  * The rule for one `exec` call: every skill its command or workdir references must be activated, and
@@ -163,13 +166,14 @@ const SKILL_REF = /\/workspace\/\.skills\/([A-Za-z0-9_-]+)/g;
 export function checkExecSkills(state: ActivationState, visible: readonly SkillCatalogEntry[], call: { command: string; workdir?: string | undefined }): SkillCatalogEntry | null {
   const referenced = new Set<string>();
   for (const m of call.command.matchAll(SKILL_REF)) if (m[1]) referenced.add(m[1]);
+  for (const m of call.command.matchAll(RELATIVE_SKILL_REF)) if (m[1]) referenced.add(m[1]);
   if (call.workdir !== undefined) {
     const { skill } = parseSkillMountPath(call.workdir);
     if (skill !== null) referenced.add(skill);
   }
   if (referenced.size > 1) {
-    throw new LbotError('unauthorized', `One exec call may use only one skill package; this one references ${names(referenced)}. Split it into one call per skill.`, {
-      details: { skills: [...referenced].sort() },
+    throw new LbotError('runtime_error', `One exec call may use only one skill package; this one references ${names(referenced)}. Split it into one call per skill.`, {
+      details: { skills: [...referenced].sort(), reason: 'multiple_skills' },
     });
   }
   const [only] = referenced;
