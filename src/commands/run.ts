@@ -17,7 +17,11 @@ const RunFlagsSchema = z.object({
   config: z.string().optional(),
   var: z.array(z.string()).optional(),
   platform: PlatformChoiceSchema.default('auto'),
-});
+  record: z.string().min(1).optional(),
+  replay: z.string().min(1).optional(),
+  check: z.boolean().optional(),
+}).refine((f) => !(f.record && f.replay), { message: 'use either --record or --replay, not both', path: ['replay'] })
+  .refine((f) => !f.check || f.replay, { message: '--check compares with a cassette: add --replay FILE', path: ['check'] });
 
 export function registerRun(program: Command, getCtx: GetContext): void {
   program
@@ -30,6 +34,9 @@ export function registerRun(program: Command, getCtx: GetContext): void {
     .option('--config <file>', 'runner config JSON file; becomes ctx.config')
     .option('--platform <name>', 'the event file holds a platform payload: auto|onebot|telegram|slack|discord|lark|generic', 'auto')
     .option('--var <k=v>', 'adapter parameter (repeatable; secret-looking names are dropped)', collect)
+    .option('--record <cassette>', 'write every proxy call, model/tool answer and the final results to this cassette file')
+    .option('--replay <cassette>', 'answer model and tool calls from this cassette instead of the real providers')
+    .option('--check', 'with --replay: fail (exit 1, with a diff) when the results differ from the recorded ones')
     .addHelpText('after', '\nExamples:\n  lbot run --event fixtures/events/msg.json --plugin fixtures/runners/echo\n  lbot run --event seq.json --runner plugin:acme/scripted/default --config cfg.json --json')
     .action(async (raw: unknown) => {
       const ctx = getCtx();
@@ -53,12 +60,15 @@ export function registerRun(program: Command, getCtx: GetContext): void {
         if (out.json) out.line({ type: notice.type, run_id, data: notice.data, observed: true, ...(notice.executed === false ? { executed: false } : {}) });
         else process.stderr.write(`lbot: observed ${notice.type} ${JSON.stringify(notice.data)}\n`);
       };
+      const { openCassette } = await import('../runtime/cassette/open.js');
+      const tape = await openCassette({ record: flags.record, replay: flags.replay });
       try {
         const result = await replayEvents({
           dataDir: ctx.flags.dataDir,
           pluginsDir: ctx.flags.pluginsDir,
           pluginDir: flags.plugin,
-          config: ctx.configFile().config,
+          config: tape.config(ctx.configFile().config),
+          hostHooks: tape.hooks,
           eventFile: flags.event,
           platform: flags.platform,
           runner: flags.runner,
@@ -79,6 +89,7 @@ export function registerRun(program: Command, getCtx: GetContext): void {
           out.line({ type: 'replay.summary', runs: result.outcomes.length, skipped: result.skipped });
           if (!out.json) out.warn(`${result.skipped} event(s) skipped after the failed run`);
         }
+        await tape.finish({ check: flags.check ?? false });
         const failed = result.outcomes.find((o) => o.status !== 'completed');
         ctx.exitCode = failed ? (failed.status === 'cancelled' ? EXIT.interrupted : exitCodeFor(failed.error?.code ?? 'unknown')) : abort.signal.aborted ? EXIT.interrupted : EXIT.ok;
       } finally {
