@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Binding } from '../protocol/binding.js';
 import { bindingIdentity } from '../protocol/binding.js';
-import type { EventEnvelope } from '../protocol/event.js';
+import type { EventEnvelope, JsonObject } from '../protocol/event.js';
 import type { RunState } from '../protocol/context.js';
 import { parseRunnerId, pluginIdentity } from '../protocol/runner-id.js';
 import type { Config } from '../config.js';
@@ -16,7 +16,7 @@ import { registerAttachments } from './attachments.js';
 import { buildRunContext } from './context-builder.js';
 import { computeDeadline } from './deadline.js';
 import { incomingEventRow } from './event-record.js';
-import type { Clock, ModelProvider, PluginConnection, PluginLauncher, RunnerCatalog, ToolProvider } from './ports.js';
+import type { Clock, ModelProvider, PluginConnection, PluginLauncher, ProxyCall, RunnerCatalog, ToolProvider } from './ports.js';
 import type { HostObserver } from './observer.js';
 import { ProxyRouter } from './proxy-router.js';
 import { buildResources, type KnowledgeBaseConfig } from './resources.js';
@@ -47,6 +47,8 @@ export type HostDeps = {
   warn(message: string): void;
   /** Optional listener of every run and proxy call (dev dashboard, record/replay). */
   observer?: HostObserver;
+  /** Extra `ctx.metadata` entries of one run (the MCP bridge endpoint for external harnesses). */
+  runMetadata?(req: { binding: Binding; run_id: string }): JsonObject;
 };
 
 export type RunRequest = {
@@ -91,6 +93,8 @@ export type Host = {
    */
   reload(identity: string, catalog?: RunnerCatalog): Promise<void>;
   readonly sessions: SessionRegistry;
+  /** Routes a proxy call that did not arrive on a plugin connection (the MCP bridge): same authorization and audit. */
+  handle(call: ProxyCall): Promise<unknown>;
   /** Stops every plugin process this host started. Idempotent. */
   close(): Promise<void>;
 };
@@ -311,6 +315,8 @@ export function createHost(deps: HostDeps): Host {
       hostVersion: deps.version,
       adapterParams: req.adapterParams ?? null,
     });
+    const extraMetadata = deps.runMetadata?.({ binding, run_id });
+    if (extraMetadata) Object.assign(context.metadata, extraMetadata);
     const session: RunSession = {
       run_id,
       runner_id: descriptor.id,
@@ -444,6 +450,7 @@ export function createHost(deps: HostDeps): Host {
     run,
     reload,
     sessions,
+    handle: (call) => router.handle(call),
     close: () => (closing ??= close()),
   };
 }
