@@ -45,6 +45,8 @@ const ETC_NETWORK = ['/etc/resolv.conf', '/etc/hosts', '/etc/nsswitch.conf', '/e
 
 /** The idle keeper: sleeps, and exits (ending the session) once the session is idle past its TTL. */
 export const KEEPER_SCRIPT = [
+  // Tell the starter the sandbox is fully set up (mounts done), then let go of the pipe.
+  'echo ready >&4; exec 4>&-',
   'ttl=$1; iv=$2',
   'while :; do',
   '  sleep "$iv"',

@@ -207,11 +207,14 @@ export class BwrapBackend implements SandboxBackend {
     return new Promise((resolve, reject) => {
       const logFd = openSync(path.join(dir, 'holder.log'), 'a', 0o600);
       const [cmd, ...args] = argv;
-      const child = spawn(cmd ?? 'bwrap', args, { detached: true, stdio: ['ignore', 'ignore', logFd, 'pipe'], env: { PATH: SANDBOX_PATH } });
+      const child = spawn(cmd ?? 'bwrap', args, { detached: true, stdio: ['ignore', 'ignore', logFd, 'pipe', 'pipe'], env: { PATH: SANDBOX_PATH } });
       closeSync(logFd);
       let text = '';
       let done = false;
+      let nsPidFromInfo: number | null = null;
+      let ready = false;
       const info = child.stdio[3];
+      const readyPipe = child.stdio[4];
       const fail = (why: string) => {
         if (done) return;
         done = true;
@@ -233,22 +236,36 @@ export class BwrapBackend implements SandboxBackend {
       info?.on('data', (chunk: Buffer) => {
         text += chunk.toString('utf8');
       });
-      info?.on('end', () => {
-        const m = /"child-pid"\s*:\s*(\d+)/.exec(text);
-        if (!m) return fail('bwrap reported no child pid');
-        if (done) return;
-        const nsPid = Number(m[1]);
-        const ns = identityOf(nsPid);
+      // The namespaces exist once bwrap closes the info fd; the mounts are done once the keeper says ready.
+      const settle = () => {
+        if (done || nsPidFromInfo === null || !ready) return;
+        const ns = identityOf(nsPidFromInfo);
         const holder = child.pid ? identityOf(child.pid) : null;
         if (!ns || !holder) return fail('the sandbox exited right after starting');
         done = true;
         clearTimeout(timer);
         child.removeAllListeners('exit');
-        info.destroy();
+        info?.destroy();
+        readyPipe?.destroy();
         child.unref();
         resolve({ holder, ns });
+      };
+      info?.on('end', () => {
+        const m = /"child-pid"\s*:\s*(\d+)/.exec(text);
+        if (!m) return fail('bwrap reported no child pid');
+        nsPidFromInfo = Number(m[1]);
+        settle();
       });
       info?.on('error', () => undefined);
+      let readyText = '';
+      readyPipe?.on('data', (chunk: Buffer) => {
+        readyText += chunk.toString('utf8');
+        if (readyText.includes('ready')) {
+          ready = true;
+          settle();
+        }
+      });
+      readyPipe?.on('error', () => undefined);
     });
   }
 
