@@ -1,0 +1,185 @@
+// The proxy router against real SQLite stores: authorization order, refusal codes and reasons, and the
+// audit of every call (runner-protocol.md §6.2–§7.1; host side of AC-027–AC-029, AC-032, AC-035).
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ApiError } from '../../../src/core/host/api-error.js';
+import type { Clock, ProxyCall } from '../../../src/core/host/ports.js';
+import { ProxyRouter } from '../../../src/core/host/proxy-router.js';
+import { buildResources } from '../../../src/core/host/resources.js';
+import { authorizedIds, SessionRegistry, type RunSession } from '../../../src/core/host/session.js';
+import { buildScopeKeys } from '../../../src/core/host/state-scope.js';
+import { openSqliteStores, type SqliteStores } from '../../../src/core/stores/sqlite/open.js';
+import { createModelProvider } from '../../../src/runtime/models/providers.js';
+import { binding, descriptor, envelope, models } from '../../unit/host/fixtures.js';
+
+let dir: string;
+let stores: SqliteStores;
+let nowMs: number;
+let sessions: SessionRegistry;
+let router: ProxyRouter;
+
+const clock: Clock = { now: () => nowMs, timeout: () => new AbortController().signal };
+
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'lbot-router-'));
+  stores = openSqliteStores(dir);
+  nowMs = 1_700_000_000_000;
+  sessions = new SessionRegistry();
+  router = new ProxyRouter({
+    sessions,
+    env: {
+      stores,
+      models: createModelProvider(models),
+      toolsFor: () => undefined,
+      knowledgeBases: [],
+      retrieve: async () => [],
+      clock,
+      limits: { stateValueBytes: 262_144, storageValueBytes: 1024 },
+      warn: () => {},
+    },
+    audit: (run_id, entry) => stores.runs.addApiCall(run_id, entry),
+    runnerOf: (run_id) => stores.runs.get(run_id)?.runner_id ?? null,
+  });
+});
+
+afterEach(async () => {
+  stores.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Registers a live run of plugin `acme/<plugin>` in conversation `conversation`. */
+function start(run_id: string, plugin: string, opts: { conversation?: string | null; deadline_at?: number | null; permissions?: Record<string, unknown> } = {}): RunSession {
+  const d = { ...descriptor({ permissions: opts.permissions ?? { history: ['page'], events: ['get'], artifacts: ['metadata'], models: ['invoke'], storage: ['plugin'] } }), id: `plugin:acme/${plugin}/default`, plugin_name: plugin };
+  const b = binding({ runner_id: d.id, resource_policy: { allowed_model_uuids: ['m-fake'] } });
+  const event = envelope({ event_id: `ev-${run_id}`, conversation_id: opts.conversation === undefined ? 'c1' : opts.conversation });
+  const resources = buildResources(d, b, {}, { models, knowledgeBases: [], tools: [] }, () => {});
+  const session: RunSession = {
+    run_id,
+    runner_id: d.id,
+    binding_id: b.binding_id,
+    plugin_identity: `acme/${plugin}`,
+    event_id: event.event_id,
+    conversation_id: event.conversation_id,
+    resources,
+    permissions: d.permissions,
+    state_policy: b.state_policy,
+    scope_keys: buildScopeKeys(d.id, b.binding_id, event),
+    state_columns: { runner_id: d.id, binding_identity: b.binding_id, bot_id: null, workspace_id: null, conversation_id: event.conversation_id, thread_id: null, actor_type: 'user', actor_id: 'u1', subject_type: null, subject_id: null },
+    deadline_at: opts.deadline_at ?? null,
+    started_at: nowMs / 1000,
+    last_activity_at: nowMs / 1000,
+    authorized: authorizedIds(resources),
+  };
+  stores.runs.create({ run_id, runner_id: d.id, binding_id: b.binding_id, event_id: event.event_id, conversation_id: event.conversation_id, started_at: nowMs / 1000 });
+  sessions.register(session);
+  return session;
+}
+
+function call(plugin: string, method: string, params: Record<string, unknown>): Promise<unknown> {
+  const c: ProxyCall = { caller_plugin: `acme/${plugin}`, method, params, signal: new AbortController().signal, notify: () => {} };
+  return router.handle(c);
+}
+
+async function refusal(p: Promise<unknown>): Promise<ApiError> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof ApiError) return err;
+    throw err;
+  }
+  throw new Error('expected the call to be refused');
+}
+
+const audit = (run_id: string) => stores.runs.get(run_id)?.api_calls ?? [];
+
+describe('proxy router', () => {
+  it('refuses a live run id of another plugin and audits it on the caller, not on the victim (AC-029)', async () => {
+    start('run-a', 'a');
+    start('run-b', 'b');
+    const err = await refusal(call('b', 'history.page', { run_id: 'run-a' }));
+    expect([err.code, err.reason]).toEqual(['unauthorized', 'identity_mismatch']);
+    expect(audit('run-a')).toEqual([]);
+    expect(audit('run-b')).toEqual([expect.objectContaining({ action: 'history.page', decision: 'denied', code: 'unauthorized', caller_plugin: 'acme/b', as_run_id: 'run-a' })]);
+    // run A is unaffected
+    expect(await call('a', 'history.page', { run_id: 'run-a' })).toMatchObject({ items: [] });
+  });
+
+  it('refuses unknown and finished run ids (AC-027, AC-028)', async () => {
+    start('run-a', 'a');
+    expect((await refusal(call('a', 'state.get', { run_id: 'nope', scope: 'conversation', key: 'k' }))).reason).toBe('session_not_found');
+    expect(audit('run-a')).toEqual([expect.objectContaining({ action: 'state.get', decision: 'denied', as_run_id: 'nope' })]);
+    sessions.unregister('run-a');
+    const late = await refusal(call('a', 'state.set', { run_id: 'run-a', scope: 'conversation', key: 'k', value: 1 }));
+    expect([late.code, late.reason]).toEqual(['unauthorized', 'session_not_found']);
+    expect(audit('run-a').at(-1)).toMatchObject({ action: 'state.set', decision: 'denied', code: 'unauthorized', resource: 'conversation:k' });
+    // a finished run of another plugin is not attributed to it
+    start('run-c', 'c');
+    sessions.unregister('run-c');
+    await refusal(call('b', 'state.get', { run_id: 'run-c', scope: 'conversation', key: 'k' }));
+    expect(audit('run-c')).toEqual([]);
+  });
+
+  it('answers deadline_exceeded after deadline_at (AC-035)', async () => {
+    start('run-a', 'a', { deadline_at: nowMs / 1000 + 2 });
+    expect(await call('a', 'state.get', { run_id: 'run-a', scope: 'conversation', key: 'k' })).toEqual({ value: null });
+    nowMs += 2500;
+    const err = await refusal(call('a', 'state.get', { run_id: 'run-a', scope: 'conversation', key: 'k' }));
+    expect([err.code, err.reason, err.retryable]).toEqual(['deadline_exceeded', 'run_deadline', false]);
+    expect(audit('run-a').map((c) => [c.decision, c.code])).toEqual([
+      ['allowed', null],
+      ['denied', 'deadline_exceeded'],
+    ]);
+  });
+
+  it('checks arguments, the method table, manifest permissions and resources', async () => {
+    start('run-a', 'a', { permissions: { models: ['invoke'], storage: ['plugin'] } });
+    expect((await refusal(call('a', 'state.get', { scope: 'conversation', key: 'k' }))).reason).toBe('missing_argument');
+    expect((await refusal(call('a', 'shell.exec', { run_id: 'run-a' }))).reason).toBe('unknown_method');
+    expect((await refusal(call('a', 'history.page', { run_id: 'run-a' }))).reason).toBe('permission_denied');
+    expect((await refusal(call('a', 'models.invoke', { run_id: 'run-a', model_id: 'm-other', messages: [] }))).reason).toBe('resource_not_authorized');
+    expect((await refusal(call('a', 'storage.get', { run_id: 'run-a', area: 'workspace', key: 'k' }))).reason).toBe('resource_not_authorized');
+    expect(await call('a', 'models.invoke', { run_id: 'run-a', model_id: 'm-fake', messages: [{ role: 'user', content: 'hi' }] })).toMatchObject({ message: { content: 'FAKE_PONG' } });
+    const calls = audit('run-a');
+    expect(calls).toHaveLength(6);
+    expect(calls.at(-1)).toMatchObject({ action: 'models.invoke', resource: 'm-fake', decision: 'allowed', code: null });
+    expect(calls.at(-3)).toMatchObject({ action: 'models.invoke', resource: 'm-other', decision: 'denied', code: 'unauthorized' });
+  });
+
+  it('makes out-of-scope events look exactly like missing ones (AC-032)', async () => {
+    start('run-x', 'a', { conversation: 'c2' });
+    stores.events.append({
+      event_id: 'ev-x',
+      event_type: 'message.received',
+      event_time: null,
+      source: 'api',
+      bot_id: null,
+      workspace_id: null,
+      conversation_id: 'c2',
+      thread_id: null,
+      actor_type: null,
+      actor_id: null,
+      actor_name: null,
+      subject_type: null,
+      subject_id: null,
+      input_text: 'x',
+      input_json: {},
+      raw_ref: null,
+      run_id: 'run-x',
+      runner_id: 'plugin:acme/a/default',
+      metadata: {},
+    });
+    start('run-a', 'a');
+    expect(await call('a', 'events.get', { run_id: 'run-x', event_id: 'ev-x' })).toMatchObject({ event_id: 'ev-x' });
+    const hidden = (await refusal(call('a', 'events.get', { run_id: 'run-a', event_id: 'ev-x' }))).toWire();
+    const missing = (await refusal(call('a', 'events.get', { run_id: 'run-a', event_id: 'ev-zz' }))).toWire();
+    expect(JSON.stringify(hidden).replaceAll('ev-x', '<id>')).toBe(JSON.stringify(missing).replaceAll('ev-zz', '<id>'));
+  });
+
+  it('keeps the history of a run without conversation empty, and refuses naming one', async () => {
+    start('run-a', 'a', { conversation: null });
+    expect(await call('a', 'history.page', { run_id: 'run-a' })).toMatchObject({ items: [], has_more: false });
+    expect((await refusal(call('a', 'history.page', { run_id: 'run-a', conversation_id: 'c1' }))).code).toBe('unauthorized');
+  });
+});
