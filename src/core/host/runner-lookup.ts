@@ -1,6 +1,6 @@
 // Finds the runner a binding names (runner-protocol.md §2.10): id format, existence, bound plugins, protocol version.
 import { LbotError } from '../errors.js';
-import type { RunnerDescriptor } from '../protocol/manifest.js';
+import { SUPPORTED_PROTOCOL_VERSIONS, type RunnerDescriptor } from '../protocol/manifest.js';
 import { RUNNER_ID_FORM, parseRunnerId, pluginIdentity } from '../protocol/runner-id.js';
 import type { RunnerCatalog } from './ports.js';
 
@@ -25,8 +25,10 @@ export function lookupRunner(catalog: RunnerCatalog, runnerId: string, boundPlug
     });
   }
   if (!descriptor.compatible) {
-    throw new LbotError('runner.protocol_error', `runner ${runnerId} speaks protocol version ${descriptor.protocol_version}; this host supports version 1`, {
-      details: { runner_id: runnerId, protocol_version: descriptor.protocol_version, supported: ['1'] },
+    const supported = SUPPORTED_PROTOCOL_VERSIONS.join(', ');
+    throw new LbotError('runner.protocol_error', `runner ${runnerId} speaks protocol version ${descriptor.protocol_version}; this host supports protocol version ${supported}`, {
+      details: { runner_id: runnerId, protocol_version: descriptor.protocol_version, supported: [...SUPPORTED_PROTOCOL_VERSIONS] },
+      hint: `set spec.protocol_version to "${supported}" in the runner's component YAML, or upgrade lbot`,
     });
   }
   return descriptor;

@@ -315,8 +315,8 @@ describe('protocol and run lifecycle', () => {
     expect(r.exitCode).toBe(1);
     const err = errorOf(r.stdout);
     expect(err?.code).toBe('runner.protocol_error');
-    expect(String(err?.message)).toMatch(/"?1"?/);
-    expect(String(err?.message)).toMatch(/support/i);
+    expect(String(err?.message)).toMatch(/protocol version 2\b.*supports protocol version 1\b/);
+    expect(pick(err, 'details.supported')).toEqual(['1']);
     expect(r.stderr).toContain('error[runner.protocol_error]');
     const runners = await s.jsonLines(['runner', 'list']);
     expect(runners[0]).toMatchObject({ id: SCRIPTED, compatible: false });
