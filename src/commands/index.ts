@@ -11,6 +11,7 @@ import { registerBinding } from './binding.js';
 import { registerSkill } from './skill.js';
 import { registerBox } from './box.js';
 import { registerDoctor } from './doctor.js';
+import { registerMcp } from './mcp.js';
 
 export type GetContext = () => CliContext;
 
@@ -25,4 +26,5 @@ export function registerCommands(program: Command, ctx: GetContext): void {
   registerSkill(program, ctx);
   registerBox(program, ctx);
   registerDoctor(program, ctx);
+  registerMcp(program, ctx);
 }

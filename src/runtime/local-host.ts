@@ -63,7 +63,7 @@ export function openLocalHost(opts: LocalHostOptions): LocalHost {
   const models = createModelProvider(opts.config.models);
   const mcp = opts.tools
     ? null
-    : openMcpHost({ dataDir: opts.dataDir, config: opts.config, warn: opts.warn, mode: opts.mcpMode ?? 'run', deadlineOf: (run_id) => host.sessions.get(run_id)?.deadline_at ?? null });
+    : openMcpHost({ dataDir: opts.dataDir, config: opts.config, warn: opts.warn, mode: opts.mcpMode ?? 'run', host: () => host });
   const baseTools = opts.tools ?? mcp?.tools;
   const tools = opts.decorateTools ? opts.decorateTools(baseTools) : baseTools;
   const host = createHost({
@@ -77,6 +77,7 @@ export function openLocalHost(opts: LocalHostOptions): LocalHost {
     version: LBOT_VERSION,
     warn: opts.warn,
     ...(opts.observer ? { observer: opts.observer } : {}),
+    ...(mcp ? { runMetadata: mcp.runMetadata } : {}),
   });
   let closing: Promise<void> | undefined;
   return {

@@ -1,11 +1,15 @@
 // What a local host (`lbot run`, `lbot serve`) gets from the MCP subsystem: the MCP part of each run's
-// tool table, and one owner to close with the host.
+// tool table, the per-run bridge endpoint in ctx.metadata, and one owner to close with the host.
 import type { Config } from '../../core/config.js';
+import type { Host } from '../../core/host/host.js';
 import type { ToolProvider } from '../../core/host/ports.js';
 import type { Binding } from '../../core/protocol/binding.js';
-import type { McpConnector } from './connectors.js';
+import type { JsonObject } from '../../core/protocol/event.js';
+import { ToolManager } from '../../core/tools/manager.js';
+import { BridgeServer } from './bridge-server.js';
+import { createBoxConnector } from './box-connector.js';
 import { McpManager } from './manager.js';
-import { createMcpToolProvider } from './tool-provider.js';
+import type { McpToolSource } from './tool-source.js';
 
 export type McpHostOptions = {
   dataDir: string;
@@ -13,15 +17,18 @@ export type McpHostOptions = {
   warn(message: string): void;
   /** serve: start servers at boot, follow config edits, publish state as `serve`. */
   mode: 'serve' | 'run';
-  /** The deadline of a live run, epoch seconds, or null. */
-  deadlineOf(run_id: string): number | null;
-  boxConnector?: McpConnector | undefined;
+  /** The host the bridge routes calls through (bound late: the host is built after this). */
+  host(): Host;
 };
 
 export type McpHost = {
   manager: McpManager;
-  /** The `tools` dependency of createHost: the MCP tools a run may be granted. */
+  /** The MCP tool sources of a run, for a tool manager that merges them with native, skill and plugin tools. */
+  sources(req: { binding: Binding; run_id: string }): Promise<McpToolSource[]>;
+  /** The `tools` dependency of createHost when MCP is the only tool source: a tool table of MCP tools. */
   tools(req: { binding: Binding; run_id: string }): Promise<ToolProvider | undefined>;
+  /** The `runMetadata` dependency of createHost: `ctx.metadata.mcp_bridge` of a run (when the bridge is enabled). */
+  runMetadata(req: { binding: Binding; run_id: string }): JsonObject;
   close(): Promise<void>;
 };
 
@@ -31,14 +38,27 @@ export function openMcpHost(opts: McpHostOptions): McpHost {
     dataDir: opts.dataDir,
     config: opts.config,
     warn: opts.warn,
-    boxConnector: opts.boxConnector,
+    boxConnector: createBoxConnector({ dataDir: opts.dataDir, config: opts.config.box, owner: serve ? 'serve' : 'cli', warn: opts.warn }),
     publishAs: opts.mode,
     eager: serve,
     watchConfig: serve,
   });
+  const deadlineOf = (run_id: string) => opts.host().sessions.get(run_id)?.deadline_at ?? null;
+  const bridge = new BridgeServer({
+    dataDir: opts.dataDir,
+    port: { handle: (call) => opts.host().handle(call), session: (run_id) => opts.host().sessions.get(run_id) },
+    warn: opts.warn,
+  });
+  const tables = new ToolManager(opts.warn);
+  const sources = (req: { binding: Binding; run_id: string }) => manager.sources(req.binding, deadlineOf);
   return {
     manager,
-    tools: (req) => createMcpToolProvider(manager, req.binding, { deadlineOf: opts.deadlineOf }),
-    close: () => manager.close(),
+    sources,
+    tools: async (req) => tables.forRun(await sources(req), req.binding.resource_policy),
+    runMetadata: (req) => (manager.settings.bridge.enabled ? { mcp_bridge: bridge.register(req.run_id) } : {}),
+    close: async () => {
+      bridge.close();
+      await manager.close();
+    },
   };
 }

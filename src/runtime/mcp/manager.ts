@@ -3,6 +3,7 @@
 import { watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../../core/config.js';
+import type { Binding } from '../../core/protocol/binding.js';
 import { CONFIG_FILE_NAME, openConfigFile } from '../../core/stores/config-file.js';
 import { readMcpConfig, type McpServerRecord, type McpSettings } from './config.js';
 import { connectHostStdio, connectRemote, type McpConnector } from './connectors.js';
@@ -10,7 +11,7 @@ import { McpPhaseError } from './errors.js';
 import { LiveStateWriter } from './live-state.js';
 import { flattenError } from './results.js';
 import { McpSession, type McpRuntimeInfo } from './session.js';
-import { nameMcpTools, type McpToolEntry } from './tool-names.js';
+import { bindingMayUseMcp, McpToolSource } from './tool-source.js';
 
 export type McpManagerOptions = {
   /** The data dir (live state files, config file to watch). */
@@ -93,19 +94,16 @@ export class McpManager {
   }
 
   /**
-   * Waits until every enabled server has had its first connection attempt (later retries run on in the
-   * background), then names the tools of the connected ones. `taken` are names of other tool sources.
+   * The tool sources of one run: when the binding may be granted MCP tools, waits until every enabled
+   * server has had its first connection attempt (retries run on in the background) and returns one
+   * source per connected server. Names are assigned by the tool manager (core/tools/manager.ts).
    */
-  async toolTable(taken: ReadonlySet<string> = new Set()): Promise<McpToolEntry[]> {
+  async sources(binding: Pick<Binding, 'resource_policy'>, deadlineOf: (run_id: string) => number | null): Promise<McpToolSource[]> {
+    if (!bindingMayUseMcp(binding)) return [];
     const enabled = [...this.#sessions.values()].filter((s) => s.record.enabled);
     await Promise.all(enabled.map((s) => s.firstOutcome()));
-    const { entries, warnings } = nameMcpTools({
-      servers: enabled.filter((s) => s.status === 'connected').map((s) => ({ server: s.name, tools: s.tools })),
-      prefixAll: this.#settings.tool_name_prefix,
-      taken,
-    });
-    for (const w of warnings) this.warnOnce(w);
-    return entries;
+    const opts = { callTimeoutMs: this.#settings.call_timeout_sec * 1000, prefixAll: this.#settings.tool_name_prefix, deadlineOf };
+    return enabled.filter((s) => s.status === 'connected').map((s) => new McpToolSource(s, opts));
   }
 
   /** Reports a warning once per manager (collision renames are reported once, not per run). */

@@ -11,7 +11,6 @@ import type { McpConnection, McpConnector } from './connectors.js';
 import { McpCallError, McpPhaseError, type McpErrorPhase } from './errors.js';
 import { redactText, secretValues } from './masking.js';
 import { convertToolResult, flattenError, McpToolError } from './results.js';
-import type { ListedTool } from './tool-names.js';
 
 export type McpStatus = 'idle' | 'disabled' | 'connecting' | 'connected' | 'error' | 'closed';
 
@@ -50,6 +49,9 @@ export type SessionOptions = {
 const MAX_TOOL_PAGES = 100;
 const MAX_LOGGED_ERRORS = 20;
 const LIST_CHANGED_DEBOUNCE_MS = 100;
+
+/** A tool as the server lists it. */
+export type ListedTool = { name: string; description: string; inputSchema: JsonObject };
 
 type Live = { conn: McpConnection; client: Client; closed: Promise<void> };
 

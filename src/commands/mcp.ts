@@ -1,0 +1,193 @@
+// `lbot mcp …`: register, inspect, test and call MCP servers, and bridge a live run to an external MCP client (docs/mcp.md).
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { LbotError } from '../core/errors.js';
+import { isRecord } from '../core/json.js';
+import { parseJsonText } from '../core/json-parse.js';
+import type { AdminContext, ServerSummary, TestResult, ToolListing } from '../runtime/mcp/admin.js';
+import { EXIT } from './shared/exit-codes.js';
+import { collect, parseFlags, parseKeyValues } from './shared/flags.js';
+import type { CliContext } from './shared/context.js';
+import type { GetContext } from './index.js';
+
+const AddFlagsSchema = z.object({
+  env: z.array(z.string()).default([]),
+  header: z.array(z.string()).default([]),
+  inBox: z.boolean().default(false),
+  url: z.string().optional(),
+  transport: z.string().optional(),
+  description: z.string().optional(),
+  cwd: z.string().optional(),
+  disabled: z.boolean().default(false),
+});
+const CallFlagsSchema = z.object({ args: z.string().default('{}') });
+const BridgeFlagsSchema = z.object({ run: z.string().min(1, 'give the run id: --run RUN_ID'), socket: z.string().optional() });
+
+async function adminContext(ctx: CliContext): Promise<AdminContext> {
+  const { createBoxConnector } = await import('../runtime/mcp/box-connector.js');
+  const config = ctx.configFile().config;
+  return {
+    dataDir: ctx.flags.dataDir,
+    configFile: ctx.configFile(),
+    warn: (m) => ctx.output.warn(m),
+    boxConnector: createBoxConnector({ dataDir: ctx.flags.dataDir, config: config.box, owner: 'cli', warn: (m) => ctx.output.warn(m) }),
+  };
+}
+
+const admin = () => import('../runtime/mcp/admin.js');
+
+function renderList(v: { servers: ServerSummary[] }): string {
+  if (v.servers.length === 0) return 'no MCP servers configured (add one with lbot mcp add NAME -- CMD…)';
+  const w = Math.max(...v.servers.map((s) => s.name.length));
+  return v.servers
+    .map((s) => {
+      const err = s.error_phase ? ` [${s.error_phase}] ${s.error_message ?? ''}` : '';
+      return `${s.name.padEnd(w)}  ${s.mode.padEnd(5)}  ${s.status.padEnd(10)}  retries ${s.retry_count}  tools ${s.tool_count}  ${s.in_box ? '(in box) ' : ''}${s.target}${err}`;
+    })
+    .join('\n');
+}
+
+function renderTest(r: TestResult): string {
+  const lines = [`${r.name}: ${r.status}${r.retry_count ? ` after ${r.retry_count} failed attempt(s)` : ''}`];
+  if (r.server_info) lines.push(`  server: ${r.server_info.name} ${r.server_info.version}`);
+  if (r.ok) lines.push(`  tools: ${r.tools.join(', ') || '(none)'}`);
+  if (r.error_message) lines.push(`  error[${r.error_phase ?? 'unknown'}]: ${r.error_message}`);
+  lines.push(`  timings: connect ${r.timings.connect_ms ?? '-'} ms, list tools ${r.timings.list_tools_ms ?? '-'} ms, total ${r.timings.total_ms} ms`);
+  return lines.join('\n');
+}
+
+function renderTools(v: ToolListing): string {
+  const lines = v.tools.map((t) => `${t.name}${t.name !== t.tool ? ` (${t.server}: ${t.tool})` : ` (${t.server})`}  ${t.description.split('\n')[0] ?? ''}`);
+  for (const s of v.servers) if (s.status !== 'connected') lines.push(`# ${s.name}: ${s.status}${s.error_message ? ` [${s.error_phase ?? ''}] ${s.error_message}` : ''}`);
+  return lines.length > 0 ? lines.join('\n') : 'no tools (no enabled MCP server)';
+}
+
+function parseArgsJson(text: string): Record<string, unknown> {
+  const value = parseJsonText(text, '--args', 'invalid_argument');
+  if (!isRecord(value)) throw new LbotError('invalid_argument', '--args must be a JSON object, e.g. --args \'{"text":"hi"}\'');
+  return value;
+}
+
+export function registerMcp(program: Command, getCtx: GetContext): void {
+  const mcp = program.command('mcp').description('Manage MCP servers whose tools runs may be granted');
+
+  mcp
+    .command('add <name> [command...]')
+    .description('register a server: a stdio command after --, or --url URL --transport sse|http')
+    .option('--env <K=V>', 'environment variable of a stdio server (repeatable; values are never printed)', collect)
+    .option('--header <K=V>', 'HTTP header of a remote server (repeatable; values are never printed)', collect)
+    .option('--in-box', 'run the stdio server as a managed process inside the box sandbox')
+    .option('--url <url>', 'URL of a remote server')
+    .option('--transport <transport>', 'stdio (default with a command), sse or http (default with --url)')
+    .option('--description <text>', 'a note shown by mcp show')
+    .option('--cwd <dir>', 'working directory of a host stdio server')
+    .option('--disabled', 'register without enabling it')
+    .action(async (name: string, command: string[], raw: unknown) => {
+      const ctx = getCtx();
+      const flags = parseFlags(AddFlagsSchema, raw);
+      const { addServer } = await admin();
+      const server = await addServer(await adminContext(ctx), {
+        name,
+        command,
+        url: flags.url,
+        transport: flags.transport,
+        env: parseKeyValues(flags.env, '--env'),
+        headers: parseKeyValues(flags.header, '--header'),
+        inBox: flags.inBox,
+        description: flags.description,
+        cwd: flags.cwd,
+        disabled: flags.disabled,
+      });
+      ctx.output.result({ server }, () => `added MCP server ${name} (test it with lbot mcp test ${name})`);
+    });
+
+  mcp
+    .command('list')
+    .description('configured servers with the live state of a running lbot serve / lbot run')
+    .action(async () => {
+      const ctx = getCtx();
+      const { listServers } = await admin();
+      ctx.output.result(listServers(await adminContext(ctx)), renderList);
+    });
+
+  mcp
+    .command('show <name>')
+    .description('one server: its config (secrets masked) and live runtime info')
+    .action(async (name: string) => {
+      const ctx = getCtx();
+      const { showServer } = await admin();
+      ctx.output.result(showServer(await adminContext(ctx), name), (v) => JSON.stringify(v, null, 2));
+    });
+
+  mcp
+    .command('test <name>')
+    .description('connect (with the retry policy), list the tools, print timings, disconnect')
+    .action(async (name: string) => {
+      const ctx = getCtx();
+      const { testServer } = await admin();
+      const result = await testServer(await adminContext(ctx), name);
+      ctx.output.result(result, renderTest);
+      if (!result.ok) ctx.exitCode = EXIT.unavailable;
+    });
+
+  mcp
+    .command('tools [name]')
+    .description('the tools of the enabled servers (or of one), under the names runs see')
+    .action(async (name: string | undefined) => {
+      const ctx = getCtx();
+      const { listTools } = await admin();
+      const listing = await listTools(await adminContext(ctx), name);
+      for (const w of listing.warnings) ctx.output.warn(w);
+      ctx.output.result(listing, renderTools);
+    });
+
+  mcp
+    .command('call <name> <tool>')
+    .description("call one tool by the server's own name: --args JSON")
+    .option('--args <json>', 'the arguments object', '{}')
+    .action(async (name: string, tool: string, raw: unknown) => {
+      const ctx = getCtx();
+      const flags = parseFlags(CallFlagsSchema, raw);
+      const { callTool } = await admin();
+      const out = await callTool(await adminContext(ctx), name, tool, parseArgsJson(flags.args));
+      ctx.output.result(out, (v) => {
+        const items = Array.isArray(v.result) ? v.result : [];
+        return items.map((i) => (isRecord(i) && typeof i.text === 'string' ? i.text : JSON.stringify(i))).join('\n');
+      });
+    });
+
+  for (const [verb, enabled] of [
+    ['enable', true],
+    ['disable', false],
+  ] as const) {
+    mcp
+      .command(`${verb} <name>`)
+      .description(`${verb} a server (a running lbot serve follows within a second)`)
+      .action(async (name: string) => {
+        const ctx = getCtx();
+        const { setEnabled } = await admin();
+        ctx.output.result({ server: await setEnabled(await adminContext(ctx), name, enabled) }, () => `${verb}d MCP server ${name}`);
+      });
+  }
+
+  mcp
+    .command('remove <name>')
+    .description('unregister a server (a running lbot serve stops it)')
+    .action(async (name: string) => {
+      const ctx = getCtx();
+      const { removeServer } = await admin();
+      ctx.output.result(await removeServer(await adminContext(ctx), name), () => `removed MCP server ${name}`);
+    });
+
+  mcp
+    .command('bridge')
+    .description("serve a live run's host API as MCP tools on stdio, for an external agent harness (token from LBOT_BRIDGE_TOKEN)")
+    .option('--run <run_id>', 'the live run to bridge')
+    .option('--socket <path>', 'the host bridge socket (default LBOT_BRIDGE_SOCKET)')
+    .action(async (raw: unknown) => {
+      const ctx = getCtx();
+      const flags = parseFlags(BridgeFlagsSchema, raw);
+      const { runBridgeClient } = await import('../runtime/mcp/bridge-client.js');
+      await runBridgeClient({ runId: flags.run, socket: flags.socket ?? process.env.LBOT_BRIDGE_SOCKET, token: process.env.LBOT_BRIDGE_TOKEN, warn: (m) => ctx.output.warn(m) });
+    });
+}
