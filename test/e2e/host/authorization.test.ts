@@ -14,6 +14,7 @@ import {
   errorOf,
   eventPath,
   F_CFG_MODELS,
+  REPO_ROOT,
   list,
   pick,
   reports,
@@ -104,6 +105,35 @@ describe('authorization and permissions', () => {
     const rerank = await s.run([dump, done()], { json: true, args: ['--binding', binding] });
     expect(rerank.exitCode).toBe(0);
     expect(list(reports(rerank.stdout)[0], 'resources.models').map((m) => pick(m, 'model_id'))).not.toContain('m-other');
+  });
+
+  it('AC-024 tool grants (F-MCP echo server)', async () => {
+    const s = await scenario();
+    await s.writeConfig({ mcp: { servers: [{ name: 'echo', command: [process.execPath, path.join(REPO_ROOT, 'fixtures', 'mcp', 'echo.js')] }] } });
+    const binding = await bindingFile(s, { resource_policy: { allowed_tool_names: ['echo'] } });
+    const script = [
+      dump,
+      api('tools.get_detail', { tool_name: 'echo' }),
+      api('tools.call', { tool_name: 'echo', parameters: { text: 'x' } }),
+      api('tools.call', { tool_name: 'slow', parameters: { ms: 1 } }),
+      done(),
+    ];
+    const r = await s.run(script, { json: true, args: ['--binding', binding] });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const [ctx, detail, echo, slow] = reports(r.stdout);
+    expect(list(ctx, 'resources.tools').map((t) => pick(t, 'tool_name'))).toEqual(['echo']);
+    expect(detail).toMatchObject({ ok: true, result: { tool: { name: 'echo', parameters: { properties: { text: expect.any(Object) } } } } });
+    expect(echo).toMatchObject({ ok: true });
+    expect(JSON.stringify(pick(echo, 'result.result'))).toContain('"x"');
+    expect(slow).toMatchObject({ ok: false, error: { code: 'unauthorized' } });
+
+    await setPermissions(s, { tools: [] });
+    const none = await s.run([dump, api('tools.call', { tool_name: 'echo', parameters: { text: 'x' } }), api('tools.get_detail', { tool_name: 'echo' }), done()], { json: true, args: ['--binding', binding] });
+    expect(none.exitCode).toBe(0);
+    const [ctx2, call, detail2] = reports(none.stdout);
+    expect(pick(ctx2, 'resources.tools')).toEqual([]);
+    expect(call).toMatchObject({ ok: false, error: { code: 'unauthorized' } });
+    expect(detail2).toMatchObject({ ok: false, error: { code: 'unauthorized' } });
   });
 
   it('AC-025 knowledge bases: missing capability or permission grants nothing; unknown ids are skipped', async () => {

@@ -8,6 +8,7 @@ import { execa, type ResultPromise } from 'execa';
 import { onTestFinished } from 'vitest';
 import { createTempPlugins, FIXTURE_EVENTS, REPO_ROOT, type TempPlugins } from '../../helpers/plugins.js';
 
+export { REPO_ROOT };
 export const LBOT_BIN = path.join(REPO_ROOT, 'bin', 'lbot.js');
 export const SCRIPTED = 'plugin:acme/scripted/default';
 export const CLI_BINDING = `cli:${SCRIPTED}`;
