@@ -54,7 +54,7 @@ export class McpToolSource implements ToolSource {
   readonly #byExposed = new Map<string, string>();
 
   constructor(
-    readonly session: McpSession,
+    readonly session: Pick<McpSession, 'name' | 'tools' | 'callTool'>,
     readonly opts: McpSourceOptions,
   ) {}
 
