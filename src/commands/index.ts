@@ -7,6 +7,7 @@ import { registerServe } from './serve.js';
 import { registerInspect } from './inspect.js';
 import { registerState } from './state.js';
 import { registerRunner } from './runner.js';
+import { registerRunnerDev } from './runner-dev.js';
 import { registerBinding } from './binding.js';
 import { registerSkill } from './skill.js';
 import { registerBox } from './box.js';
@@ -21,7 +22,7 @@ export function registerCommands(program: Command, ctx: GetContext): void {
   registerServe(program, ctx);
   registerInspect(program, ctx);
   registerState(program, ctx);
-  registerRunner(program, ctx);
+  registerRunnerDev(registerRunner(program, ctx), ctx);
   registerBinding(program, ctx);
   registerSkill(program, ctx);
   registerBox(program, ctx);

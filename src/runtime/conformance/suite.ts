@@ -1,0 +1,192 @@
+// `lbot runner test DIR`: loads one plugin, starts it through a real host on a temporary data dir,
+// drives it with the probe events, shuts it down, and judges what happened with the check catalogue.
+import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { ConfigSchema } from '../../core/config.js';
+import { LbotError, toLbotError } from '../../core/errors.js';
+import { isRecord } from '../../core/json.js';
+import { parseJsonText } from '../../core/json-parse.js';
+import { createHost, type Host } from '../../core/host/host.js';
+import type { RunnerCatalog } from '../../core/host/ports.js';
+import { discoverPlugins } from '../../core/plugins/discovery.js';
+import { defaultCliBinding } from '../../core/protocol/binding.js';
+import { runChecks } from '../../core/conformance/checks.js';
+import { PROBES, type Evidence, type PluginFiles, type ProbeName, type ProbeRun, type ShutdownEvidence } from '../../core/conformance/evidence.js';
+import { buildReport, renderJunit, type ConformanceReport } from '../../core/conformance/report.js';
+import { openSqliteStores } from '../../core/stores/sqlite/open.js';
+import type { Stores } from '../../core/stores/types.js';
+import { LBOT_VERSION } from '../../version.js';
+import { systemClock } from '../clock.js';
+import { createModelProvider } from '../models/providers.js';
+import { createPluginLauncher } from '../plugins/launcher.js';
+import { readInputFile } from '../replay.js';
+import { ConnectionWatch } from './instrument.js';
+import { CANCEL_AFTER_MS, DEADLINE_PROBE_S, probeEvent } from './probes.js';
+
+export type ConformanceOptions = {
+  dir: string;
+  /** Runner config for the probes (`--config`); `timeout` is set per probe unless given. */
+  runnerConfig?: Record<string, unknown> | undefined;
+  initializeTimeoutMs?: number | undefined;
+  /** Seconds a message probe may take. */
+  probeTimeoutS?: number | undefined;
+  strict: boolean;
+  log?(line: string): void;
+};
+
+export const DEFAULT_PROBE_TIMEOUT_S = 10;
+export const DEFAULT_INIT_TIMEOUT_MS = 10_000;
+const SHUTDOWN_TIMEOUT_MS = 1000;
+const CLOSE_GRACE_MS = 2000;
+
+/** Reads the plugin in `dir` (and nothing else of its parent directory) with the host's own discovery. */
+async function loadFiles(dir: string): Promise<{ files: PluginFiles; catalog: RunnerCatalog | null }> {
+  const files: PluginFiles = { dir, manifestError: null, componentWarnings: [], identity: null, runners: [] };
+  try {
+    await stat(path.join(dir, 'manifest.yaml'));
+  } catch {
+    files.manifestError = `no manifest.yaml in ${dir}`;
+    return { files, catalog: null };
+  }
+  const all = await discoverPlugins(path.dirname(dir));
+  const mine = (w: string) => w.startsWith(`${dir}:`) || w.startsWith(`${dir}/`);
+  const warnings = all.warnings.filter(mine);
+  const skipped = warnings.find((w) => w.startsWith(`${dir}: skipped plugin: `));
+  if (skipped) {
+    files.manifestError = skipped.slice(`${dir}: skipped plugin: `.length);
+    return { files, catalog: null };
+  }
+  const plugins = new Map([...all.plugins].filter(([, p]) => path.resolve(p.dir) === dir));
+  const runners = all.runners.filter((r) => path.resolve(r.plugin_dir) === dir);
+  files.identity = [...plugins.keys()][0] ?? null;
+  files.componentWarnings = warnings.map((w) => (w.startsWith(`${dir}/`) ? w.slice(dir.length + 1) : w));
+  files.runners = runners.map((r) => ({ id: r.id, runner_name: r.runner_name, capabilities: r.capabilities }));
+  return { files, catalog: { runners, plugins, warnings } };
+}
+
+type ProbeContext = { host: Host; stores: Stores; watch: ConnectionWatch; runnerConfig: Record<string, unknown>; probeTimeoutS: number; maxDataBytes: number };
+
+/** Runs one probe; rejects only when the run could not be started at all (bad config, unknown runner). */
+async function probe(p: ProbeContext, name: ProbeName, runner_id: string): Promise<ProbeRun> {
+  const deadlineS = name === 'deadline' ? DEADLINE_PROBE_S : typeof p.runnerConfig.timeout === 'number' ? p.runnerConfig.timeout : p.probeTimeoutS;
+  const abort = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const outcome = await p.host.run({
+    event: probeEvent(name, p.maxDataBytes),
+    binding: defaultCliBinding(runner_id, { ...p.runnerConfig, timeout: deadlineS }),
+    signal: abort.signal,
+    onStarted: (run_id) => {
+      if (name !== 'cancel') return;
+      timer = setTimeout(() => abort.abort(), CANCEL_AFTER_MS);
+      p.watch.onResult(run_id, () => abort.abort());
+    },
+  });
+  clearTimeout(timer);
+  const trace = p.watch.trace(outcome.run_id);
+  const record = p.stores.runs.get(outcome.run_id);
+  return {
+    probe: name,
+    runner_id,
+    run_id: outcome.run_id,
+    status: outcome.status,
+    error: outcome.error ? { code: outcome.error.code, message: outcome.error.message } : null,
+    results: trace.results,
+    reply: trace.reply,
+    cancelSent: trace.cancelAt !== null,
+    cancelToReplyMs: trace.cancelAt !== null && trace.repliedAt !== null ? trace.repliedAt - trace.cancelAt : null,
+    killed: trace.killed,
+    channel: trace.channel,
+    api: record?.api_calls ?? [],
+    warnings: record?.warnings ?? [],
+    deadlineS,
+  };
+}
+
+/** Closes the host and reports how the first live plugin process ended. */
+async function shutdown(host: Host, watch: ConnectionWatch): Promise<ShutdownEvidence | null> {
+  const live = watch.connections.filter((c) => c.failure === null && c.exitStatus === null);
+  const first = live[0];
+  const started = performance.now();
+  let exitedAt = started;
+  void first?.exited.then(() => (exitedAt = performance.now()));
+  await host.close();
+  if (!first) return null;
+  await first.exited;
+  const ms = exitedAt - started;
+  const status = first.exitStatus;
+  return { exitedBySelf: status !== null && status.signal === null && ms < SHUTDOWN_TIMEOUT_MS + CLOSE_GRACE_MS, ms, code: status?.code ?? null, signal: status?.signal ?? null };
+}
+
+/** Runs the whole suite against the plugin in `opts.dir`. */
+export async function runConformance(opts: ConformanceOptions): Promise<ConformanceReport> {
+  const t0 = performance.now();
+  const dir = path.resolve(opts.dir);
+  const log = opts.log ?? (() => undefined);
+  const { files, catalog } = await loadFiles(dir);
+  const config = ConfigSchema.parse({});
+  const evidence: Evidence = { files, handshake: null, probesBlocked: null, runs: [], shutdown: null, graceMs: config.runs.cancel_grace_ms };
+  if (catalog && files.identity && files.runners.length > 0 && files.componentWarnings.length === 0) {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'lbot-runner-test-'));
+    const stores = openSqliteStores(dataDir);
+    const watch = new ConnectionWatch();
+    const launcher = watch.wrap(createPluginLauncher({ initializeTimeoutMs: opts.initializeTimeoutMs ?? DEFAULT_INIT_TIMEOUT_MS, graceMs: CLOSE_GRACE_MS, shutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS }));
+    const host = createHost({ stores, launcher, catalog: async () => catalog, config, models: createModelProvider([]), clock: systemClock, version: LBOT_VERSION, warn: () => undefined });
+    try {
+      const hs = performance.now();
+      try {
+        log(`starting ${files.identity}`);
+        await host.reload(files.identity, catalog);
+        evidence.handshake = { ok: true, ms: performance.now() - hs };
+      } catch (err) {
+        const e = toLbotError(err);
+        evidence.handshake = { ok: false, code: e.code, message: e.message };
+      }
+      if (evidence.handshake.ok) {
+        const ctx: ProbeContext = { host, stores, watch, runnerConfig: opts.runnerConfig ?? {}, probeTimeoutS: opts.probeTimeoutS ?? DEFAULT_PROBE_TIMEOUT_S, maxDataBytes: config.runs.max_event_data_bytes };
+        outer: for (const runner of catalog.runners.filter((r) => r.compatible)) {
+          for (const name of PROBES) {
+            log(`probe ${name} → ${runner.id}`);
+            try {
+              evidence.runs.push(await probe(ctx, name, runner.id));
+            } catch (err) {
+              const e = toLbotError(err);
+              evidence.probesBlocked = `the probes could not start a run: ${e.code}: ${e.message}${e.code === 'invalid_argument' ? ' (pass a runner config with --config)' : ''}`;
+              break outer;
+            }
+          }
+        }
+      }
+      evidence.shutdown = await shutdown(host, watch);
+    } finally {
+      await host.close();
+      stores.close();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }
+  return buildReport({ pluginDir: dir, plugin: files.identity, strict: opts.strict, checks: runChecks(evidence), durationMs: performance.now() - t0 });
+}
+
+export type RunnerTestOptions = Omit<ConformanceOptions, 'runnerConfig'> & { configFile?: string | undefined; junitFile?: string | undefined };
+
+/** The `lbot runner test` entry point: reads --config, runs the suite, writes --junit. */
+export async function runRunnerTest(opts: RunnerTestOptions): Promise<ConformanceReport> {
+  let runnerConfig: Record<string, unknown> | undefined;
+  if (opts.configFile) {
+    const value = parseJsonText(await readInputFile(opts.configFile, '--config'), opts.configFile, 'invalid_argument');
+    if (!isRecord(value)) throw new LbotError('invalid_argument', `--config ${opts.configFile}: expected a JSON object (the runner config of the probe runs)`);
+    runnerConfig = value;
+  }
+  try {
+    if (!(await stat(opts.dir)).isDirectory()) throw new Error('not a directory');
+  } catch {
+    throw new LbotError('invalid_argument', `${opts.dir} is not a plugin directory`, { hint: 'pass the directory that holds manifest.yaml' });
+  }
+  const report = await runConformance({ ...opts, runnerConfig });
+  if (opts.junitFile) {
+    await mkdir(path.dirname(path.resolve(opts.junitFile)), { recursive: true });
+    await writeFile(opts.junitFile, renderJunit(report));
+  }
+  return report;
+}
