@@ -1,0 +1,63 @@
+// Hostile MCP servers are contained: stdout noise, wrong response ids and a 1 GiB line leave lbot up with
+// bounded memory, and the server processes are stopped (issue 5 "done when").
+import { describe, expect, it } from 'vitest';
+import { McpCallError } from '../../../src/runtime/mcp/errors.js';
+import { MAX_LINE_BYTES } from '../../../src/runtime/mcp/line-buffer.js';
+import { fixture, openSession, stdioRecord } from './helpers.js';
+
+const failureOf = async (p: Promise<unknown>) => {
+  try {
+    await p;
+    return 'no error';
+  } catch (err) {
+    return err instanceof McpCallError ? err.failure : String(err);
+  }
+};
+
+describe('hostile servers', () => {
+  it('noise on stdout is skipped and logged a bounded number of times; calls still work', async () => {
+    const { session, logs } = openSession(stdioRecord('noisy', ['node', fixture('noisy.js')]));
+    await session.start();
+    expect(session.tools.map((t) => t.name)).toEqual(['echo']);
+    for (let i = 0; i < 20; i++) expect(await session.callTool('echo', { text: `n${i}` }, { timeoutMs: 5000 })).toEqual([{ type: 'text', text: `n${i}` }]);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(session.status).toBe('connected');
+    expect(logs.length).toBeGreaterThan(0);
+    expect(logs.length).toBeLessThanOrEqual(21);
+  });
+
+  it('responses with wrong ids are dropped: the call times out, the session stays up', async () => {
+    const { session } = openSession(stdioRecord('wrong', ['node', fixture('wrong-ids.js')]));
+    await session.start();
+    expect(session.status).toBe('connected');
+    expect(await failureOf(session.callTool('echo', { text: 'x' }, { timeoutMs: 400 }))).toBe('timeout');
+    expect(await failureOf(session.callTool('echo', { text: 'y' }, { timeoutMs: 400 }))).toBe('timeout');
+    expect(session.status).toBe('connected');
+  });
+
+  it('a 1 GiB line is cut at the cap: the call fails, memory stays bounded, the server is stopped', async () => {
+    const { session, groups } = openSession(stdioRecord('giant', ['node', fixture('giant-line.js')]), { retryDelaysMs: [60_000] });
+    await session.start();
+    const before = process.memoryUsage().rss;
+    expect(await failureOf(session.callTool('flood', {}, { timeoutMs: 30_000 }))).toBe('connection_lost');
+    const grown = process.memoryUsage().rss - before;
+    expect(grown).toBeLessThan(20 * MAX_LINE_BYTES);
+    await expect.poll(() => session.runtimeInfo().error_phase).toBe('runtime');
+    expect(session.runtimeInfo().status).toBe('error');
+    expect(session.runtimeInfo().error_message).toContain(`longer than ${MAX_LINE_BYTES} bytes`);
+    expect(groups).toHaveLength(1);
+  });
+
+  it('a flood before the handshake fails the start, not lbot', async () => {
+    const { session } = openSession(stdioRecord('giant-start', ['node', fixture('giant-line.js')], { FLOOD_ON_START: '1' }), { retryDelaysMs: [] });
+    await session.start();
+    expect(session.runtimeInfo()).toMatchObject({ status: 'error', error_phase: 'mcp_init', retry_count: 1 });
+    expect(session.runtimeInfo().error_message).toContain('longer than');
+  });
+
+  it('a tool named exec is listed under its own name by the session (the tool manager qualifies it)', async () => {
+    const { session } = openSession(stdioRecord('srv', ['node', fixture('exec-tool.js')]));
+    await session.start();
+    expect(session.tools.map((t) => t.name)).toEqual(['exec', 'echo']);
+  });
+});
