@@ -321,8 +321,11 @@ export class BwrapBackend implements SandboxBackend {
   }
 
   async #stopDir(state: Pick<BwrapState, 'dir' | 'holder' | 'ns' | 'cgroups'>): Promise<void> {
-    // Killing the PID namespace's init takes every process of the session with it.
-    for (const id of [state.ns, state.holder]) if (isIdentityAlive(id)) signal(id.pid, 'SIGKILL');
+    // Killing the PID namespace's init takes every process of the session with it; the outer bwrap then
+    // reaps it and exits by itself (killing both at once would leave the inner one a zombie).
+    if (isIdentityAlive(state.ns)) signal(state.ns.pid, 'SIGKILL');
+    for (let i = 0; i < 50 && isIdentityAlive(state.holder); i++) await new Promise((r) => setTimeout(r, 20));
+    if (isIdentityAlive(state.holder)) signal(state.holder.pid, 'SIGKILL');
     for (let i = 0; i < 100 && (isIdentityAlive(state.ns) || isIdentityAlive(state.holder)); i++) await new Promise((r) => setTimeout(r, 20));
     await removeSessionCgroup(state.cgroups);
     rmSync(state.dir, { recursive: true, force: true });

@@ -174,16 +174,17 @@ export class BoxService {
     try {
       const spec = this.buildSpec(input, sid);
       if (!spec.cmd.trim()) throw validationError('cmd must not be empty', { field: 'cmd' });
-      const existing = this.#store.read(sid);
+      const stored = this.#store.read(sid);
+      const existing = stored && (await this.#store.isAlive(stored)) ? stored : null;
       const backend = existing ? this.#backendOf(existing) : await this.#select();
       if (existing && backend.name === 'host') this.#warn(HOST_WARNING);
       const limit = quotaLimitBytes(spec.workspace_quota_mb);
       const where = spec.host_path ?? 'the session workspace';
       if (spec.workspace_quota_mb > 0) {
-        const used = existing && (await this.#store.isAlive(existing)) ? await backend.usage(existing) : spec.host_path ? await measureUsage([spec.host_path]) : 0;
+        const used = existing ? await backend.usage(existing) : spec.host_path ? await measureUsage([spec.host_path]) : 0;
         if (used > limit) throw quotaExceeded('before', used, limit, where, sid);
       }
-      const got = await this.#store.getOrCreate(spec, backend, { oneShot });
+      const got = await this.#store.getOrCreate(spec, backend, { oneShot, known: existing });
       created = got.created;
       const record = got.record;
       const hardQuota = record.backend_state.volume === true && spec.host_path === null;

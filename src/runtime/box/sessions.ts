@@ -84,8 +84,18 @@ export class SessionStore {
    * session with a different spec is a conflict (a change of extra mounts alone recreates it when no
    * managed process runs). Creation is single-flight per id and counted against the session cap.
    */
-  async getOrCreate(spec: BoxSpec, backend: SandboxBackend, opts: { oneShot?: boolean } = {}): Promise<{ record: SessionRecord; created: boolean }> {
+  async getOrCreate(
+    spec: BoxSpec,
+    backend: SandboxBackend,
+    opts: { oneShot?: boolean; known?: SessionRecord | null } = {},
+  ): Promise<{ record: SessionRecord; created: boolean }> {
     const id = spec.session_id;
+    // Fast path without the lock: a live, compatible session only needs its last-use bumped.
+    const known = opts.known === undefined ? this.read(id) : opts.known;
+    if (known && !firstDifference(known.info, spec) && (await this.isAlive(known))) {
+      this.touch(id);
+      return { record: known, created: false };
+    }
     return withLock(this.#o.layout.sessionLock(id), async () => {
       const existing = this.read(id);
       if (existing) {

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { ConfigSchema, type BoxConfig } from '../../../src/core/config.js';
 import { BwrapBackend } from '../../../src/runtime/box/bwrap.js';
 import { createBoxService, type BoxService } from '../../../src/runtime/box/service.js';
+import { processStartTime } from '../../../src/runtime/box/proc.js';
 
 const probe = await new BwrapBackend({ bin: 'bwrap', baseDir: os.tmpdir(), limits: 'auto', nodeBinary: null }).probe();
 /** Why real-sandbox tests cannot run here, or null. */
@@ -46,12 +47,7 @@ export async function waitFor(check: () => boolean | Promise<boolean>, ms: numbe
   return check();
 }
 
-/** True when no process with this pid and start time exists. */
+/** True when the process is gone or a zombie (an exited process its parent has not reaped yet). */
 export function pidGone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch {
-    return true;
-  }
+  return processStartTime(pid) === null;
 }
