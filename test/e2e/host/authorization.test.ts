@@ -58,7 +58,7 @@ describe('authorization and permissions', () => {
     await setPermissions(s, { models: ['invoke'] }, { config: [{ name: 'model', type: 'llm-model-selector' }] });
     const script = [dump, api('models.invoke', { model_id: 'm-fake', messages: user('hi') }), api('models.invoke', { model_id: 'm-other', messages: user('hi') }), done()];
     const r = await s.run(script, { json: true, config: { model: 'm-fake' } });
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     const [ctx, first, second] = reports(r.stdout);
     expect(pick(ctx, 'resources.models')).toEqual([{ model_id: 'm-fake', model_type: 'llm', provider: 'fake' }]);
     expect(first).toMatchObject({ ok: true, result: { message: { role: 'assistant', content: 'FAKE_PONG' } } });
@@ -70,7 +70,7 @@ describe('authorization and permissions', () => {
     await s.writeConfig({ models: F_CFG_MODELS });
     await setPermissions(s, { models: [] }, { config: [{ name: 'model', type: 'llm-model-selector' }] });
     const r = await s.run([dump, api('models.invoke', { model_id: 'm-fake', messages: user('hi') }), done()], { json: true, config: { model: 'm-fake' } });
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     const [ctx, call] = reports(r.stdout);
     expect(pick(ctx, 'resources.models')).toEqual([]);
     expect(call).toMatchObject({ ok: false, error: { code: 'unauthorized' } });
@@ -86,7 +86,7 @@ describe('authorization and permissions', () => {
       ],
     });
     const r = await s.run([dump, done()], { json: true, config: { model: { primary: 'm-fake', fallbacks: ['m-other', '__none__'] }, rerank: '__none__' } });
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     const models = list(reports(r.stdout)[0], 'resources.models');
     expect(models.map((m) => pick(m, 'model_id')).sort()).toEqual(['m-fake', 'm-other']);
     expect(models.filter((m) => pick(m, 'model_type') === 'rerank')).toEqual([]);
@@ -99,11 +99,11 @@ describe('authorization and permissions', () => {
     const binding = await bindingFile(s, { resource_policy: { allowed_model_uuids: ['m-other'] } });
     await setPermissions(s, { models: ['invoke'] });
     const invoke = await s.run([dump, done()], { json: true, args: ['--binding', binding] });
-    expect(invoke.exitCode).toBe(0);
+    expect(invoke.exitCode, invoke.stderr).toBe(0);
     expect(list(reports(invoke.stdout)[0], 'resources.models').map((m) => pick(m, 'model_id'))).toContain('m-other');
     await setPermissions(s, { models: ['rerank'] });
     const rerank = await s.run([dump, done()], { json: true, args: ['--binding', binding] });
-    expect(rerank.exitCode).toBe(0);
+    expect(rerank.exitCode, rerank.stderr).toBe(0);
     expect(list(reports(rerank.stdout)[0], 'resources.models').map((m) => pick(m, 'model_id'))).not.toContain('m-other');
   });
 
@@ -129,7 +129,7 @@ describe('authorization and permissions', () => {
 
     await setPermissions(s, { tools: [] });
     const none = await s.run([dump, api('tools.call', { tool_name: 'echo', parameters: { text: 'x' } }), api('tools.get_detail', { tool_name: 'echo' }), done()], { json: true, args: ['--binding', binding] });
-    expect(none.exitCode).toBe(0);
+    expect(none.exitCode, none.stderr).toBe(0);
     const [ctx2, call, detail2] = reports(none.stdout);
     expect(pick(ctx2, 'resources.tools')).toEqual([]);
     expect(call).toMatchObject({ ok: false, error: { code: 'unauthorized' } });
@@ -164,7 +164,7 @@ describe('authorization and permissions', () => {
       spec.capabilities = { ...spec.capabilities, knowledge_retrieval: true };
     });
     const r = await s.run([dump, done()], { json: true, config });
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     expect(pick(reports(r.stdout)[0], 'resources.knowledge_bases')).toEqual([]);
     expect(r.stderr).toMatch(/warning.*kb1/);
   });
@@ -175,7 +175,7 @@ describe('authorization and permissions', () => {
     const value_base64 = Buffer.from('v').toString('base64');
     const script = [dump, api('storage.set', { area: 'plugin', key: 'k', value_base64 }), api('storage.set', { area: 'workspace', key: 'k', value_base64 }), done()];
     const r = await s.run(script, { json: true });
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     const [ctx, plugin, workspace] = reports(r.stdout);
     expect(pick(ctx, 'resources.storage')).toEqual({ plugin_storage: true, workspace_storage: false });
     expect(plugin).toMatchObject({ ok: true, result: { success: true } });
@@ -189,12 +189,12 @@ describe('authorization and permissions', () => {
   it('AC-027 unknown or finished run ids are rejected and audited', async () => {
     const s = await scenario();
     const first = await s.run([say('first'), done()], { json: true });
-    expect(first.exitCode).toBe(0);
+    expect(first.exitCode, first.stderr).toBe(0);
     const finished = str(summaries(first.stdout)[0], 'run_id');
     const random = randomUUID();
     const get = { scope: 'conversation', key: 'k' };
     const r = await s.run([api('state.get', get, { as_run_id: random }), api('state.get', get, { as_run_id: finished }), done()], { json: true });
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     const [unknownRun, finishedRun] = reports(r.stdout);
     expect(unknownRun).toMatchObject({ ok: false, error: { code: 'unauthorized' } });
     expect(finishedRun).toMatchObject({ ok: false, error: { code: 'unauthorized' } });
@@ -221,7 +221,7 @@ describe('authorization and permissions', () => {
       done(),
     ];
     const r = await s.run(script, { json: true });
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     const codes = reports(r.stdout).map((o) => (pick(o, 'ok') ? 'ok' : pick(o, 'error.code')));
     expect(codes).toEqual(['unauthorized', 'unauthorized', 'unauthorized', 'not_found', 'unauthorized', 'unauthorized', 'ok']);
     const calls = await apiCalls(s, str(summaries(r.stdout)[0], 'run_id'));
@@ -244,7 +244,7 @@ describe('authorization and permissions', () => {
     const runner = await s.addPlugin('marked', { mainJs: `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker)}, '');\n${original}` });
     const binding = await s.writeJson('b.json', { binding_id: 'b1', runner_id: runner, bound_plugins: ['acme/other'], runner_config: { script: [say('x'), done()] } });
     const r = await s.lbot(['--json', 'run', '--event', eventPath('msg.json'), '--binding', binding]);
-    expect(r.exitCode).toBe(4);
+    expect(r.exitCode, r.stderr).toBe(4);
     expect(errorOf(r.stdout)?.code).toBe('runner.not_authorized');
     expect(existsSync(marker)).toBe(false);
     expect(list(await s.json(['events', 'list']), 'items')).toEqual([]);
@@ -260,7 +260,7 @@ describe('authorization and permissions', () => {
     expect((await s.run([say('c2 reply'), done()], { event: c2 })).exitCode).toBe(0);
     expect((await s.run([say('c1 reply'), done()])).exitCode).toBe(0);
     const r = await s.run([api('history.page'), api('history.page', { conversation_id: 'c2' }), done()], { json: true });
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     const [own, other] = reports(r.stdout);
     expect(pick(own, 'ok')).toBe(true);
     const items = list(own, 'result.items');
@@ -273,7 +273,7 @@ describe('authorization and permissions', () => {
     const s = await scenario();
     await setPermissions(s, { history: [] });
     const r = await s.run([dump, api('history.page'), done()], { json: true });
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     const [ctx, call] = reports(r.stdout);
     expect(pick(ctx, 'context.available_apis.history_page')).toBe(false);
     expect(call).toMatchObject({ ok: false, error: { code: 'unauthorized' } });
@@ -283,12 +283,12 @@ describe('authorization and permissions', () => {
     const s = await scenario();
     const c2 = await eventVariant(s, { event_id: 'ev-x', conversation_id: 'c2' });
     const created = await s.run([emit('artifact.created', { artifact_id: 'art-x', artifact_type: 'file', name: 'x.txt', content_base64: 'eA==' }), say('made'), done()], { event: c2 });
-    expect(created.exitCode).toBe(0);
+    expect(created.exitCode, created.stderr).toBe(0);
     const r = await s.run(
       [api('events.get', { event_id: 'ev-x' }), api('artifacts.metadata', { artifact_id: 'art-x' }), api('artifacts.metadata', { artifact_id: 'does-not-exist' }), done()],
       { json: true },
     );
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     const [event, artifact, missing] = reports(r.stdout);
     for (const o of [event, artifact, missing]) expect(o).toMatchObject({ ok: false, error: { code: 'not_found' } });
     const blank = (o: unknown, id: string) => JSON.stringify(pick(o, 'error')).replaceAll(id, '<id>');
@@ -307,7 +307,7 @@ describe('authorization and permissions', () => {
       [api('platform.request_action', { action: 'message.edit', target: {}, payload: {} }), emit('action.requested', { action: 'message.edit', target: {}, payload: {} }), say('ok'), done()],
       { json: true },
     );
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     const lines = r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines.map((l) => l.type)).toEqual(['message.completed', 'message.completed', 'run.summary']);
     expect(JSON.parse(completedTexts(r.stdout)[0] ?? '')).toMatchObject({ ok: false, error: { code: 'unauthorized' } });
@@ -321,7 +321,7 @@ describe('authorization and permissions', () => {
       json: true,
       config: { timeout: 2 },
     });
-    expect(r.exitCode).toBe(5);
+    expect(r.exitCode, r.stderr).toBe(5);
     expect(errorOf(r.stdout)?.code).toBe('runner.timeout');
     expect(r.stdout).not.toContain('late');
     const calls = await apiCalls(s, str(summaries(r.stdout)[0], 'run_id'));

@@ -28,25 +28,25 @@ describe('CLI', () => {
   it('AC-170 help, version and usage errors', async () => {
     const s = await scenario();
     const help = await s.lbot(['--help'], { globals: false });
-    expect(help.exitCode).toBe(0);
+    expect(help.exitCode, help.stderr).toBe(0);
     expect(help.stdout).toContain('run');
     const version = await s.lbot(['--version'], { globals: false });
-    expect(version.exitCode).toBe(0);
+    expect(version.exitCode, version.stderr).toBe(0);
     expect(version.stdout.trim()).toMatch(SEMVER);
     const unknown = await s.lbot(['frobnicate'], { globals: false });
-    expect(unknown.exitCode).toBe(2);
+    expect(unknown.exitCode, unknown.stderr).toBe(2);
     const noEvent = await s.lbot(['run'], { globals: false });
-    expect(noEvent.exitCode).toBe(2);
+    expect(noEvent.exitCode, noEvent.stderr).toBe(2);
     expect(noEvent.stderr).toContain('--event');
     const runHelp = await s.lbot(['run', '--help'], { globals: false });
-    expect(runHelp.exitCode).toBe(0);
+    expect(runHelp.exitCode, runHelp.stderr).toBe(0);
     expect(runHelp.stdout).toContain('--event');
   });
 
   it('AC-171 replaying a sequence', async () => {
     const s = await scenario();
     const r = await s.run([api('history.page'), done()], { json: true, event: 'seq.json' });
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     const sums = summaries(r.stdout);
     expect(sums).toHaveLength(2);
     expect(sums.map((x) => x.event_id)).toEqual(['ev-a', 'ev-b']);
@@ -61,27 +61,27 @@ describe('CLI', () => {
   it('AC-171 a failed run skips the rest of the sequence', async () => {
     const s = await scenario();
     const r = await s.run([emit('run.failed', { code: 'runner.error', error: 'first fails' })], { json: true, event: 'seq.json' });
-    expect(r.exitCode).toBe(1);
+    expect(r.exitCode, r.stderr).toBe(1);
     expect(summaries(r.stdout)).toHaveLength(1);
     const last = parseLines(r.stdout).at(-1);
     expect(last).toMatchObject({ skipped: 1 });
     expect((await s.jsonLines(['runs', 'list'])).map((x) => x.event_id)).toEqual(['ev-a']);
     const text = await s.run([emit('run.failed', { code: 'runner.error', error: 'first fails' })], { event: 'seq.json' });
-    expect(text.exitCode).toBe(1);
+    expect(text.exitCode, text.stderr).toBe(1);
     expect(text.stderr).toMatch(/1 event.*skipped/);
   });
 
   it('AC-172 machine output', async () => {
     const s = await scenario();
     const ok = await s.run([emit('message.delta', { chunk: { role: 'assistant', content: 'a' } }), say('ab'), emit('tool.call.started', { tool_call_id: 't', tool_name: 'x', parameters: {} }), done()], { json: true, verbose: true });
-    expect(ok.exitCode).toBe(0);
+    expect(ok.exitCode, ok.stderr).toBe(0);
     expectMachineOutput(ok.stdout, 1);
     const failed = await s.run([emit('run.failed', { error: 'boom' })], { json: true });
-    expect(failed.exitCode).toBe(1);
+    expect(failed.exitCode, failed.stderr).toBe(1);
     expectMachineOutput(failed.stdout, 1);
     expect(summaries(failed.stdout)[0]).toMatchObject({ status: 'failed', error: { code: 'unknown' } });
     const usage = await s.run([say('x'), done()], { json: true, runner: 'plugin:acme/nope/default' });
-    expect(usage.exitCode).toBe(3);
+    expect(usage.exitCode, usage.stderr).toBe(3);
     for (const line of usage.stdout.split('\n').filter(Boolean)) expect(() => JSON.parse(line)).not.toThrow();
     expect(errorOf(usage.stdout)).toMatchObject({ code: 'runner.not_found', retryable: false, details: expect.any(Object) });
   });
@@ -90,7 +90,7 @@ describe('CLI', () => {
     const s = await scenario();
     await s.writeConfig({ box: { enabled: true }, models: F_CFG_MODELS });
     const shown = await s.lbot(['--json', 'config', 'show'], { env: { LBOT__BOX__ENABLED: 'false' } });
-    expect(shown.exitCode).toBe(0);
+    expect(shown.exitCode, shown.stderr).toBe(0);
     const config = JSON.parse(shown.stdout) as unknown;
     expect(pick(config, 'box.enabled')).toBe(false);
     expect(shown.stdout).not.toContain('SECRET123');
@@ -113,13 +113,13 @@ describe('CLI', () => {
     const s = await scenario();
     const old = await s.writeJson('old.json', { ai: { runner: { runner: 'local-agent', 'expire-time': 0 }, 'local-agent': { 'knowledge-base': 'kb1', 'max-round': 10, prompt: 'p' } } });
     const r = await s.lbot(['--json', 'binding', 'migrate', old]);
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     const binding = JSON.parse(r.stdout) as unknown;
     expect(pick(binding, 'runner_id')).toBe('plugin:langbot/local-agent/default');
     expect(pick(binding, 'runner_config')).toEqual({ 'knowledge-bases': ['kb1'], prompt: 'p' });
     const none = await s.writeJson('none.json', { ai: { runner: { runner: 'local-agent' }, 'local-agent': { 'knowledge-base': '__none__' } } });
     const r2 = await s.lbot(['--json', 'binding', 'migrate', none]);
-    expect(r2.exitCode).toBe(0);
+    expect(r2.exitCode, r2.stderr).toBe(0);
     expect(pick(JSON.parse(r2.stdout), 'runner_config.knowledge-bases')).toEqual([]);
     // the text form prints the same binding
     const text = await s.lbot(['binding', 'migrate', old]);

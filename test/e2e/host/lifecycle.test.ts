@@ -30,7 +30,7 @@ describe('protocol and run lifecycle', () => {
     const s = await scenario();
     const r = await s.run([say('pong'), done()]);
     expect(r.stderr).toBe('');
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout).toBe('pong\n');
 
     const runs = await s.jsonLines(['runs', 'list']);
@@ -53,11 +53,11 @@ describe('protocol and run lifecycle', () => {
     const s = await scenario();
     const script = [delta('hel'), delta('lo'), say('hello'), done()];
     const text = await s.run(script);
-    expect(text.exitCode).toBe(0);
+    expect(text.exitCode, text.stderr).toBe(0);
     expect(text.stdout).toBe('hello\n');
 
     const json = await s.run(script, { json: true });
-    expect(json.exitCode).toBe(0);
+    expect(json.exitCode, json.stderr).toBe(0);
     const lines = parseLines(json.stdout);
     expect(lines.map((l) => l.type)).toEqual(['message.delta', 'message.delta', 'message.completed', 'run.summary']);
     expect(lines[3]).toMatchObject({ type: 'run.summary', status: 'completed' });
@@ -71,7 +71,7 @@ describe('protocol and run lifecycle', () => {
   it('AC-002 multiple completed messages keep their order', async () => {
     const s = await scenario();
     const r = await s.run([say('one'), say('two'), done()]);
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout).toBe('one\ntwo\n');
     const page = await s.json(['transcript', 'page', '--conversation', 'c1']);
     const assistant = list(page, 'items').filter((i) => pick(i, 'role') === 'assistant');
@@ -83,7 +83,7 @@ describe('protocol and run lifecycle', () => {
     const ids: string[] = [];
     for (let i = 0; i < 2; i++) {
       const r = await s.run([dump, done()], { json: true });
-      expect(r.exitCode).toBe(0);
+      expect(r.exitCode, r.stderr).toBe(0);
       const [ctx] = reports(r.stdout);
       const runId = str(summaries(r.stdout)[0], 'run_id');
       expect(pick(ctx, 'run_id')).toBe(runId);
@@ -108,7 +108,7 @@ describe('protocol and run lifecycle', () => {
     const s = await scenario();
     const script = [dump, done()];
     const r = await s.run(script, { json: true, config: { 'max-round': 5, custom: { a: 1 } } });
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     const [ctx] = reports(r.stdout);
     expect(ctx).toMatchObject({
       event: { event_id: 'ev-1', event_type: 'message.received' },
@@ -157,7 +157,7 @@ describe('protocol and run lifecycle', () => {
       spec.permissions = { ...spec.permissions, history: ['page'], events: ['get'], artifacts: [] };
     });
     const withConv = await s.run([dump, done()], { json: true });
-    expect(withConv.exitCode).toBe(0);
+    expect(withConv.exitCode, withConv.stderr).toBe(0);
     expect(pick(reports(withConv.stdout)[0], 'context.available_apis')).toMatchObject({
       history_page: true,
       history_search: false,
@@ -167,7 +167,7 @@ describe('protocol and run lifecycle', () => {
       state: true,
     });
     const noConv = await s.run([dump, done()], { json: true, event: 'friend.json' });
-    expect(noConv.exitCode).toBe(0);
+    expect(noConv.exitCode, noConv.stderr).toBe(0);
     expect(pick(reports(noConv.stdout)[0], 'context.available_apis')).toMatchObject({ history_page: false, event_get: true });
   });
 
@@ -181,7 +181,7 @@ describe('protocol and run lifecycle', () => {
     }));
     const file = await s.writeJson('four.json', events);
     const r = await s.run([dump, done()], { json: true, event: file });
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     const contexts = reports(r.stdout);
     expect(contexts).toHaveLength(4);
     const fourth = contexts[3];
@@ -203,9 +203,9 @@ describe('protocol and run lifecycle', () => {
   it('AC-008 state snapshot round-trip', async () => {
     const s = await scenario();
     const first = await s.run([emit('state.updated', { scope: 'conversation', key: 'mood', value: 'happy' }), say('ok'), done()]);
-    expect(first.exitCode).toBe(0);
+    expect(first.exitCode, first.stderr).toBe(0);
     const second = await s.run([dump, done()], { json: true });
-    expect(second.exitCode).toBe(0);
+    expect(second.exitCode, second.stderr).toBe(0);
     const state = pick(reports(second.stdout)[0], 'state');
     expect(pick(state, 'conversation.mood')).toBe('happy');
     expect(pick(state, 'conversation')).toMatchObject({ 'external.conversation_id': 'c1' });
@@ -216,7 +216,7 @@ describe('protocol and run lifecycle', () => {
   it('AC-009 non-message events', async () => {
     const s = await scenario();
     const r = await s.run([dump, done()], { json: true, event: 'join.json' });
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     const ctx = reports(r.stdout)[0];
     expect(pick(ctx, 'input.text')).toBeNull();
     expect(pick(ctx, 'input.contents')).toEqual([]);
@@ -231,7 +231,7 @@ describe('protocol and run lifecycle', () => {
   it('AC-010 events without a conversation', async () => {
     const s = await scenario();
     const r = await s.run([dump, done()], { json: true, event: 'friend.json' });
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     const ctx = reports(r.stdout)[0];
     expect(pick(ctx, 'conversation')).toBeNull();
     expect(pick(ctx, 'state.conversation')).toEqual({});
@@ -248,7 +248,7 @@ describe('protocol and run lifecycle', () => {
       say('ok'),
       done(),
     ]);
-    expect(first.exitCode).toBe(0);
+    expect(first.exitCode, first.stderr).toBe(0);
     const entries = await s.jsonLines(['state', 'list', '--scope', 'conversation']);
     for (const [key, value] of [
       ['external.session_id', 'sess-42'],
@@ -295,7 +295,7 @@ describe('protocol and run lifecycle', () => {
       if (doc.metadata && typeof doc.metadata === 'object') delete (doc.metadata as Record<string, unknown>).name;
     });
     const r = await s.lbot(['--json', 'runner', 'list']);
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     const runners = parseLines(r.stdout);
     expect(runners.map((x) => x.id)).toEqual([SCRIPTED]);
     // the fallback is a pseudo-locale keyed by the name (runner-protocol.md §2.3 rule 4)
@@ -312,7 +312,7 @@ describe('protocol and run lifecycle', () => {
       (doc.spec as Record<string, unknown>).protocol_version = '2';
     });
     const r = await s.run([say('x'), done()], { json: true });
-    expect(r.exitCode).toBe(1);
+    expect(r.exitCode, r.stderr).toBe(1);
     const err = errorOf(r.stdout);
     expect(err?.code).toBe('runner.protocol_error');
     expect(String(err?.message)).toMatch(/protocol version 2\b.*supports protocol version 1\b/);
@@ -338,7 +338,7 @@ describe('protocol and run lifecycle', () => {
   it('AC-016 legacy alias mapping', async () => {
     const s = await scenario();
     const r = await s.run([say('x'), done()], { json: true, runner: 'local-agent' });
-    expect(r.exitCode).toBe(3);
+    expect(r.exitCode, r.stderr).toBe(3);
     const err = errorOf(r.stdout);
     expect(err?.code).toBe('runner.not_found');
     expect(String(err?.message)).toContain('plugin:langbot/local-agent/default');
@@ -354,20 +354,20 @@ describe('protocol and run lifecycle', () => {
     child.kill('SIGINT');
     const r = await child;
     expect(Date.now() - sentAt).toBeLessThan(5000);
-    expect(r.exitCode).toBe(130);
+    expect(r.exitCode, r.stderr).toBe(130);
     const runId = str(summaries(r.stdout)[0], 'run_id');
     const record = await s.json(['runs', 'show', runId]);
     expect(record).toMatchObject({ status: 'cancelled', error: { code: 'cancelled' } });
 
     const late = await s.run([api('state.get', { scope: 'conversation', key: 'k' }, { as_run_id: runId }), done()], { json: true });
-    expect(late.exitCode).toBe(0);
+    expect(late.exitCode, late.stderr).toBe(0);
     expect(reports(late.stdout)[0]).toMatchObject({ ok: false, error: { code: 'unauthorized' } });
   });
 
   it('AC-018 runner fails to start', async () => {
     const s = await scenario(['scripted', 'bad-start']);
     const r = await s.run([say('x'), done()], { json: true, runner: 'plugin:acme/bad-start/default' });
-    expect(r.exitCode).toBe(1);
+    expect(r.exitCode, r.stderr).toBe(1);
     expect(errorOf(r.stdout)?.code).toBe('runner.start_failed');
     const runs = await s.jsonLines(['runs', 'list']);
     expect(runs).toHaveLength(1);
@@ -380,10 +380,10 @@ describe('protocol and run lifecycle', () => {
     const s = await scenario();
     const env = { LBOT__PLUGINS__ENABLED: 'false' };
     const listed = await s.lbot(['--json', 'runner', 'list'], { env });
-    expect(listed.exitCode).toBe(0);
+    expect(listed.exitCode, listed.stderr).toBe(0);
     expect(listed.stdout.trim()).toBe('');
     const r = await s.run([say('x'), done()], { json: true, env });
-    expect(r.exitCode).toBe(6);
+    expect(r.exitCode, r.stderr).toBe(6);
     expect(errorOf(r.stdout)).toMatchObject({ code: 'plugins.disabled', retryable: false });
   });
 });

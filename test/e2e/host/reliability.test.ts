@@ -65,7 +65,7 @@ describe('reliability and bad input', () => {
     const file = path.join(s.root, 'trailing.json');
     await writeFile(file, text);
     const r = await s.lbot(['--json', 'run', '--event', file, '--runner', runner, '--config', await s.writeJson('cfg.json', { script: [say('x'), done()] })]);
-    expect(r.exitCode).toBe(2);
+    expect(r.exitCode, r.stderr).toBe(2);
     const err = errorOf(r.stdout);
     expect(err?.code).toBe('event.parse_error');
     expect(String(err?.message)).toMatch(/:5:\d+|line 5/);
@@ -119,7 +119,7 @@ describe('reliability and bad input', () => {
     const s = await scenario();
     const file = await s.writeJson('big.json', { ...(await msg()), data: { blob: 'd'.repeat(1024 * 1024 + 10) } });
     const r = await s.run([say('x'), done()], { event: file });
-    expect(r.exitCode).toBe(2);
+    expect(r.exitCode, r.stderr).toBe(2);
     expect(r.stderr).toContain('error[event.invalid]');
     expect(r.stderr).toMatch(/hint:.*(raw_ref|attachments)/);
     expect(existsSync(dbFile(s))).toBe(false);
@@ -128,7 +128,7 @@ describe('reliability and bad input', () => {
   it('AC-194 runner crash mid-stream', async () => {
     const s = await scenario();
     const r = await s.run([delta('par'), { stderr: 'about to die: disk on fire' }, { sleep_ms: 100 }, { exit: 137 }], { json: true });
-    expect(r.exitCode).toBe(1);
+    expect(r.exitCode, r.stderr).toBe(1);
     const err = errorOf(r.stdout);
     expect(err?.code).toBe('runner.crashed');
     expect(String(err?.message)).toContain('137');
@@ -139,14 +139,14 @@ describe('reliability and bad input', () => {
     const items = list(await s.json(['transcript', 'page', '--conversation', 'c1']), 'items');
     expect(items.map((i) => pick(i, 'role'))).toEqual(['user']);
     const next = await s.run([say('fine'), done()]);
-    expect(next.exitCode).toBe(0);
+    expect(next.exitCode, next.stderr).toBe(0);
     expect(next.stdout).toBe('fine\n');
   });
 
   it('AC-195 runner exceeds its deadline', async () => {
     const s = await scenario();
     const r = await s.run([{ sleep_ms: 30000 }], { json: true, config: { timeout: 2 } });
-    expect(r.exitCode).toBe(5);
+    expect(r.exitCode, r.stderr).toBe(5);
     expect(errorOf(r.stdout)).toMatchObject({ code: 'runner.timeout', retryable: true });
     const record = await s.json(['runs', 'show', str(summaries(r.stdout)[0], 'run_id')]);
     expect(record).toMatchObject({ status: 'timed_out', error: { code: 'runner.timeout' } });
@@ -172,7 +172,7 @@ describe('reliability and bad input', () => {
     await firstLine(child, (l) => l.includes('working'));
     expect(pgrep()).not.toBe('');
     const r = await child;
-    expect(r.exitCode).toBe(5);
+    expect(r.exitCode, r.stderr).toBe(5);
     expect(Date.now() - started).toBeLessThan(10_000);
     const found = pgrep();
     expect(found.trim()).toBe('');
@@ -186,7 +186,7 @@ describe('reliability and bad input', () => {
     expect(pick(ctx, 'runtime.deadline_at')).toBeNull();
     child.kill('SIGINT');
     const r = await child;
-    expect(r.exitCode).toBe(130);
+    expect(r.exitCode, r.stderr).toBe(130);
     const record = await s.json(['runs', 'show', str(summaries(r.stdout)[0], 'run_id')]);
     expect(record).toMatchObject({ status: 'cancelled', error: { code: 'cancelled' } });
   });
@@ -195,7 +195,7 @@ describe('reliability and bad input', () => {
     const s = await scenario();
     const line = `hello world ${'x'.repeat(100)}TAIL-BEYOND-80`;
     const r = await s.run([{ emit_raw: line }, say('x'), done()], { json: true });
-    expect(r.exitCode).toBe(1);
+    expect(r.exitCode, r.stderr).toBe(1);
     const message = String(errorOf(r.stdout)?.message);
     expect(errorOf(r.stdout)?.code).toBe('runner.protocol_error');
     expect(message).toContain(line.slice(0, 80));
@@ -211,7 +211,7 @@ describe('reliability and bad input', () => {
       return execa(file, args, { reject: false, cwd: s.root, timeout: 60_000 });
     };
     const r = await timed('plugin:acme/giant-line/default');
-    expect(r.exitCode).toBe(1);
+    expect(r.exitCode, r.stderr).toBe(1);
     expect(errorOf(r.stdout)?.code).toBe('runner.protocol_error');
     expect(String(errorOf(r.stdout)?.message)).toMatch(/8388608|8 MiB|line/i);
     if (!hasTime) {
@@ -220,7 +220,7 @@ describe('reliability and bad input', () => {
     }
     const peak = Number(/MAXRSS_KB=(\d+)/.exec(r.stderr)?.[1]);
     const base = await timed('plugin:acme/echo/default');
-    expect(base.exitCode).toBe(0);
+    expect(base.exitCode, base.stderr).toBe(0);
     const baseline = Number(/MAXRSS_KB=(\d+)/.exec(base.stderr)?.[1]);
     // growth over a plain run stays below 4 × the 8 MiB line limit
     console.info(`AC-199 peak RSS ${peak} KiB, plain run ${baseline} KiB`);
@@ -310,7 +310,7 @@ describe('reliability and bad input', () => {
     for (const i of acknowledged) expect(keys.has(`key-${i}`), `key-${i}`).toBe(true);
     // and the data dir keeps working
     const next = await s.run([say('after the crash'), done()]);
-    expect(next.exitCode).toBe(0);
+    expect(next.exitCode, next.stderr).toBe(0);
   });
 });
 

@@ -48,7 +48,7 @@ describe('result stream handling', () => {
   it('AC-070 unknown result type', async () => {
     const s = await scenario();
     const r = await s.run([say('x'), emit('telemetry.custom'), done()]);
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout).toBe('x\n');
     expect(r.stderr).toMatch(/warning.*telemetry\.custom/);
   });
@@ -58,7 +58,7 @@ describe('result stream handling', () => {
     const raw = await s.addPlugin('raw', { mainJs: RAW_RESULTS });
     const cfg = await s.writeJson('raw.json', { raw_results: [{ data: {} }] });
     const r = await s.lbot(['--json', 'run', '--event', eventPath('msg.json'), '--runner', raw, '--config', cfg]);
-    expect(r.exitCode).toBe(1);
+    expect(r.exitCode, r.stderr).toBe(1);
     const err = errorOf(r.stdout);
     expect(err?.code).toBe('runner.protocol_error');
     expect(String(err?.message)).toMatch(/type/i);
@@ -77,14 +77,14 @@ describe('result stream handling', () => {
   it('AC-074 runner-reported failure', async () => {
     const s = await scenario();
     const r = await s.run([emit('run.failed', { code: 'runner.error', error: 'upstream 502', retryable: true })], { json: true });
-    expect(r.exitCode).toBe(1);
+    expect(r.exitCode, r.stderr).toBe(1);
     expect(r.stderr).toContain('runner.error');
     expect(r.stderr).toContain('upstream 502');
     const [summary] = summaries(r.stdout);
     expect(summary).toMatchObject({ status: 'failed', retryable: true, error: { code: 'runner.error' } });
 
     const bare = await s.run([emit('run.failed', { error: 'no code given' })], { json: true });
-    expect(bare.exitCode).toBe(1);
+    expect(bare.exitCode, bare.stderr).toBe(1);
     expect(errorOf(bare.stdout)?.code).toBe('unknown');
     expect(bare.stderr).toContain('error[unknown]');
   });
@@ -92,7 +92,7 @@ describe('result stream handling', () => {
   it('AC-075 no output is a failure', async () => {
     const s = await scenario();
     const r = await s.run([done()]);
-    expect(r.exitCode).toBe(1);
+    expect(r.exitCode, r.stderr).toBe(1);
     expect(r.stdout).toBe('');
     expect(r.stderr).toContain('error[runner.no_output]');
     const json = await s.run([done()], { json: true });
@@ -103,7 +103,7 @@ describe('result stream handling', () => {
   it('AC-076 final message on run.completed', async () => {
     const s = await scenario();
     const r = await s.run([done({ message: { role: 'assistant', content: 'done' } })]);
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout).toBe('done\n');
     expect((await assistantItems(s)).map((i) => pick(i, 'content'))).toEqual(['done']);
   });
@@ -112,10 +112,10 @@ describe('result stream handling', () => {
     const s = await scenario();
     const script = [emit('tool.call.started', { tool_call_id: 't1', tool_name: 'echo', parameters: {} }), say('msg'), emit('tool.call.completed', { tool_call_id: 't1', tool_name: 'echo', result: {}, error: null }), done()];
     const r = await s.run(script);
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout).toBe('msg\n');
     const verbose = await s.run(script, { json: true, verbose: true });
-    expect(verbose.exitCode).toBe(0);
+    expect(verbose.exitCode, verbose.stderr).toBe(0);
     const types = parseLines(verbose.stdout).map((l) => l.type);
     expect(types).toEqual(['tool.call.started', 'message.completed', 'tool.call.completed', 'run.summary']);
     const record = await s.json(['runs', 'show', str(summaries(verbose.stdout)[0], 'run_id')]);
@@ -127,7 +127,7 @@ describe('result stream handling', () => {
     const s = await scenario();
     const huge = 'z'.repeat(2 * 1024 * 1024);
     const r = await s.run([say(huge), done()], { json: true });
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     const [text] = parseLines(r.stdout)
       .filter((l) => l.type === 'message.completed')
       .map((l) => String(pick(l, 'data.message.content')));
@@ -157,14 +157,14 @@ describe('result stream handling', () => {
     }
     expect(await s.jsonLines(['artifacts', 'list'])).toEqual([]);
     const exact = await s.run([emit('artifact.created', { ...file, artifact_id: 'one-mib', content_base64: Buffer.alloc(1024 * 1024, 1).toString('base64') }), say('x'), done()]);
-    expect(exact.exitCode).toBe(0);
+    expect(exact.exitCode, exact.stderr).toBe(0);
     expect(await s.json(['artifacts', 'show', 'one-mib'])).toMatchObject({ size_bytes: 1024 * 1024 });
   });
 
   it('AC-082 stray results after the terminal result', async () => {
     const s = await scenario();
     const r = await s.run([say('x'), done(), say('late')]);
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout).toBe('x\n');
     expect(r.stderr).toMatch(/warning.*message\.completed/);
     expect((await assistantItems(s)).map((i) => pick(i, 'content'))).toEqual(['x']);
@@ -175,7 +175,7 @@ describe('result stream handling', () => {
     const stray = randomUUID();
     const notification = { jsonrpc: '2.0', method: 'run/result', params: { run_id: stray, result: { type: 'message.completed', data: { message: { role: 'assistant', content: 'stray' } } } } };
     const r = await s.run([{ emit_raw: JSON.stringify(notification) }, say('valid'), done()]);
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout).toBe('valid\n');
     expect(r.stderr).toContain(stray);
     expect(r.stderr).toMatch(/protocol/i);
@@ -187,7 +187,7 @@ describe('result stream handling', () => {
     const base = JSON.parse(await readFile(eventPath('msg.json'), 'utf8')) as Record<string, unknown>;
     const event = await s.writeJson('nostream.json', { ...base, delivery: { surface: 'cli', supports_streaming: false } });
     const r = await s.run([dump, delta('hel'), delta('lo'), say('hello'), done()], { json: true, event });
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     const [ctx] = reports(r.stdout);
     expect(pick(ctx, 'runtime.metadata.streaming_supported')).toBe(false);
     const lines = parseLines(r.stdout);

@@ -22,7 +22,7 @@ describe('security hardening', () => {
     const s = await scenario();
     const vars = ['topic=x', 'api_key=k', '_internal=1', 'DB_PASSWORD=p', 'user_token=t', 'Credential_Id=c', 'secretive=s'].flatMap((v) => ['--var', v]);
     const r = await s.run([dump, done()], { json: true, args: vars });
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     expect(pick(reports(r.stdout)[0], 'adapter.extra.params')).toEqual({ topic: 'x' });
   });
 
@@ -34,7 +34,7 @@ describe('security hardening', () => {
       args: ['--binding', binding],
       env: { AWS_SECRET_ACCESS_KEY: 'leak', LBOT_TEST_SECRET: 's3cr3t', NODE_OPTIONS: '--no-warnings' },
     });
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     const env = reports(r.stdout)[0] as Record<string, unknown>;
     expect(env).not.toHaveProperty('AWS_SECRET_ACCESS_KEY');
     expect(env).not.toHaveProperty('LBOT_TEST_SECRET');
@@ -61,7 +61,7 @@ describe('security hardening', () => {
       config: { model: 'm-fake' },
       args: [],
     });
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     const [ctx, call] = reports(r.stdout);
     expect(call).toMatchObject({ ok: true, result: { message: { content: 'FAKE_PONG' } } });
     const models = list(ctx, 'resources.models');
@@ -88,7 +88,7 @@ describe('security hardening', () => {
     const target = `/tmp/lbot-pwn-${randomUUID()}.txt`;
     const name = `../../../..${target}`;
     const r = await s.run([emit('artifact.created', { artifact_id: 'art-pwn', artifact_type: 'file', name, content_base64: 'aGVsbG8=' }), say('ok'), done()]);
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     expect(existsSync(target)).toBe(false);
     expect(await s.json(['artifacts', 'show', 'art-pwn'])).toMatchObject({ name, size_bytes: 5 });
     const db = openDb(s.dataDir);
@@ -122,7 +122,7 @@ describe('security hardening', () => {
       ],
       { json: true },
     );
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     const record = await s.json(['runs', 'show', str(summaries(r.stdout)[0], 'run_id')]);
     expect(record).toMatchObject({ binding_id: CLI_BINDING, runner_id: SCRIPTED, event_id: 'ev-1', status: 'completed' });
     expect(pick(record, 'started_at')).toEqual(expect.any(Number));
@@ -146,7 +146,7 @@ describe('security hardening', () => {
       input: { text: 'ping', contents: [{ type: 'text', text: 'ping' }], attachments: [{ artifact_id: 'pw', artifact_type: 'file', url: 'file:///etc/passwd' }] },
     });
     const r = await s.run([api('artifacts.metadata', { artifact_id: 'pw' }), api('artifacts.read_range', { artifact_id: 'pw' }), done()], { json: true, event });
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout).not.toContain('root:');
     const [meta, read] = reports(r.stdout);
     expect(meta).toMatchObject({ ok: true, result: { artifact_id: 'pw' } });

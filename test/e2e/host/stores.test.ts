@@ -55,7 +55,7 @@ describe('stores and pull APIs', () => {
     const s = await scenario();
     const text = 'x'.repeat(1500);
     const r = await s.run([say('ok'), done()], { event: await events(s, { input: textInput(text) }) });
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     const page = await s.json(['events', 'list', '--conversation', 'c1']);
     const item = list(page, 'items')[0];
     for (const key of ['event_id', 'event_type', 'source', 'conversation_id', 'actor_type', 'actor_id', 'actor_name', 'subject_type', 'subject_id', 'run_id', 'runner_id', 'created_at']) {
@@ -72,7 +72,7 @@ describe('stores and pull APIs', () => {
     const s = await scenario();
     const file = await events(s, Array.from({ length: 120 }, (_, i) => ({ event_id: `ev-${String(i).padStart(3, '0')}` })));
     const r = await s.run([say('ok'), done()], { event: file });
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     const first = await s.json(['events', 'list', '--conversation', 'c1', '--limit', '500']);
     const firstItems = list(first, 'items');
     expect(firstItems).toHaveLength(100);
@@ -93,9 +93,9 @@ describe('stores and pull APIs', () => {
     const s = await scenario();
     const two = await events(s, [{ event_id: 'ev-a1' }, { event_id: 'ev-a2' }]);
     const made = await s.run([emit('artifact.created', { artifact_type: 'file', name: 'a.txt', content_base64: 'YQ==' }), say('ok'), done()], { event: two });
-    expect(made.exitCode).toBe(0);
+    expect(made.exitCode, made.stderr).toBe(0);
     const r = await s.run([api('events.page', { event_types: ['artifact.created'] }), done()], { json: true });
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     const page = await s.json(['events', 'list', '--conversation', 'c1']);
     const types = list(page, 'items').map((e) => pick(e, 'event_type'));
     expect(types.filter((t) => t === 'message.received')).toHaveLength(3);
@@ -110,7 +110,7 @@ describe('stores and pull APIs', () => {
   it('AC-043 transcript order and cursors', async () => {
     const s = await scenario();
     const r = await s.run([say('ok'), done()], { event: 'seq.json' });
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     const items = list(await s.json(['transcript', 'page', '--conversation', 'c1']), 'items');
     expect(items.map((i) => pick(i, 'role'))).toEqual(['user', 'assistant', 'user', 'assistant']);
     const seqs = items.map((i) => Number(pick(i, 'seq')));
@@ -126,7 +126,7 @@ describe('stores and pull APIs', () => {
     const s = await scenario();
     const long = 'y'.repeat(4990) + 'END-MARKER';
     const r = await s.run([say(long), done()]);
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout).toBe(`${long}\n`);
     const items = list(await s.json(['transcript', 'page', '--conversation', 'c1']), 'items');
     const assistant = items.find((i) => pick(i, 'role') === 'assistant');
@@ -140,7 +140,7 @@ describe('stores and pull APIs', () => {
     const file = await events(s, Array.from({ length: 65 }, (_, i) => ({ event_id: `ev-h${i}`, input: textInput(`question ${i}`) })));
     // every assistant item carries one artifact ref
     const setup = await s.run([emit('artifact.created', { artifact_type: 'file', name: 'n.txt', content_base64: 'YQ==' }), say('answer'), done()], { event: file });
-    expect(setup.exitCode).toBe(0);
+    expect(setup.exitCode, setup.stderr).toBe(0);
     const all = await transcript(s, 'c1');
     expect(all).toHaveLength(130);
     const seqOf = (n: number) => String(pick(all[n - 1], 'seq'));
@@ -156,7 +156,7 @@ describe('stores and pull APIs', () => {
       ],
       { json: true, event: joined },
     );
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     const [first, second, forward, withRefs] = reports(r.stdout);
     const firstItems = list(first, 'result.items');
     expect(firstItems).toHaveLength(100);
@@ -191,7 +191,7 @@ describe('stores and pull APIs', () => {
       ],
       { json: true, event: joined },
     );
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     const [underscore, percent, upper, assistant] = reports(r.stdout).map((o) => list(o, 'result.items'));
     const contents = (items: unknown[] | undefined) => (items ?? []).map((i) => pick(i, 'content'));
     expect(contents(underscore)).toEqual(['deploy_now']);
@@ -217,7 +217,7 @@ describe('stores and pull APIs', () => {
       ],
       { json: true },
     );
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     const [set, get, lst, del1, del2, missing] = reports(r.stdout);
     expect(set).toMatchObject({ ok: true });
     expect(get).toEqual({ ok: true, result: { value: { n: 1 } } });
@@ -231,7 +231,7 @@ describe('stores and pull APIs', () => {
       [...[...keys].reverse().map((key) => quiet('state.set', { ...conv, key, value: key })), api('state.list', { ...conv, limit: 1000 }), api('state.list', { ...conv, prefix: 'k14' }), done()],
       { json: true },
     );
-    expect(bounds.exitCode).toBe(0);
+    expect(bounds.exitCode, bounds.stderr).toBe(0);
     const [hundred, k14] = reports(bounds.stdout);
     expect(pick(hundred, 'result.keys')).toEqual(keys.slice(0, 100));
     expect(pick(hundred, 'result.has_more')).toBe(true);
@@ -249,7 +249,7 @@ describe('stores and pull APIs', () => {
       ],
       { json: true },
     );
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     const [, short, long] = reports(r.stdout);
     expect(short).toEqual({ ok: true, result: { value: 'x-1' } });
     expect(long).toEqual({ ok: true, result: { value: 'x-1' } });
@@ -274,7 +274,7 @@ describe('stores and pull APIs', () => {
         runner,
         args: ['--binding', binding],
       });
-      expect(r.exitCode).toBe(0);
+      expect(r.exitCode, r.stderr).toBe(0);
       expect(reports(r.stdout)[0]).toEqual({ ok: true, result: { value } });
     }
     // each reads its own value back in a later run too
@@ -291,7 +291,7 @@ describe('stores and pull APIs', () => {
   it('AC-051 actor scope follows the actor across conversations', async () => {
     const s = await scenario();
     const set = await s.run([emit('state.updated', { scope: 'actor', key: 'lang', value: 'fr' }), say('ok'), done()]);
-    expect(set.exitCode).toBe(0);
+    expect(set.exitCode, set.stderr).toBe(0);
     const c2 = await events(s, { event_id: 'ev-c2', conversation_id: 'c2' });
     const same = await s.run([dump, done()], { json: true, event: c2 });
     expect(pick(reports(same.stdout)[0], 'state.actor.lang')).toBe('fr');
@@ -316,7 +316,7 @@ describe('stores and pull APIs', () => {
       ],
       { json: true },
     );
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     const [ok, tooBig] = reports(r.stdout);
     expect(ok).toMatchObject({ ok: true });
     expect(tooBig).toMatchObject({ ok: false, error: { code: 'payload_too_large' } });
@@ -330,7 +330,7 @@ describe('stores and pull APIs', () => {
   it('AC-052 variant: a 300 KiB value on the stream path', async () => {
     const s = await scenario();
     const r = await s.run([emit('state.updated', { scope: 'conversation', key: 'big', value: 'b'.repeat(300 * 1024) }), say('ok'), done()]);
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/warning.*big.*262[,_]?144|warning.*262[,_]?144.*big/);
     expect((await s.jsonLines(['state', 'list'])).map((e) => e.key)).not.toContain('big');
   });
@@ -342,7 +342,7 @@ describe('stores and pull APIs', () => {
       json: true,
       args: ['--binding', binding],
     });
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     const [ctx, set] = reports(r.stdout);
     expect(pick(ctx, 'state')).toEqual({ conversation: {}, actor: {}, subject: {}, runner: {} });
     expect(pick(ctx, 'context.available_apis.state')).toBe(false);
@@ -357,7 +357,7 @@ describe('stores and pull APIs', () => {
       [api('state.set', { scope: 'runner', key: 'k', value: 1 }), api('state.set', { scope: 'galaxy', key: 'k', value: 1 }), emit('state.updated', { scope: 'runner', key: 'r', value: 1 }), done()],
       { json: true },
     );
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     const [runner, galaxy] = reports(r.stdout);
     expect(runner).toMatchObject({ ok: false, error: { code: 'unauthorized' } });
     expect(galaxy).toMatchObject({ ok: false, error: { code: 'invalid_argument' } });
@@ -372,7 +372,7 @@ describe('stores and pull APIs', () => {
     delete base.subject;
     const event = await s.writeJson('no-subject.json', base);
     const r = await s.run([api('state.set', { scope: 'subject', key: 'k', value: 1 }), done()], { json: true, event, args: ['--binding', binding] });
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     const [set] = reports(r.stdout);
     expect(set).toMatchObject({ ok: false, error: { code: 'invalid_argument' } });
     expect(str(set, 'error.message')).toMatch(/subject/);
@@ -387,7 +387,7 @@ describe('stores and pull APIs', () => {
       { artifact_id: 'a4', artifact_type: 'file', content: 'not base64 at all!' },
     ];
     const r = await s.run([say('ok'), done()], { event: await events(s, { input: textInput('see attached', attachments) }) });
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/warning.*a4/);
     const listed = await s.jsonLines(['artifacts', 'list']);
     const byId = new Map(listed.map((a) => [a.artifact_id, a]));
@@ -407,7 +407,7 @@ describe('stores and pull APIs', () => {
       say('second'),
       done(),
     ]);
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     const artifact = await s.json(['artifacts', 'show', 'art-r']);
     expect(artifact).toMatchObject({ source: 'runner', size_bytes: 5, name: 'r.txt', mime_type: 'text/plain' });
     const logged = await s.json(['events', 'list', '--conversation', 'c1', '--type', 'artifact.created']);
@@ -424,7 +424,7 @@ describe('stores and pull APIs', () => {
       [emit('artifact.created', { artifact_id: 'art-m', artifact_type: 'file', name: 'm.txt', mime_type: 'text/plain', content_base64: 'aGVsbG8=' }), api('artifacts.metadata', { artifact_id: 'art-m' }), done()],
       { json: true },
     );
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     const meta = pick(reports(r.stdout)[0], 'result');
     expect(Object.keys(meta as object).sort()).toEqual(
       ['artifact_id', 'artifact_type', 'mime_type', 'name', 'size_bytes', 'sha256', 'source', 'conversation_id', 'run_id', 'runner_id', 'created_at', 'expires_at', 'metadata'].sort(),
@@ -441,7 +441,7 @@ describe('stores and pull APIs', () => {
     const setup = await s.run([say('stored'), done()], {
       event: await events(s, { input: textInput('big', [{ artifact_id: 'big', artifact_type: 'file', content: bytes.toString('base64') }]) }),
     });
-    expect(setup.exitCode).toBe(0);
+    expect(setup.exitCode, setup.stderr).toBe(0);
     const runner = await s.addPlugin('reader', {
       mainJs: probe(`
         const read = async (args) => {
@@ -459,7 +459,7 @@ describe('stores and pull APIs', () => {
         yield completed();`),
     });
     const r = await s.lbot(['--json', 'run', '--event', eventPath('msg.json'), '--runner', runner]);
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     const report = reports(r.stdout)[0];
     expect(pick(report, 'reads')).toEqual([
       { ok: true, length: 1048576, has_more: true },
@@ -482,7 +482,7 @@ describe('stores and pull APIs', () => {
       say('ok'),
       done(),
     ]);
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, r.stderr).toBe(0);
     const page = await s.json(['transcript', 'page', '--conversation', 'c1']);
     expect(list(page, 'items').map((i) => [pick(i, 'role'), pick(i, 'content')])).toEqual([
       ['user', 'ping'],
