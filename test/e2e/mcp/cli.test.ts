@@ -1,0 +1,180 @@
+// Acceptance §7 through the built CLI: lbot mcp add/test/list/show/tools/remove (AC-150, AC-151, AC-153,
+// AC-154, AC-155, AC-157, AC-159, AC-160), and MCP tools in runs (AC-157, AC-161).
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { api, done, dump, errorOf, list, pick, reports, scenario, SCRIPTED, type Scenario } from '../host/harness.js';
+import { execa } from 'execa';
+import { REPO_ROOT } from '../../helpers/plugins.js';
+import { freePort } from '../../integration/mcp/helpers.js';
+
+const FIXTURES = path.join(REPO_ROOT, 'fixtures', 'mcp');
+const fixture = (name: string) => path.join(FIXTURES, name);
+const EVERYTHING = path.join(REPO_ROOT, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
+const SLOW = !!process.env.LBOT_SKIP_SLOW;
+if (SLOW) console.warn('AC-153 and AC-154 are skipped: LBOT_SKIP_SLOW is set (they wait for real retry delays and a 30 s handshake budget)');
+
+async function mcpJson(s: Scenario, args: string[], env?: Record<string, string>): Promise<{ exitCode: number; json: Record<string, unknown>; stderr: string; stdout: string }> {
+  const r = await s.lbot(['--json', 'mcp', ...args], env ? { env } : {});
+  const last = r.stdout.trim().split('\n').filter(Boolean).at(-1) ?? '{}';
+  return { exitCode: r.exitCode, json: JSON.parse(last) as Record<string, unknown>, stderr: r.stderr, stdout: r.stdout };
+}
+
+async function bindingFile(s: Scenario, resource_policy: Record<string, unknown>): Promise<string> {
+  return s.writeJson(`binding-${randomUUID()}.json`, { binding_id: 'b1', runner_id: SCRIPTED, resource_policy });
+}
+
+describe('lbot mcp (acceptance §7)', () => {
+  it('AC-150 add and test a stdio server, then list it', async () => {
+    const s = await scenario();
+    expect((await s.lbot(['mcp', 'add', 'echo', '--', 'node', fixture('echo.js')])).exitCode).toBe(0);
+    const test = await mcpJson(s, ['test', 'echo']);
+    expect(test.exitCode).toBe(0);
+    expect(test.json).toMatchObject({ status: 'connected', tools: ['echo', 'slow'], retry_count: 0 });
+    expect(pick(test.json, 'timings.connect_ms')).toEqual(expect.any(Number));
+    const listed = await mcpJson(s, ['list']);
+    expect(list(listed.json, 'servers')).toEqual([expect.objectContaining({ name: 'echo', mode: 'stdio', status: expect.any(String), retry_count: 0, error_phase: null })]);
+  });
+
+  it('AC-151 remote configs, invalid configs and server names', async () => {
+    const s = await scenario();
+    expect((await s.lbot(['mcp', 'add', 'web', '--url', 'https://mcp.example/sse', '--transport', 'sse'])).exitCode).toBe(0);
+    expect(pick((await mcpJson(s, ['show', 'web'])).json, 'server.transport')).toBe('sse');
+    for (const args of [
+      ['add', 'w1', '--url', 'ftp://x', '--transport', 'sse'],
+      ['add', 'w2', '--url', 'https://x', '--transport', 'carrier-pigeon'],
+      ['add', 'w3'],
+      ['add', 'a/b', '--', 'node', fixture('echo.js')],
+      ['add', 'has space', '--', 'node', fixture('echo.js')],
+    ]) {
+      const r = await mcpJson(s, args);
+      expect(r.exitCode, args.join(' ')).toBe(2);
+      expect(r.json).toMatchObject({ ok: false, error: { code: 'mcp.invalid_config' } });
+    }
+    expect((await s.lbot(['mcp', 'add', 'acme__echo', '--', 'node', fixture('echo.js')])).exitCode).toBe(0);
+    expect(pick((await mcpJson(s, ['show', 'acme__echo'])).json, 'server.name')).toBe('acme__echo');
+    const dup = await mcpJson(s, ['add', 'acme__echo', '--', 'node', fixture('echo.js')]);
+    expect(dup.exitCode).toBe(8);
+    expect(dup.json).toMatchObject({ error: { code: 'mcp.exists' } });
+  });
+
+  it.skipIf(SLOW)('AC-153 crash on start: 4 attempts, then error', async () => {
+    const s = await scenario();
+    await s.lbot(['mcp', 'add', 'bad', '--', 'node', fixture('crash-on-start.js')]);
+    const r = await mcpJson(s, ['test', 'bad']);
+    expect(r.json).toMatchObject({ status: 'error', retry_count: 4 });
+    expect(['process_start', 'mcp_init']).toContain(r.json.error_phase);
+    expect(String(r.json.error_message)).toMatch(/4 attempts/);
+    expect(r.exitCode).toBe(6);
+  });
+
+  it.skipIf(SLOW)('AC-154 handshake timeout of a host stdio server', async () => {
+    const s = await scenario();
+    await s.lbot(['mcp', 'add', 'mute', '--', 'node', fixture('no-handshake.js')]);
+    const r = await mcpJson(s, ['test', 'mute']);
+    expect(r.json).toMatchObject({ status: 'error', error_phase: 'mcp_init' });
+    expect(String(r.json.error_message)).toMatch(/timeout/i);
+    expect(String(r.json.error_message)).toMatch(/30 s/);
+  });
+
+  it('AC-155 a box-hosted server without the box: box_unavailable at once, never on the host; HTTP servers unaffected', async () => {
+    const s = await scenario();
+    const marker = path.join(s.root, 'ran-on-host');
+    await s.lbot(['mcp', 'add', 'boxed', '--in-box', '--', 'sh', '-c', `touch ${marker}; exec node ${fixture('echo.js')}`]);
+    const env = { LBOT__BOX__ENABLED: 'false' };
+    const r = await mcpJson(s, ['test', 'boxed'], env);
+    expect(r.json).toMatchObject({ status: 'error', error_phase: 'box_unavailable', retry_count: 1 });
+    expect(existsSync(marker)).toBe(false);
+    const port = await freePort();
+    const http = execa(process.execPath, [EVERYTHING, 'streamableHttp'], { env: { PORT: String(port) }, reject: false, stdio: 'ignore' });
+    try {
+      await s.lbot(['mcp', 'add', 'remote', '--url', `http://127.0.0.1:${port}/mcp`]);
+      let remote = await mcpJson(s, ['test', 'remote'], env);
+      for (let i = 0; i < 20 && remote.json.status !== 'connected'; i++) {
+        await new Promise((res) => setTimeout(res, 250));
+        remote = await mcpJson(s, ['test', 'remote'], env);
+      }
+      expect(remote.json).toMatchObject({ status: 'connected' });
+    } finally {
+      http.kill('SIGKILL');
+      await http;
+    }
+  });
+
+  it('AC-157 a server tool named exec is listed as <server>__exec with a warning', async () => {
+    const s = await scenario();
+    await s.lbot(['mcp', 'add', 'srv', '--', 'node', fixture('exec-tool.js')]);
+    const r = await mcpJson(s, ['tools']);
+    expect(r.exitCode).toBe(0);
+    const names = list(r.json, 'tools').map((t) => pick(t, 'name'));
+    expect(names).toContain('srv__exec');
+    expect(names).not.toContain('exec');
+    expect(r.stderr).toMatch(/warning: .*srv__exec/);
+    expect(list(r.json, 'warnings').join('\n')).toContain('srv__exec');
+  });
+
+  it('AC-157 in a run: exec never reaches the MCP server; srv__exec does', async () => {
+    const s = await scenario();
+    await s.lbot(['mcp', 'add', 'srv', '--', 'node', fixture('exec-tool.js')]);
+    const binding = await bindingFile(s, { allowed_tool_names: ['exec', 'srv__exec'] });
+    const r = await s.run([dump, api('tools.call', { tool_name: 'exec', parameters: { command: 'echo native' } }), api('tools.call', { tool_name: 'srv__exec', parameters: { command: 'x' } }), done()], { json: true, args: ['--binding', binding] });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const [ctx, exec, qualified] = reports(r.stdout);
+    const tools = list(ctx, 'resources.tools');
+    expect(tools.map((t) => pick(t, 'tool_name'))).toContain('srv__exec');
+    expect(JSON.stringify(exec)).not.toContain('MCP-EXEC');
+    const nativeExec = tools.find((t) => pick(t, 'tool_name') === 'exec');
+    if (nativeExec) expect(pick(nativeExec, 'tool_type')).toBe('native');
+    else console.warn('AC-157: native tools are not part of this build of the run tool table; exec is simply not granted (never the MCP tool)');
+    expect(JSON.stringify(pick(qualified, 'result.result'))).toContain('MCP-EXEC x');
+  });
+
+  it('AC-159 remove a server: show exits 3 with mcp.not_found, runs no longer list its tools', async () => {
+    const s = await scenario();
+    await s.lbot(['mcp', 'add', 'echo', '--', 'node', fixture('echo.js')]);
+    expect((await mcpJson(s, ['remove', 'echo'])).json).toEqual({ removed: 'echo' });
+    const show = await mcpJson(s, ['show', 'echo']);
+    expect(show.exitCode).toBe(3);
+    expect(show.json).toMatchObject({ ok: false, error: { code: 'mcp.not_found' } });
+    expect(list((await mcpJson(s, ['list'])).json, 'servers')).toEqual([]);
+    const binding = await bindingFile(s, { allowed_tool_names: ['echo'] });
+    const r = await s.run([dump, done()], { json: true, args: ['--binding', binding] });
+    expect(list(reports(r.stdout)[0], 'resources.tools')).toEqual([]);
+    expect((await mcpJson(s, ['remove', 'echo'])).exitCode).toBe(3);
+  });
+
+  it('AC-160 secrets in MCP config are masked in list, show, test, tools and --json', async () => {
+    const s = await scenario();
+    await s.lbot(['mcp', 'add', 'echo', '--env', 'API_TOKEN=tok-123456', '--', 'node', fixture('echo.js')]);
+    const outputs = await Promise.all([
+      s.lbot(['mcp', 'list']),
+      s.lbot(['mcp', 'show', 'echo']),
+      s.lbot(['--json', 'mcp', 'list']),
+      s.lbot(['--json', 'mcp', 'show', 'echo']),
+      s.lbot(['--json', 'mcp', 'test', 'echo']),
+      s.lbot(['--json', 'mcp', 'tools']),
+    ]);
+    for (const o of outputs) {
+      expect(o.exitCode).toBe(0);
+      expect(`${o.stdout}${o.stderr}`).not.toContain('tok-1');
+    }
+    expect(outputs[3]?.stdout).toContain('"API_TOKEN":"****"');
+  });
+
+  it('AC-161 tool calls are bounded by the run deadline; the server serves the next run', async () => {
+    const s = await scenario();
+    await s.lbot(['mcp', 'add', 'echo', '--', 'node', fixture('echo.js')]);
+    const binding = await bindingFile(s, { allowed_tool_names: ['echo', 'slow'] });
+    const r = await s.run([api('tools.call', { tool_name: 'slow', parameters: { ms: 600_000 } }), done()], { json: true, config: { timeout: 3 }, args: ['--binding', binding] });
+    const call = reports(r.stdout)[0];
+    if (call) expect(call).toMatchObject({ ok: false, error: { code: 'deadline_exceeded', details: { phase: 'tool_call' } } });
+    else {
+      expect(r.exitCode).toBe(5);
+      expect(errorOf(r.stdout)).toMatchObject({ code: 'runner.timeout' });
+    }
+    const next = await s.run([api('tools.call', { tool_name: 'echo', parameters: { text: 'again' } }), done()], { json: true, args: ['--binding', binding] });
+    expect(next.exitCode).toBe(0);
+    expect(JSON.stringify(reports(next.stdout)[0])).toContain('again');
+  });
+});
