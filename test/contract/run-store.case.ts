@@ -64,6 +64,17 @@ export function runStoreContract(name: string, open: OpenStore<{ runs: RunStore 
       expect(s.runs.get('r1')?.api_calls).toHaveLength(2000);
     });
 
+    it('appends a batch of audit entries for several runs in one call, in order', () => {
+      s.runs.create(runStart('r1'));
+      s.runs.create(runStart('r2'));
+      const call = (at: number, run: string) => ({ at, action: 'state.get', resource: null, decision: 'allowed' as const, code: null, caller_plugin: 'p', as_run_id: run });
+      s.runs.addApiCalls([{ run_id: 'r1', call: call(1, 'r1') }, { run_id: 'r2', call: call(2, 'r2') }, { run_id: 'r1', call: call(3, 'r1') }]);
+      expect(s.runs.get('r1')?.api_calls.map((c) => c.at)).toEqual([1, 3]);
+      expect(s.runs.get('r2')?.api_calls.map((c) => c.at)).toEqual([2]);
+      expectLbotError(() => s.runs.addApiCalls([{ run_id: 'ghost', call: call(4, 'ghost') }]), 'not_found');
+      expect(s.runs.get('r1')?.api_calls).toHaveLength(2);
+    });
+
     it('refuses a duplicate run id and audit or finish for an unknown run', () => {
       s.runs.create(runStart('r1'));
       expectLbotError(() => s.runs.create(runStart('r1')), 'invalid_argument');

@@ -19,6 +19,7 @@ import { incomingEventRow } from './event-record.js';
 import type { Clock, ModelProvider, PluginConnection, PluginLauncher, ProxyCall, RunnerCatalog, ToolProvider } from './ports.js';
 import type { HostObserver } from './observer.js';
 import { ProxyRouter } from './proxy-router.js';
+import { AuditBuffer } from './audit-buffer.js';
 import { buildResources, type KnowledgeBaseConfig } from './resources.js';
 import { ResultProcessor, runErrorOf, type Delivered, type LbotErrorLike } from './result-processor.js';
 import { lookupRunner } from './runner-lookup.js';
@@ -109,6 +110,7 @@ export function createHost(deps: HostDeps): Host {
     deps.warn(message);
     deps.stores.runs.addWarning(run_id, message);
   };
+  const audits = new AuditBuffer(deps.stores.runs, deps.clock, (err) => deps.warn(`writing the audit of proxy calls failed: ${err instanceof Error ? err.message : String(err)}`));
   const router = new ProxyRouter({
     sessions,
     env: {
@@ -121,7 +123,7 @@ export function createHost(deps: HostDeps): Host {
       limits: { stateValueBytes: STATE_VALUE_LIMIT_BYTES, storageValueBytes: deps.config.storage.max_value_bytes },
       warn: warnRun,
     },
-    audit: (run_id, entry) => deps.stores.runs.addApiCall(run_id, entry),
+    audit: (run_id, entry) => (sessions.get(run_id) ? audits.add(run_id, entry) : deps.stores.runs.addApiCall(run_id, entry)),
     observe: (record) => deps.observer?.onProxyCall?.(record),
     runnerOf: (run_id) => deps.stores.runs.get(run_id)?.runner_id ?? null,
   });
@@ -405,6 +407,7 @@ export function createHost(deps: HostDeps): Host {
     } finally {
       sessions.unregister(run_id);
       tables.delete(run_id);
+      audits.flush();
       deps.stores.runs.finish(run_id, outcome.status, outcome.error, deps.clock.now() / 1000, stderrTail);
       deps.observer?.onRunEnded?.(outcome);
     }
@@ -444,6 +447,7 @@ export function createHost(deps: HostDeps): Host {
     const all = [...connections.values()];
     connections.clear();
     await Promise.allSettled(all.map(async (p) => (await p).close()));
+    audits.flush();
   }
 
   return {

@@ -140,6 +140,8 @@ export interface RunStore {
   finish(run_id: string, status: Exclude<RunStatus, 'running'>, error: RunError | null, ended_at: number, stderr_tail: string | null): void;
   /** Appends to the run's audit. Each append is durable on return. */
   addApiCall(run_id: string, call: ApiCallAudit): void;
+  /** Appends many audit entries (of one or more runs) in one transaction. */
+  addApiCalls(entries: ReadonlyArray<{ run_id: string; call: ApiCallAudit }>): void;
   addObserved(run_id: string, notice: ObservedNotice): void;
   addResult(run_id: string, result: JsonObject): void;
   addStateWrite(run_id: string, write: { scope: string; key: string }): void;

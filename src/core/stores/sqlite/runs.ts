@@ -137,6 +137,21 @@ export class SqliteRunStore implements RunStore {
     this.#add(run_id, 'api_call', call);
   }
 
+  addApiCalls(entries: ReadonlyArray<{ run_id: string; call: ApiCallAudit }>): void {
+    if (entries.length === 0) return;
+    this.store.write('appending to run audits', () => {
+      const insert = this.store.prepare('INSERT INTO run_items (run_id, kind, body_json) VALUES (?, ?, ?)');
+      for (const { run_id, call } of entries) {
+        try {
+          insert.run(run_id, 'api_call', JSON.stringify(call));
+        } catch (err) {
+          if (isForeignKeyViolation(err)) throw this.#unknown(run_id);
+          throw err;
+        }
+      }
+    });
+  }
+
   addObserved(run_id: string, notice: ObservedNotice): void {
     this.#add(run_id, 'observed', notice);
   }
