@@ -1,9 +1,18 @@
 // `lbot runner test|init|scaffold`: the runner developer's commands, added to the `runner` group.
 import type { Command } from 'commander';
 import { z } from 'zod';
+import { LbotError } from '../core/errors.js';
 import { parseFlags } from './shared/flags.js';
 import { EXIT } from './shared/exit-codes.js';
 import type { GetContext } from './index.js';
+
+const InitFlagsSchema = z.object({
+  author: z.string().min(1).optional(),
+  name: z.string().min(1).optional(),
+  label: z.string().min(1).optional(),
+  yes: z.boolean().optional(),
+  link: z.boolean().default(true),
+});
 
 const TestFlagsSchema = z.object({
   junit: z.string().min(1).optional(),
@@ -14,6 +23,31 @@ const TestFlagsSchema = z.object({
 });
 
 export function registerRunnerDev(runner: Command, getCtx: GetContext): void {
+  runner
+    .command('init [dir]')
+    .alias('scaffold')
+    .description('create a TypeScript runner plugin (LangBot layout, lbot/sdk, unit test, README) that passes lbot runner test as is')
+    .option('--author <author>', 'plugin author (first segment of the runner id)')
+    .option('--name <name>', 'plugin name (default: the directory name)')
+    .option('--label <label>', 'label shown in runner lists (default: the name)')
+    .option('--yes', 'accept defaults for anything not given (author "local"); never prompt')
+    .option('--no-link', 'do not link node_modules/lbot (and typescript) from this lbot install')
+    .addHelpText('after', '\nOn a TTY it asks for what the flags leave out; in scripts pass --author (or --yes).\n\nExample:\n  lbot runner scaffold my-runner --author acme && lbot runner test my-runner')
+    .action(async (dir: string | undefined, raw: unknown) => {
+      const ctx = getCtx();
+      const flags = parseFlags(InitFlagsSchema, raw);
+      const { scaffoldRunner, defaultPluginName } = await import('../runtime/scaffold/scaffold.js');
+      const interactive = !flags.yes && !ctx.output.json && process.stdin.isTTY === true && process.stdout.isTTY === true;
+      let answers = { dir, name: flags.name, author: flags.author, label: flags.label };
+      if (interactive && (!dir || !flags.author)) {
+        const { promptScaffold } = await import('../runtime/scaffold/prompts.js');
+        answers = await promptScaffold(answers);
+      }
+      if (!answers.dir) throw new LbotError('invalid_argument', 'lbot runner init needs a directory', { hint: 'lbot runner init my-runner --author you' });
+      if (!answers.author && !flags.yes) throw new LbotError('invalid_argument', '--author is required when not asking on a TTY', { hint: 'pass --author NAME, or --yes to use "local"' });
+      const result = await scaffoldRunner({ dir: answers.dir, author: answers.author ?? 'local', name: answers.name ?? defaultPluginName(answers.dir), label: answers.label, link: flags.link });
+      ctx.output.result(result, (r) => [`created ${r.dir} (${r.runner_id})`, '', 'next:', `  cd ${answers.dir}`, '  npm test                 # unit tests (SDK test helper)', '  lbot runner test .       # protocol conformance', '  lbot dev .               # hot reload while you edit'].join('\n'));
+    });
   runner
     .command('test <dir>')
     .description('conformance suite: load the plugin in DIR, drive it with probe events through a real host, and check it against the protocol')

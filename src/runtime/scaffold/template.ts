@@ -1,0 +1,38 @@
+// The TypeScript runner template shipped in `templates/runner-ts/`: where it is, which files it has, and
+// how its placeholders are filled.
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The lbot package root (holds package.json, dist/ and templates/). */
+export const LBOT_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+export const TEMPLATE_DIR = path.join(LBOT_ROOT, 'templates', 'runner-ts');
+
+/** Template files stored under another name (npm drops `.gitignore` from packages). */
+const RENAMES: Record<string, string> = { _gitignore: '.gitignore' };
+/** Files with `{{placeholders}}`; the others (code, dist) are copied byte for byte. */
+const FILLED = new Set(['manifest.yaml', 'components/agent_runner/default.yaml', 'package.json', 'README.md']);
+
+/** Placeholder values; `*_json` ones are JSON string literals, safe inside YAML and package.json. */
+export type TemplateValues = { author: string; name: string; label: string; label_json: string; package_name: string; description_json: string; lbot_dependency_json: string };
+
+export type TemplateFile = { from: string; to: string; fill: boolean };
+
+/** Every file of the template, relative paths in POSIX form, sorted. */
+export async function templateFiles(root: string = TEMPLATE_DIR): Promise<TemplateFile[]> {
+  const out: TemplateFile[] = [];
+  const walk = async (rel: string): Promise<void> => {
+    for (const entry of await readdir(path.join(root, rel), { withFileTypes: true })) {
+      const child = rel ? `${rel}/${entry.name}` : entry.name;
+      if (entry.isDirectory()) await walk(child);
+      else out.push({ from: child, to: RENAMES[child] ?? child, fill: FILLED.has(child) });
+    }
+  };
+  await walk('');
+  return out.sort((a, b) => a.from.localeCompare(b.from));
+}
+
+/** Replaces `{{key}}` with its value; an unknown key is left as is so a test can spot it. */
+export function fillPlaceholders(text: string, values: TemplateValues): string {
+  return text.replace(/\{\{(\w+)\}\}/g, (whole, key: string) => (Object.hasOwn(values, key) ? String(values[key as keyof TemplateValues]) : whole));
+}
