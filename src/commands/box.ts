@@ -87,28 +87,39 @@ function registerExec(box: Command, getCtx: GetContext): void {
         const env = parseKeyValues(flags.env, '--env');
         const mounts = (flags.mount ?? []).map(parseMount);
         const box = await openBox(ctx, flags.backend);
-        const streaming = !ctx.flags.json;
-        const { result, effective_spec } = await box.exec(
-          {
-            cmd: argvToCommand(command),
-            session_id: flags.session ?? null,
-            profile: flags.profile ?? null,
-            ...(flags.image !== undefined ? { image: flags.image } : {}),
-            ...(flags.timeout !== undefined ? { timeout_sec: flags.timeout } : {}),
-            ...(flags.network !== undefined ? { network: flags.network } : {}),
-            ...(flags.hostPath !== undefined ? { host_path: flags.hostPath } : {}),
-            ...(mounts.length > 0 ? { extra_mounts: mounts } : {}),
-            ...(flags.workdir !== undefined ? { workdir: flags.workdir } : {}),
-            ...(flags.memory !== undefined ? { memory_mb: flags.memory } : {}),
-            ...(flags.cpus !== undefined ? { cpus: flags.cpus } : {}),
-            ...(flags.pids !== undefined ? { pids_limit: flags.pids } : {}),
-            env,
-          },
-          streaming ? { sinks: { stdout: process.stdout, stderr: process.stderr } } : {},
-        );
+        const input = {
+          cmd: argvToCommand(command),
+          session_id: flags.session ?? null,
+          profile: flags.profile ?? null,
+          ...(flags.image !== undefined ? { image: flags.image } : {}),
+          ...(flags.timeout !== undefined ? { timeout_sec: flags.timeout } : {}),
+          ...(flags.network !== undefined ? { network: flags.network } : {}),
+          ...(flags.hostPath !== undefined ? { host_path: flags.hostPath } : {}),
+          ...(mounts.length > 0 ? { extra_mounts: mounts } : {}),
+          ...(flags.workdir !== undefined ? { workdir: flags.workdir } : {}),
+          ...(flags.memory !== undefined ? { memory_mb: flags.memory } : {}),
+          ...(flags.cpus !== undefined ? { cpus: flags.cpus } : {}),
+          ...(flags.pids !== undefined ? { pids_limit: flags.pids } : {}),
+          env,
+        };
+        // Ctrl-C or a closed stdout (`… | head`) stops the command's process group, like a container CLI.
+        const stop = new AbortController();
+        let interrupted = false;
+        const onSigint = () => {
+          interrupted = true;
+          stop.abort();
+        };
+        const onPipe = () => stop.abort();
+        process.once('SIGINT', onSigint);
+        process.stdout.on('error', onPipe);
+        const sinks = ctx.flags.json ? {} : { sinks: { stdout: process.stdout, stderr: process.stderr } };
+        const { result, effective_spec } = await box.exec(input, { signal: stop.signal, ...sinks }).finally(() => {
+          process.off('SIGINT', onSigint);
+          process.stdout.off('error', onPipe);
+        });
         if (ctx.flags.json) ctx.output.result({ ...result, effective_spec });
         else if (result.status === 'timed_out') ctx.output.warn(`the command timed out after ${effective_spec.timeout_sec} s; session ${result.session_id} was removed`);
-        ctx.exitCode = result.status === 'timed_out' ? EXIT.boxTimeout : (result.exit_code ?? EXIT.boxRefused);
+        ctx.exitCode = interrupted ? EXIT.interrupted : result.status === 'timed_out' ? EXIT.boxTimeout : (result.exit_code ?? EXIT.boxRefused);
       } catch (err) {
         ctx.exitCode = ctx.output.error(err, EXIT.boxRefused);
       }

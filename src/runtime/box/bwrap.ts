@@ -11,7 +11,7 @@ import { argvToCommand } from '../../core/box/shell.js';
 import type { BoxSpec, ManagedProcessSpec } from '../../core/box/model.js';
 import { writeJsonAtomic, readJson } from './files.js';
 import { identityOf, isIdentityAlive, signal, type ProcessIdentity } from './proc.js';
-import { createSessionCgroup, joinCgroup, probeLimits, removeSessionCgroup, type LimitsMode, type LimitsPreference } from './limits.js';
+import { createSessionCgroup, joinCgroup, probeLimits, removeSessionCgroup, sweepStaleCgroups, type LimitsMode, type LimitsPreference } from './limits.js';
 import { runProcess, type RunOutcome } from './run-process.js';
 import { findExecutable, probeCommand } from './host-tools.js';
 import {
@@ -346,6 +346,7 @@ export class BwrapBackend implements SandboxBackend {
   }
 
   async cleanupOrphans(known: ReadonlySet<string>): Promise<void> {
+    sweepStaleCgroups(10 * 60_000);
     let entries: string[];
     try {
       entries = readdirSync(this.#opts.baseDir);

@@ -1,5 +1,5 @@
 // Resource limits for sessions: a cgroup per session (v2 or v1) where the tree is writable, else rlimits.
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync, accessSync, constants } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, statSync, writeFileSync, accessSync, constants } from 'node:fs';
 import path from 'node:path';
 import { processTree } from './proc.js';
 
@@ -123,6 +123,35 @@ export async function removeSessionCgroup(dirs: readonly string[]): Promise<void
       } catch (err) {
         if (err instanceof Error && 'code' in err && err.code === 'ENOENT') break;
         await new Promise((r) => setTimeout(r, 25));
+      }
+    }
+  }
+}
+
+/**
+ * Removes session cgroups left empty for longer than `minAgeMs` (a session whose holder was killed
+ * outside lbot). Live sessions always contain their holder, so their cgroups are never empty; the age
+ * check keeps a cgroup that is being created right now.
+ */
+export function sweepStaleCgroups(minAgeMs: number): void {
+  const roots = isCgroup2Root() ? [path.join(CGROUP_ROOT, BOX_DIR)] : V1_CONTROLLERS.map((c) => path.join(CGROUP_ROOT, c, BOX_DIR));
+  for (const root of roots) {
+    let names: string[];
+    try {
+      names = readdirSync(root, { withFileTypes: true })
+        .filter((e) => e.isDirectory())
+        .map((e) => e.name);
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      const dir = path.join(root, name);
+      try {
+        if (Date.now() - statSync(dir).mtimeMs < minAgeMs) continue;
+        if (readFileSync(path.join(dir, 'cgroup.procs'), 'utf8').trim() !== '') continue;
+        rmdirSync(dir);
+      } catch {
+        // busy, gone, or not ours to remove
       }
     }
   }
