@@ -312,6 +312,16 @@ describe.skipIf(bwrapSkipReason !== null)('lbot box with bwrap', () => {
     expect(nope.v.error.code).toBe('box.session_not_found');
   });
 
+  it('reaps an idle session without any lbot call: its sandbox ends itself (AC-110)', async () => {
+    const s = scenario({ workspace_quota_mb: 0, session_ttl_sec: 2 });
+    expect((await s.lbot(['box', 'exec', '--session', 'r1', '--', 'true'])).exitCode).toBe(0);
+    const record = JSON.parse(readFileSync(path.join(s.dataDir, 'box', 'sessions', 'r1', 'record.json'), 'utf8')) as { backend_state: { ns: { pid: number } } };
+    const deadline = Date.now() + 15_000;
+    while (!pidGone(record.backend_state.ns.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    expect(pidGone(record.backend_state.ns.pid)).toBe(true);
+    expect((await s.json<unknown[]>(['box', 'sessions'])).v).toEqual([]);
+  });
+
   it('streams 2 GB of stdout and stderr without deadlock and keeps lbot under 256 MB', async () => {
     const s = scenario();
     const child = execa(process.execPath, [BIN, '--data-dir', s.dataDir, 'box', 'exec', '--json', '--timeout', '120', '--', 'sh', '-c', '(head -c 1073741824 /dev/zero >&2 &); head -c 1073741824 /dev/zero; wait'], {
