@@ -189,16 +189,20 @@ export class McpSession {
       throw new McpCallError('not_connected', `MCP session ${this.name} is not connected (status ${this.#status}${this.#errorMessage ? `: ${this.#errorMessage}` : ''})`, this.name, tool);
     }
     let result: CallToolResult;
+    // The SDK never removes the abort listener it adds to the caller's signal, and callers pass long-lived
+    // signals (a plugin connection's); a per-call signal keeps that listener from piling up there.
+    const perCall = new AbortController();
+    const forward = () => perCall.abort(opts.signal?.reason);
+    if (opts.signal?.aborted) forward();
+    else opts.signal?.addEventListener('abort', forward, { once: true });
     try {
-      const raw = await live.client.callTool({ name: tool, arguments: args }, undefined, {
-        timeout: opts.timeoutMs,
-        maxTotalTimeout: opts.timeoutMs,
-        ...(opts.signal ? { signal: opts.signal } : {}),
-      });
+      const raw = await live.client.callTool({ name: tool, arguments: args }, undefined, { timeout: opts.timeoutMs, maxTotalTimeout: opts.timeoutMs, signal: perCall.signal });
       if (!Array.isArray(raw.content)) throw new McpCallError('protocol', `MCP server ${this.name} answered tools/call ${tool} without content`, this.name, tool);
       result = { ...raw, content: raw.content };
     } catch (err) {
       throw this.#callError(err, tool, opts);
+    } finally {
+      opts.signal?.removeEventListener('abort', forward);
     }
     try {
       return convertToolResult(result);

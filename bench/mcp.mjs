@@ -1,0 +1,107 @@
+// MCP benchmark (issue 5): the round trip of `tools.call` from a runner through lbot to server-everything's
+// `echo`, against a direct SDK client call to the same server program, both measured in this run. Target:
+// the lbot path at most 1.5× the direct one. Run after `npm run build`; BENCH_MCP_CALLS sets the sample size.
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { parseConfig } from '../dist/core/config.js';
+import { BindingSchema } from '../dist/core/protocol/binding.js';
+import { EventEnvelopeSchema } from '../dist/core/protocol/event.js';
+import { openLocalHost } from '../dist/runtime/local-host.js';
+import { fmt, median, percentile, ratio } from './stats.mjs';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const EVERYTHING = path.join(root, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
+const CALLS = Number(process.env.BENCH_MCP_CALLS ?? 500);
+const WARMUP = 50;
+const TARGET = 1.5;
+const deadline = setTimeout(() => {
+  console.error(`mcp bench: gave up after 120 s`);
+  process.exit(1);
+}, 120_000);
+deadline.unref();
+
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'lbot-bench-mcp-'));
+const dataDir = path.join(tmp, 'data');
+const pluginDir = path.join(tmp, 'plugins', 'mcp-loop');
+mkdirSync(path.join(pluginDir, 'components', 'agent_runner'), { recursive: true });
+mkdirSync(path.join(tmp, 'node_modules'));
+symlinkSync(root, path.join(tmp, 'node_modules', 'lbot'), 'dir');
+writeFileSync(path.join(tmp, 'package.json'), JSON.stringify({ private: true, type: 'module' }));
+writeFileSync(
+  path.join(pluginDir, 'manifest.yaml'),
+  'apiVersion: langbot/v1\nkind: Plugin\nmetadata: { author: bench, name: mcp-loop, version: 0.1.0 }\nspec:\n  components:\n    AgentRunner:\n      fromDirs: [{ path: components/agent_runner/ }]\nexecution:\n  node: { path: main.js }\n',
+);
+writeFileSync(
+  path.join(pluginDir, 'components', 'agent_runner', 'default.yaml'),
+  'apiVersion: langbot/v1\nkind: AgentRunner\nmetadata: { name: default }\nspec:\n  config: []\n  permissions: { tools: [detail, call] }\n',
+);
+// The runner times each tools.call itself, so only the round trip is measured.
+writeFileSync(
+  path.join(pluginDir, 'main.js'),
+  `import { definePlugin, defineRunner } from 'lbot/sdk';
+export default definePlugin({ runners: { default: defineRunner({ async *run(ctx, api) {
+  const call = (i) => api.request('tools.call', { run_id: ctx.run_id, tool_name: 'echo', parameters: { message: 'ping ' + i } });
+  for (let i = 0; i < ${WARMUP}; i++) await call(i);
+  const samples = [];
+  for (let i = 0; i < ${CALLS}; i++) { const t = performance.now(); await call(i); samples.push(performance.now() - t); }
+  yield { type: 'message.completed', data: { message: { role: 'assistant', content: JSON.stringify(samples) } } };
+  yield { type: 'run.completed', data: {} };
+} }) } });
+`,
+);
+
+const directBefore = await directSamples();
+const config = parseConfig({ mcp: { servers: [{ name: 'everything', command: ['node', EVERYTHING, 'stdio'] }] } }, 'bench config');
+const warnings = [];
+const local = openLocalHost({ dataDir, pluginsDir: path.dirname(pluginDir), pluginDir, config, warn: (m) => warnings.push(m) });
+let throughLbot;
+try {
+  const binding = BindingSchema.parse({ binding_id: 'bench', runner_id: 'plugin:bench/mcp-loop/default', resource_policy: { allowed_tool_names: ['echo'] } });
+  const event = { event_id: 'bench-1', event_type: 'message.received', source: 'api', conversation_id: 'c1', input: { text: 'go', contents: [{ type: 'text', text: 'go' }], attachments: [] }, delivery: { surface: 'cli', supports_streaming: false } };
+  let content = null;
+  const outcome = await local.host.run({ event: EventEnvelopeSchema.parse(event), binding, onDelivered: (item) => (content = item.message?.content ?? content) });
+  if (outcome.status !== 'completed' || typeof content !== 'string') throw new Error(`the benchmark run ${outcome.status}: ${JSON.stringify(outcome.error)}; ${warnings.join('; ')}`);
+  throughLbot = JSON.parse(content);
+} finally {
+  await local.close();
+}
+const direct = [...directBefore, ...(await directSamples())];
+rmSync(tmp, { recursive: true, force: true });
+
+/** Direct SDK client calls to a fresh server-everything process (measured before and after the lbot run, to even out drift). */
+async function directSamples() {
+  const client = new Client({ name: 'bench-direct', version: '1.0.0' });
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [EVERYTHING, 'stdio'], stderr: 'ignore' }));
+  const samples = [];
+  try {
+    for (let i = 0; i < WARMUP; i++) await client.callTool({ name: 'echo', arguments: { message: `ping ${i}` } });
+    for (let i = 0; i < CALLS / 2; i++) {
+      const t = performance.now();
+      await client.callTool({ name: 'echo', arguments: { message: `ping ${i}` } });
+      samples.push(performance.now() - t);
+    }
+  } finally {
+    await client.close();
+  }
+  return samples;
+}
+
+const result = {
+  bench: 'mcp',
+  calls: CALLS,
+  lbot_median_ms: median(throughLbot),
+  lbot_p95_ms: percentile(throughLbot, 95),
+  direct_median_ms: median(direct),
+  direct_p95_ms: percentile(direct, 95),
+};
+result.ratio = ratio(result.lbot_median_ms, result.direct_median_ms);
+result.target = TARGET;
+result.within_target = result.ratio <= TARGET;
+console.log(`tools.call echo through lbot (runner → host → server-everything): median ${fmt(result.lbot_median_ms)} ms, p95 ${fmt(result.lbot_p95_ms)} ms`);
+console.log(`direct SDK client call to server-everything echo:               median ${fmt(result.direct_median_ms)} ms, p95 ${fmt(result.direct_p95_ms)} ms`);
+console.log(`ratio ${result.ratio}× (target ≤ ${TARGET}×)`);
+console.log(JSON.stringify(result));
