@@ -178,3 +178,30 @@ describe('lbot mcp (acceptance §7)', () => {
     expect(JSON.stringify(reports(next.stdout)[0])).toContain('again');
   });
 });
+
+describe('box-hosted stdio servers', () => {
+  it('run as a managed process in the box: staged project, test session removed, runs use mcp-shared', async () => {
+    const s = await scenario();
+    const status = await s.lbot(['--json', 'box', 'status']);
+    const available = (JSON.parse(status.stdout || '{}') as { available?: boolean }).available === true;
+    if (!available) {
+      console.warn(`box-hosted MCP test skipped: no usable box backend (${status.stdout.trim() || status.stderr.trim()})`);
+      return;
+    }
+    await s.writeConfig({ box: { allowed_mount_roots: [FIXTURES] } });
+    await s.lbot(['mcp', 'add', 'boxed', '--in-box', '--', 'node', fixture('standalone-echo.js')]);
+    const test = await mcpJson(s, ['test', 'boxed']);
+    expect(test.json).toMatchObject({ status: 'connected', tools: ['echo'], box_session_id: expect.stringMatching(/^mcp-test-/) });
+    const where = await mcpJson(s, ['call', 'boxed', 'where']);
+    expect(JSON.stringify(where.json)).toMatch(/\/workspace\/\.mcp\/[^/]+\/workspace/);
+    const binding = await bindingFile(s, { allowed_tool_names: ['echo'] });
+    const r = await s.run([api('tools.call', { tool_name: 'echo', parameters: { text: 'from the box' } }), done()], { json: true, args: ['--binding', binding] });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(JSON.stringify(reports(r.stdout)[0])).toContain('from the box');
+    const sessions = JSON.parse((await s.lbot(['--json', 'box', 'sessions'])).stdout) as Array<{ session_id: string; managed_processes: number }>;
+    expect(sessions.map((x) => x.session_id).filter((id) => id.startsWith('mcp-test-'))).toEqual([]);
+    const shared = sessions.find((x) => x.session_id === 'mcp-shared');
+    if (shared) expect(shared.managed_processes).toBe(0);
+    await s.lbot(['box', 'rm', 'mcp-shared']);
+  });
+});

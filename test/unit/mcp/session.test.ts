@@ -1,5 +1,6 @@
 // The MCP session lifecycle against in-memory servers (skills-mcp-tools.md §3.3, §8 #44-#46): start budget,
 // 2/4/8 s retries, box_unavailable without retry, crash → reconnect, list_changed, call errors.
+import { getEventListeners } from 'node:events';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -74,6 +75,15 @@ describe('connecting', () => {
     expect(info.tools.map((t) => t.name)).toEqual(['echo', 'slow', 'third']);
     expect(info).not.toHaveProperty('box_session_id');
     expect(await s.callTool('echo', { text: 'x' }, { timeoutMs: 5000 })).toEqual([{ type: 'text', text: 'echo:x' }]);
+  });
+
+  it('calls leave no listener behind on a long-lived caller signal', async () => {
+    const { conn } = await fakeServer(['echo']);
+    const s = session(async () => conn);
+    await s.start();
+    const connection = new AbortController();
+    for (let i = 0; i < 50; i++) await s.callTool('echo', { text: String(i) }, { timeoutMs: 5000, signal: connection.signal });
+    expect(getEventListeners(connection.signal, 'abort')).toHaveLength(0);
   });
 
   it('a disabled server never connects and reports disabled', async () => {
