@@ -11,6 +11,7 @@ import { openSqliteStores } from '../core/stores/sqlite/open.js';
 import type { Stores } from '../core/stores/types.js';
 import { LBOT_VERSION } from '../version.js';
 import { systemClock } from './clock.js';
+import { OWNER, reapInterruptedRuns } from './run-owner.js';
 import { createModelProvider } from './models/providers.js';
 import { createPluginLauncher } from './plugins/launcher.js';
 import { openMcpHost } from './mcp/host-wiring.js';
@@ -58,6 +59,7 @@ export async function loadCatalog(pluginsDir: string, pluginDir?: string): Promi
 
 export function openLocalHost(opts: LocalHostOptions): LocalHost {
   const stores = openSqliteStores(opts.dataDir);
+  reapInterruptedRuns(stores);
   const launcher = createPluginLauncher({ onWarning: (w) => opts.warn(w.message) });
   const catalog = opts.catalog ?? (() => loadCatalog(opts.pluginsDir, opts.pluginDir));
   const models = createModelProvider(opts.config.models);
@@ -75,6 +77,7 @@ export function openLocalHost(opts: LocalHostOptions): LocalHost {
     ...(tools ? { tools } : {}),
     clock: systemClock,
     version: LBOT_VERSION,
+    owner: OWNER,
     warn: opts.warn,
     ...(opts.observer ? { observer: opts.observer } : {}),
     ...(mcp ? { runMetadata: mcp.runMetadata } : {}),

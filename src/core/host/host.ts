@@ -9,7 +9,7 @@ import { parseRunnerId, pluginIdentity } from '../protocol/runner-id.js';
 import type { Config } from '../config.js';
 import { LbotError } from '../errors.js';
 import { isRecord } from '../json.js';
-import type { ObservedNotice, RunError, RunStatus, Stores } from '../stores/types.js';
+import type { ObservedNotice, RunError, RunOwner, RunStatus, Stores } from '../stores/types.js';
 import { ApiError } from './api-error.js';
 import type { KnowledgeRetriever } from './api/types.js';
 import { registerAttachments } from './attachments.js';
@@ -45,6 +45,8 @@ export type HostDeps = {
   retrieve?: KnowledgeRetriever;
   clock: Clock;
   version: string;
+  /** The process that runs this host, recorded on each run so a crashed host's runs can be marked interrupted. */
+  owner?: RunOwner;
   warn(message: string): void;
   /** Optional listener of every run and proxy call (dev dashboard, record/replay). */
   observer?: HostObserver;
@@ -350,7 +352,7 @@ export function createHost(deps: HostDeps): Host {
 
     const outcome: RunOutcome = { run_id, runner_id: descriptor.id, binding_id: bindingId, event_id: event.event_id, status: 'failed', error: null, reply: null };
     let stderrTail: string | null = null;
-    deps.stores.runs.create({ run_id, runner_id: descriptor.id, binding_id: bindingId, event_id: event.event_id, conversation_id: event.conversation_id, started_at: nowMs / 1000 });
+    deps.stores.runs.create({ run_id, runner_id: descriptor.id, binding_id: bindingId, event_id: event.event_id, conversation_id: event.conversation_id, started_at: nowMs / 1000, ...(deps.owner ? { owner: deps.owner } : {}) });
     for (const w of buildWarnings) warnRun(run_id, w);
     if (tools) tables.set(run_id, tools);
     sessions.register(session);

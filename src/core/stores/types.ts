@@ -112,6 +112,9 @@ export type ObservedNotice = {
   note?: string;
 };
 
+/** The process that executes a run: a `running` run whose owner is gone was interrupted. */
+export type RunOwner = { pid: number; host: string };
+
 export type RunError = { code: string; message: string; retryable: boolean; details: JsonObject };
 
 export type RunRecord = {
@@ -135,7 +138,7 @@ export type RunRecord = {
 
 export interface RunStore {
   /** Throws LbotError('invalid_argument') when the run_id already exists. */
-  create(run: Pick<RunRecord, 'run_id' | 'runner_id' | 'binding_id' | 'event_id' | 'conversation_id' | 'started_at'>): void;
+  create(run: Pick<RunRecord, 'run_id' | 'runner_id' | 'binding_id' | 'event_id' | 'conversation_id' | 'started_at'> & { owner?: RunOwner }): void;
   /** Throws LbotError('not_found') for an unknown run_id (so do the add* appends). */
   finish(run_id: string, status: Exclude<RunStatus, 'running'>, error: RunError | null, ended_at: number, stderr_tail: string | null): void;
   /** Appends to the run's audit. Each append is durable on return. */
@@ -149,6 +152,8 @@ export interface RunStore {
   get(run_id: string): RunRecord | null;
   /** Oldest first; with `limit`, the newest `limit` runs (still oldest first). */
   list(opts?: { limit?: number }): RunRecord[];
+  /** Runs still `running`, with the process that owns them (null for runs recorded before owners were kept). */
+  running(): Array<{ run_id: string; owner: RunOwner | null }>;
   /** Marks runs still `running` whose process is gone as `interrupted` (a crashed `lbot run`). */
   markInterrupted(run_ids: readonly string[]): void;
 }

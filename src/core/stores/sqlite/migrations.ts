@@ -153,6 +153,14 @@ CREATE INDEX agent_artifact_run ON agent_artifact (run_id);
 CREATE INDEX agent_artifact_sha256 ON agent_artifact (sha256);
 `,
   },
+  {
+    version: 2,
+    name: 'run owners',
+    sql: `
+ALTER TABLE runs ADD COLUMN owner_pid INTEGER;
+ALTER TABLE runs ADD COLUMN owner_host TEXT;
+`,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { LbotError } from '../../errors.js';
 import { JsonObjectSchema, type JsonObject } from '../../protocol/event.js';
 import { tryParseJson } from '../../json.js';
-import type { ApiCallAudit, ObservedNotice, RunError, RunRecord, RunStatus, RunStore } from '../types.js';
+import type { RunOwner, ApiCallAudit, ObservedNotice, RunError, RunRecord, RunStatus, RunStore } from '../types.js';
 import { num, numOrNull, rowOrNull, rowsOf, text, textOrNull, type Row } from './columns.js';
 import type { StoreDb } from './connection.js';
 import { isForeignKeyViolation, isUniqueViolation } from './store-errors.js';
@@ -93,15 +93,24 @@ function toRunRecord(row: Row, audit: Audit): RunRecord {
 export class SqliteRunStore implements RunStore {
   constructor(readonly store: StoreDb) {}
 
-  create(run: Pick<RunRecord, 'run_id' | 'runner_id' | 'binding_id' | 'event_id' | 'conversation_id' | 'started_at'>): void {
+  create(run: Pick<RunRecord, 'run_id' | 'runner_id' | 'binding_id' | 'event_id' | 'conversation_id' | 'started_at'> & { owner?: RunOwner }): void {
     this.store.run('recording a run', () => {
       try {
         this.store
           .prepare(
-            `INSERT INTO runs (run_id, runner_id, binding_id, event_id, conversation_id, status, started_at)
-             VALUES (@run_id, @runner_id, @binding_id, @event_id, @conversation_id, 'running', @started_at)`,
+            `INSERT INTO runs (run_id, runner_id, binding_id, event_id, conversation_id, status, started_at, owner_pid, owner_host)
+             VALUES (@run_id, @runner_id, @binding_id, @event_id, @conversation_id, 'running', @started_at, @owner_pid, @owner_host)`,
           )
-          .run(run);
+          .run({
+            run_id: run.run_id,
+            runner_id: run.runner_id,
+            binding_id: run.binding_id,
+            event_id: run.event_id,
+            conversation_id: run.conversation_id,
+            started_at: run.started_at,
+            owner_pid: run.owner?.pid ?? null,
+            owner_host: run.owner?.host ?? null,
+          });
       } catch (err) {
         if (isUniqueViolation(err)) throw new LbotError('invalid_argument', `run ${run.run_id} already exists; run ids must be unique`, { details: { run_id: run.run_id } });
         throw err;
@@ -197,6 +206,16 @@ export class SqliteRunStore implements RunStore {
       }
       return rows.map((r) => toRunRecord(r, audits.get(text(r, 'run_id')) ?? emptyAudit()));
     });
+  }
+
+  running(): Array<{ run_id: string; owner: RunOwner | null }> {
+    return this.store.run('listing running runs', () =>
+      rowsOf(this.store.prepare(`SELECT run_id, owner_pid, owner_host FROM runs WHERE status = 'running'`).all()).map((row) => {
+        const pid = numOrNull(row, 'owner_pid');
+        const host = textOrNull(row, 'owner_host');
+        return { run_id: text(row, 'run_id'), owner: pid !== null && host !== null ? { pid, host } : null };
+      }),
+    );
   }
 
   markInterrupted(run_ids: readonly string[]): void {
