@@ -26,6 +26,17 @@ const looseBool = (v: unknown) => {
   return v;
 };
 
+/** A knowledge base served by the built-in local engine: documents kept in the config, ranked by term overlap. */
+export const KnowledgeBaseConfigSchema = z.looseObject({
+  id: z.string().min(1),
+  name: z.string().nullable().default(null),
+  kb_type: z.string().default('local'),
+  documents: z
+    .array(z.looseObject({ id: z.string().optional(), text: z.string(), metadata: z.record(z.string(), z.unknown()).default({}) }))
+    .default([]),
+});
+export type KnowledgeBaseConfig = z.infer<typeof KnowledgeBaseConfigSchema>;
+
 export const BoxConfigSchema = z.looseObject({
   enabled: z.preprocess(looseBool, z.boolean()).default(true),
   backend: z.enum(['auto', 'bwrap', 'docker', 'podman', 'host']).default('auto'),
@@ -81,6 +92,7 @@ export const DEFAULT_RUNNER_ALIASES: Record<string, string> = {
 export const ConfigSchema = z.looseObject({
   plugins: z.looseObject({ enabled: z.boolean().default(true) }).prefault({}),
   models: z.array(ModelConfigSchema).default([]),
+  knowledge_bases: z.array(KnowledgeBaseConfigSchema).default([]),
   bindings: z.array(BindingSchema).default([]),
   box: BoxConfigSchema.prefault({}),
   mcp: z.looseObject({ servers: z.array(McpServerConfigSchema).default([]) }).prefault({}),

@@ -11,6 +11,7 @@ import { openSqliteStores } from '../core/stores/sqlite/open.js';
 import type { Stores } from '../core/stores/types.js';
 import { LBOT_VERSION } from '../version.js';
 import { systemClock } from './clock.js';
+import { createLocalRetriever } from './knowledge/local.js';
 import { OWNER, reapInterruptedRuns } from './run-owner.js';
 import { createModelProvider } from './models/providers.js';
 import { createPluginLauncher } from './plugins/launcher.js';
@@ -75,6 +76,8 @@ export function openLocalHost(opts: LocalHostOptions): LocalHost {
     config: opts.config,
     models: opts.decorateModels ? opts.decorateModels(models) : models,
     ...(tools ? { tools } : {}),
+    knowledgeBases: opts.config.knowledge_bases.map((k) => ({ id: k.id, name: k.name, kb_type: k.kb_type })),
+    retrieve: createLocalRetriever(opts.config.knowledge_bases),
     clock: systemClock,
     version: LBOT_VERSION,
     owner: OWNER,

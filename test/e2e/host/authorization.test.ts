@@ -167,6 +167,14 @@ describe('authorization and permissions', () => {
     expect(r.exitCode, r.stderr).toBe(0);
     expect(pick(reports(r.stdout)[0], 'resources.knowledge_bases')).toEqual([]);
     expect(r.stderr).toMatch(/warning.*kb1/);
+
+    // kb1 configured (built-in local engine): listed once, and retrievable.
+    await s.writeConfig({ knowledge_bases: [{ id: 'kb1', name: 'Handbook', documents: [{ id: 'd1', text: 'Deploys happen at five' }, { id: 'd2', text: 'Lunch is at noon' }] }] });
+    const granted = await s.run([dump, api('knowledge.retrieve', { kb_id: 'kb1', query_text: 'when are deploys' }), done()], { json: true, config });
+    expect(granted.exitCode, granted.stderr).toBe(0);
+    const [ctx, retrieved] = reports(granted.stdout);
+    expect(pick(ctx, 'resources.knowledge_bases')).toEqual([{ kb_id: 'kb1', kb_name: 'Handbook', kb_type: 'local' }]);
+    expect(retrieved).toMatchObject({ ok: true, result: { results: [{ document_id: 'd1' }] } });
   });
 
   it('AC-026 storage areas', async () => {
