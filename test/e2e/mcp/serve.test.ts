@@ -181,12 +181,11 @@ describe('[serve] the MCP bridge for external harnesses', () => {
     expect(refused.isError).toBe(true);
     expect(text(refused)).toMatchObject({ error: { code: 'unauthorized' } });
 
+    const run = await f.serve.waitRun(runId, 20_000);
+    expect(run.status).toBe('completed');
     // The router audited the bridge calls in the run record like the runner's own.
     const record = (await f.serve.request('GET', `/v1/runs/${runId}`)).json as { api_calls: Array<{ action: string; decision: string }> };
     expect(record.api_calls).toEqual(expect.arrayContaining([expect.objectContaining({ action: 'events.get', decision: 'allowed' }), expect.objectContaining({ action: 'tools.call', decision: 'denied' })]));
-
-    const run = await f.serve.waitRun(runId, 20_000);
-    expect(run.status).toBe('completed');
     const after = await client.callTool({ name: 'langbot_get_current_event', arguments: {} }).then(
       (r) => (r.isError ? 'refused' : 'answered'),
       () => 'refused',
