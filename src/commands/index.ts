@@ -4,6 +4,7 @@ import type { CliContext } from './shared/context.js';
 import { registerConfig } from './config.js';
 import { registerRun } from './run.js';
 import { registerServe } from './serve.js';
+import { registerDev } from './dev.js';
 import { registerInspect } from './inspect.js';
 import { registerState } from './state.js';
 import { registerRunner } from './runner.js';
@@ -20,6 +21,7 @@ export function registerCommands(program: Command, ctx: GetContext): void {
   registerConfig(program, ctx);
   registerRun(program, ctx);
   registerServe(program, ctx);
+  registerDev(program, ctx);
   registerInspect(program, ctx);
   registerState(program, ctx);
   registerRunnerDev(registerRunner(program, ctx), ctx);

@@ -22,11 +22,12 @@ export function registerRunner(program: Command, getCtx: GetContext): Command {
         ctx.output.warn('runner plugins are disabled (plugins.enabled = false); no runners are listed');
         return ctx.output.text('no runners');
       }
-      const { loadCatalog } = await import('../runtime/local-host.js');
-      const catalog = await loadCatalog(ctx.flags.pluginsDir, f.plugin);
+      // A live `lbot dev` on the same directory answers with what it serves, and its reload errors.
+      const { listRunners } = await import('../runtime/dev/dev-state.js');
+      const catalog = await listRunners({ dataDir: ctx.flags.dataDir, pluginsDir: ctx.flags.pluginsDir, pluginDir: f.plugin });
       for (const w of catalog.warnings) ctx.output.warn(w);
-      if (ctx.output.json) for (const r of catalog.runners) ctx.output.line({ ...r, reload_error: null });
-      else ctx.output.result(catalog.runners, (l) => l.map((r) => `${r.id}  ${label(r)}${r.compatible ? '' : `  (incompatible: ${r.incompatible_reason ?? ''})`}`).join('\n') || `no runners in ${ctx.flags.pluginsDir}`);
+      if (ctx.output.json) for (const r of catalog.runners) ctx.output.line(r);
+      else ctx.output.result(catalog.runners, (l) => l.map((r) => `${r.id}  ${label(r)}${r.compatible ? '' : `  (incompatible: ${r.incompatible_reason ?? ''})`}${r.reload_error ? `  (reload error: ${r.reload_error})` : ''}`).join('\n') || `no runners in ${ctx.flags.pluginsDir}`);
     });
   runner
     .command('show <runner_id>')

@@ -7,6 +7,7 @@ import type { GetContext } from './index.js';
 const ServeFlagsSchema = z.object({
   host: z.string().min(1).optional(),
   port: z.coerce.number().int().min(0).max(65535).optional(),
+  dev: z.boolean().optional(),
 });
 
 export function registerServe(program: Command, getCtx: GetContext): void {
@@ -15,10 +16,25 @@ export function registerServe(program: Command, getCtx: GetContext): void {
     .description('run the host headless over HTTP: POST /v1/runs, /v1/events, /v1/webhooks/:platform; result streams as NDJSON or SSE')
     .option('--host <addr>', 'listen address (default 127.0.0.1; other addresses need LBOT_API_TOKEN)')
     .option('--port <n>', 'listen port (default 8787; 0 picks a free one)')
+    .option('--dev', 'hot reload: watch the plugins dir and reload a plugin when its code or YAML changes (same as lbot dev)')
     .addHelpText('after', '\nEvery /v1/* request needs Authorization: Bearer <token>. The token is LBOT_API_TOKEN, or a random one\nwritten to <data-dir>/serve.token (mode 0600) at start. SIGTERM or SIGINT shuts down gracefully.')
     .action(async (raw: unknown) => {
       const ctx = getCtx();
       const flags = parseFlags(ServeFlagsSchema, raw);
+      if (flags.dev) {
+        const { startDev } = await import('../runtime/dev/session.js');
+        const { printDevEvents, untilStopped } = await import('./shared/dev-view.js');
+        const session = await startDev({ dataDir: ctx.flags.dataDir, dir: ctx.flags.pluginsDir, configFile: ctx.configFile(), host: flags.host, port: flags.port, watch: true, warn: (m) => ctx.output.warn(m) });
+        process.stderr.write(`lbot: serving on ${session.url} with hot reload of ${ctx.flags.pluginsDir}${session.serve.tokenFile ? ` (token in ${session.serve.tokenFile})` : ''}\n`);
+        ctx.output.line({ type: 'serve.ready', url: session.url, port: session.serve.port, token_file: session.serve.tokenFile, dev: true });
+        const unsubscribe = printDevEvents(session, ctx.output);
+        const stop = untilStopped();
+        await stop.stopped;
+        process.stderr.write('lbot: shutting down\n');
+        unsubscribe();
+        await session.close();
+        return;
+      }
       const { startServe } = await import('../runtime/server/serve.js');
       const handle = await startServe({
         dataDir: ctx.flags.dataDir,
