@@ -13,8 +13,10 @@ export type SystemLink = { path: string; target: string | null };
 
 export type HolderPlan = {
   bwrap: string;
-  uid: number;
-  gid: number;
+  /** `--uid/--gid` for bwrap (root hosts: 1000); null keeps the invoking uid, which avoids a nested user namespace. */
+  ids: { uid: number; gid: number } | null;
+  /** `dev`: bwrap's own /dev (with devpts); `minimal`: device binds only, for hosts where devpts would nest namespaces. */
+  dev: 'dev' | 'minimal';
   network: NetworkMode;
   readOnlyRoot: boolean;
   /** bwrap ≥ 0.8: forbid nested user namespaces. */
@@ -38,7 +40,14 @@ export type HolderPlan = {
    * mount namespace, mounts a tmpfs of `sizeBytes` at `volumeDir` and creates the three dirs in it.
    */
   volume: { volumeDir: string; sizeBytes: number } | null;
+  /**
+   * With a volume on a non-root host: after mounting it as root of a first user namespace, enter a second
+   * one mapping this uid, so bwrap runs as that uid and needs no nested namespace of its own.
+   */
+  volumeHop: { uid: number; gid: number } | null;
 };
+
+const MINIMAL_DEV = ['null', 'zero', 'full', 'random', 'urandom'];
 
 const ETC_ALWAYS = ['/etc/alternatives', '/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/ssl', '/etc/ca-certificates', '/etc/localtime'];
 const ETC_NETWORK = ['/etc/resolv.conf', '/etc/hosts', '/etc/nsswitch.conf', '/etc/gai.conf'];
@@ -73,19 +82,14 @@ export function buildHolderArgv(plan: HolderPlan, unshare = 'unshare'): string[]
   const tmp = vol ? `${vol.volumeDir}/tmp` : plan.tmpDir;
   const home = vol ? `${vol.volumeDir}/home` : plan.homeDir;
   const workspace = vol ? `${vol.volumeDir}/workspace` : plan.workspaceDir;
-  const a: string[] = [
-    plan.bwrap,
-    '--new-session',
-    '--unshare-user',
-    '--uid',
-    String(plan.uid),
-    '--gid',
-    String(plan.gid),
+  const a: string[] = [plan.bwrap, '--new-session', '--unshare-user'];
+  if (plan.ids) a.push('--uid', String(plan.ids.uid), '--gid', String(plan.ids.gid));
+  a.push(
     '--unshare-pid',
     '--unshare-ipc',
     '--unshare-uts',
     '--unshare-cgroup-try',
-  ];
+  );
   if (plan.network === 'off') a.push('--unshare-net');
   if (plan.disableUserns) a.push('--disable-userns');
   a.push('--hostname', SANDBOX_HOSTNAME, '--clearenv');
@@ -98,7 +102,14 @@ export function buildHolderArgv(plan: HolderPlan, unshare = 'unshare'): string[]
   for (const p of ETC_ALWAYS) a.push('--ro-bind-try', p, p);
   if (plan.network === 'on') for (const p of ETC_NETWORK) a.push('--ro-bind-try', p, p);
   a.push('--ro-bind', plan.passwdFile, '/etc/passwd', '--ro-bind', plan.groupFile, '/etc/group');
-  a.push('--proc', '/proc', '--dev', '/dev');
+  a.push('--proc', '/proc');
+  if (plan.dev === 'dev') a.push('--dev', '/dev');
+  else {
+    a.push('--tmpfs', '/dev');
+    for (const d of MINIMAL_DEV) a.push('--dev-bind-try', `/dev/${d}`, `/dev/${d}`);
+    a.push('--symlink', '/proc/self/fd', '/dev/fd', '--symlink', '/proc/self/fd/0', '/dev/stdin', '--symlink', '/proc/self/fd/1', '/dev/stdout');
+    a.push('--symlink', '/proc/self/fd/2', '/dev/stderr', '--tmpfs', '/dev/shm');
+  }
   a.push('--bind', tmp, '/tmp', '--bind', home, '/home');
   if (plan.hostPath) a.push(plan.hostPath.mode === 'ro' ? '--ro-bind' : '--bind', plan.hostPath.path, plan.mountPath);
   else a.push('--bind', workspace, plan.mountPath);
@@ -109,12 +120,8 @@ export function buildHolderArgv(plan: HolderPlan, unshare = 'unshare'): string[]
   a.push('--chdir', '/', '--info-fd', '3', '--', '/bin/sh', '-c', KEEPER_SCRIPT, 'lbot-keeper', String(plan.keeper.ttlSec), String(plan.keeper.intervalSec));
   if (!vol) return a;
   // The wrapper owns a user+mount namespace just for the volume; bwrap nests its own namespaces inside.
-  const setup = [
-    `mount -t tmpfs -o size=${vol.sizeBytes},mode=0755 lbot-volume "$1"`,
-    'mkdir -p "$1/workspace" "$1/tmp" "$1/home"',
-    'shift',
-    'exec "$@"',
-  ].join(' && ');
+  const hop = plan.volumeHop ? `exec ${unshare} --user --map-user=${plan.volumeHop.uid} --map-group=${plan.volumeHop.gid} -- "$@"` : 'exec "$@"';
+  const setup = [`mount -t tmpfs -o size=${vol.sizeBytes},mode=0755 lbot-volume "$1"`, 'mkdir -p "$1/workspace" "$1/tmp" "$1/home"', 'shift', hop].join(' && ');
   return [unshare, '--user', '--map-root-user', '--mount', '--propagation', 'private', '--', '/bin/sh', '-c', setup, 'lbot-volume', vol.volumeDir, ...a];
 }
 
@@ -161,7 +168,6 @@ export function buildEnterArgv(tools: Pick<HostTools, 'setpriv' | 'nsenter'>, ns
     '--net',
     '--ipc',
     '--uts',
-    '--cgroup',
     '--preserve-credentials',
     '--',
     '/bin/sh',

@@ -57,6 +57,8 @@ type Capabilities = {
   limits: LimitsMode;
   limitsReason: string;
   volume: boolean;
+  /** util-linux unshare ≥ 2.38 (`--map-user`), needed for the quota volume on non-root hosts. */
+  mapUser: boolean;
   nprocFlag: '-u' | '-p' | null;
   systemLinks: SystemLink[];
 };
@@ -118,14 +120,16 @@ export class BwrapBackend implements SandboxBackend {
     const disableUserns = help.output.includes('--disable-userns');
     const limits = probeLimits(this.#opts.limits);
     let volume = false;
+    let mapUser = false;
     if (unshare) {
+      mapUser = (await probeCommand([unshare, '--help'], 5000)).output.includes('--map-user');
       const v = await probeCommand([unshare, '--user', '--map-root-user', '--mount', '--propagation', 'private', '--', '/bin/sh', '-c', 'mount -t tmpfs -o size=1048576 lbot-probe /tmp'], 5000);
       volume = v.ok;
     }
     let nprocFlag: Capabilities['nprocFlag'] = null;
-    if ((await probeCommand(['/bin/sh', '-c', 'ulimit -u 100000'], 5000)).ok) nprocFlag = '-u';
-    else if ((await probeCommand(['/bin/sh', '-c', 'ulimit -p 100000'], 5000)).ok) nprocFlag = '-p';
-    return { tools: { bwrap, nsenter, setpriv, unshare: unshare ?? 'unshare' }, disableUserns, limits: limits.mode, limitsReason: limits.reason, volume, nprocFlag, systemLinks: links };
+    if ((await probeCommand(['/bin/sh', '-c', 'ulimit -u 64'], 5000)).ok) nprocFlag = '-u';
+    else if ((await probeCommand(['/bin/sh', '-c', 'ulimit -p 64'], 5000)).ok) nprocFlag = '-p';
+    return { tools: { bwrap, nsenter, setpriv, unshare: unshare ?? 'unshare' }, disableUserns, limits: limits.mode, limitsReason: limits.reason, volume, mapUser, nprocFlag, systemLinks: links };
   }
 
   async #ready(): Promise<Capabilities> {
@@ -137,8 +141,9 @@ export class BwrapBackend implements SandboxBackend {
   async probe(): Promise<BackendProbe> {
     const caps = await this.#capabilities();
     if (typeof caps === 'string') return { available: false, reason: caps };
-    const notes = [caps.limitsReason, caps.volume ? 'quota: size-limited tmpfs' : 'quota: watchdog'];
-    if (!caps.disableUserns) notes.push('bwrap < 0.8: nested user namespaces are not disabled');
+    const volume = caps.volume && (process.getuid?.() === 0 || caps.mapUser);
+    const notes = [caps.limitsReason, volume ? 'quota: size-limited tmpfs' : 'quota: watchdog'];
+    if (!caps.disableUserns || process.getuid?.() !== 0) notes.push('nested user namespaces are not disabled (needs bwrap ≥ 0.8 and lbot running as root)');
     return { available: true, reason: notes.join('; '), limits_mode: caps.limits };
   }
 
@@ -149,14 +154,17 @@ export class BwrapBackend implements SandboxBackend {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const hostUid = process.getuid?.() ?? 1000;
     const hostGid = process.getgid?.() ?? 1000;
-    const uid = hostUid === 0 ? 1000 : hostUid;
-    const gid = hostGid === 0 ? 1000 : hostGid;
+    const root = hostUid === 0;
+    // Root maps the sandbox user to 1000 and can enter nested namespaces; other users keep their own uid and
+    // avoid every nested user namespace bwrap would create, because nsenter could not join its siblings.
+    const uid = root ? 1000 : hostUid;
+    const gid = root ? 1000 : hostGid;
     const passwdFile = path.join(dir, 'passwd');
     const groupFile = path.join(dir, 'group');
     writeJsonAtomic(path.join(dir, 'owner.json'), { session_id: spec.session_id });
     writeFileSync(passwdFile, `root:x:0:0:root:/root:/bin/sh\nlbot:x:${uid}:${gid}:lbot:/home:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`);
     writeFileSync(groupFile, `root:x:0:\nlbot:x:${gid}:\nnogroup:x:65534:\n`);
-    const useVolume = spec.workspace_quota_mb > 0 && caps.volume;
+    const useVolume = spec.workspace_quota_mb > 0 && caps.volume && (root || caps.mapUser);
     const workspaceDir = path.join(dir, 'workspace');
     const tmpDir = path.join(dir, 'tmp');
     const homeDir = path.join(dir, 'home');
@@ -168,11 +176,13 @@ export class BwrapBackend implements SandboxBackend {
     const argv = buildHolderArgv(
       {
         bwrap: caps.tools.bwrap,
-        uid,
-        gid,
+        ids: root ? { uid, gid } : null,
+        dev: root ? 'dev' : 'minimal',
         network: spec.network,
         readOnlyRoot: spec.read_only_rootfs,
-        disableUserns: caps.disableUserns,
+        // --disable-userns nests the sandbox in a second user namespace; only root can then enter the
+        // session's other namespaces with nsenter (they belong to the outer one), so others go without it.
+        disableUserns: caps.disableUserns && root,
         systemLinks: caps.systemLinks,
         tmpDir,
         homeDir,
@@ -186,6 +196,7 @@ export class BwrapBackend implements SandboxBackend {
         nodeBinary: this.#opts.nodeBinary,
         keeper: { ttlSec: spec.persistent ? 0 : ctx.ttlSec, intervalSec: ctx.ttlSec > 0 ? Math.max(1, Math.min(30, Math.floor(ctx.ttlSec / 2))) : 3600 },
         volume: useVolume ? { volumeDir, sizeBytes: quotaFilesystemBytes(spec.workspace_quota_mb) } : null,
+        volumeHop: useVolume && !root ? { uid, gid } : null,
       },
       caps.tools.unshare,
     );

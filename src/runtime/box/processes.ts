@@ -1,6 +1,6 @@
 // Managed processes (box.md §8): start/stop/status through detached supervisors that outlive the CLI.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { boxError } from '../../core/box/errors.js';
@@ -57,8 +57,18 @@ export class ProcessManager {
       .filter((s): s is ProcessState => s !== null && s.status === 'running');
   }
 
+  /** Running processes, and processes still starting (a spec written moments ago, no state yet). */
   hasRunning(sid: string): boolean {
-    return this.running(sid).length > 0;
+    if (this.running(sid).length > 0) return true;
+    return this.ids(sid).some((pid) => {
+      const dir = this.layout.processDir(sid, pid);
+      if (existsSync(path.join(dir, 'state.json'))) return false;
+      try {
+        return Date.now() - statSync(path.join(dir, 'spec.json')).mtimeMs < START_TIMEOUT_MS;
+      } catch {
+        return false;
+      }
+    });
   }
 
   info(state: ProcessState): ManagedProcessInfo {
@@ -130,7 +140,17 @@ export class ProcessManager {
     };
     writeJsonAtomic(path.join(dir, 'spec.json'), { ...spec, env: undefined, env_keys: cfg.env_keys });
     const token = readFileSync(this.layout.tokenFile(sid), 'utf8').trim();
-    await this.#spawnSupervisor(cfg, token);
+    // Mark the session busy before the supervisor is up, so neither the reaper nor the holder's own TTL
+    // check ends the session while the process is starting.
+    writeFileSync(cfg.busy_file, '');
+    touch(this.layout.lastUsedFile(sid));
+    try {
+      await this.#spawnSupervisor(cfg, token);
+    } catch (err) {
+      rmSync(cfg.busy_file, { force: true });
+      rmSync(dir, { recursive: true, force: true });
+      throw err;
+    }
     touch(this.layout.lastUsedFile(sid));
     return this.info(this.get(sid, pid));
   }
