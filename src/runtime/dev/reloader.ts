@@ -92,6 +92,8 @@ export class Reloader {
       }
       for (const dir of [...dirs].sort()) {
         if (this.#closed) return;
+        // A newer change to this plugin is queued: skip this round, the next one reads the newer files.
+        if (this.#dirty.has(dir) && !this.#everything) continue;
         await this.#reloadDir(dir, fresh);
       }
       this.deps.onSettled();

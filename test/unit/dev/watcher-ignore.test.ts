@@ -1,0 +1,39 @@
+// What the dev watcher ignores: dependencies, VCS, data dirs, editor temp files, and build output the
+// plugin does not execute from.
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ignoreRule } from '../../../src/runtime/dev/watcher.js';
+
+const root = path.resolve('/work/plugins');
+const p = (...parts: string[]) => path.join(root, ...parts);
+
+const rule = ignoreRule({
+  root,
+  extraIgnored: [p('hot', 'data')],
+  pluginDirOf: (abs) => {
+    const first = path.relative(root, abs).split(path.sep)[0];
+    return first && !first.startsWith('..') ? path.join(root, first) : null;
+  },
+  executedDir: (dir) => (dir === p('ts') ? 'dist' : null),
+});
+
+describe('watcher ignore rule', () => {
+  it('watches code and YAML of every plugin', () => {
+    for (const f of [root, p('hot'), p('hot', 'main.js'), p('hot', 'manifest.yaml'), p('hot', 'components', 'agent_runner', 'default.yaml'), p('ts', 'src', 'main.ts')]) {
+      expect(rule(f), f).toBe(false);
+    }
+  });
+
+  it('ignores node_modules, .git, .lbot, the data dir and editor temp files', () => {
+    for (const f of [p('hot', 'node_modules', 'x', 'index.js'), p('hot', '.git', 'HEAD'), p('.lbot', 'lbot.db'), p('hot', 'data', 'lbot.db'), p('hot', 'main.js~'), p('hot', '.main.js.swp'), p('hot', 'tsconfig.tsbuildinfo')]) {
+      expect(rule(f), f).toBe(true);
+    }
+  });
+
+  it('ignores build output unless the plugin executes from it', () => {
+    expect(rule(p('hot', 'dist', 'main.js'))).toBe(true);
+    expect(rule(p('hot', 'build'))).toBe(true);
+    expect(rule(p('ts', 'dist', 'main.js'))).toBe(false);
+    expect(rule(p('ts', 'build', 'x.js'))).toBe(true);
+  });
+});
