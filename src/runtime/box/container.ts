@@ -59,7 +59,7 @@ export class ContainerBackend implements SandboxBackend {
     return s.data;
   }
 
-  async startSession(spec: BoxSpec, ctx: StartContext): Promise<{ backend_session_id: string; state: Record<string, unknown> }> {
+  async startSession(spec: BoxSpec, _ctx: StartContext): Promise<{ backend_session_id: string; state: Record<string, unknown> }> {
     const name = containerName(spec.session_id);
     const dir = path.join(this.baseDir, name);
     const workspaceDir = path.join(dir, 'workspace');
@@ -68,7 +68,6 @@ export class ContainerBackend implements SandboxBackend {
     const gid = process.getgid?.() ?? 1000;
     const user = uid === 0 ? '1000:1000' : `${uid}:${gid}`;
     if (uid === 0) chownSync(workspaceDir, 1000, 1000);
-    void ctx;
     const args = buildRunArgs({ cli: this.#cli, name, spec, instanceId: this.instanceId, owner: this.#owner, workspaceDir, user, storageQuota: false, nodeBinary: this.nodeBinary });
     try {
       await this.#cliRun(args, 30_000);

@@ -1,5 +1,5 @@
 // The host backend: no isolation at all, only when named explicitly (box.md §6.2); dirs stand in for mounts.
-import { mkdirSync, rmSync, existsSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { measureUsage, fileSizeLimitBytes } from '../../core/box/quota.js';
@@ -29,11 +29,10 @@ export class HostBackend implements SandboxBackend {
     return { available: true, reason: 'no isolation: commands run directly on this machine', limits_mode: 'rlimit' };
   }
 
-  async startSession(spec: BoxSpec, ctx: StartContext): Promise<{ backend_session_id: string; state: Record<string, unknown> }> {
+  async startSession(_spec: BoxSpec, ctx: StartContext): Promise<{ backend_session_id: string; state: Record<string, unknown> }> {
     const dir = path.join(this.baseDir, ctx.key.replace(/[^A-Za-z0-9_.-]/g, '-'));
     const state: HostState = { dir, workspace_dir: path.join(dir, 'workspace'), tmp_dir: path.join(dir, 'tmp'), home_dir: path.join(dir, 'home') };
     for (const d of [state.workspace_dir, state.tmp_dir, state.home_dir]) mkdirSync(d, { recursive: true, mode: 0o700 });
-    void spec;
     return { backend_session_id: dir, state };
   }
 
@@ -94,7 +93,6 @@ export class HostBackend implements SandboxBackend {
   }
 
   async cleanupOrphans(known: ReadonlySet<string>): Promise<void> {
-    const { readdirSync, statSync } = await import('node:fs');
     let names: string[] = [];
     try {
       names = readdirSync(this.baseDir);
