@@ -433,3 +433,17 @@ export class BoxService {
 export function createBoxService(opts: BoxServiceOptions): BoxService {
   return new BoxService(opts);
 }
+
+/**
+ * Start-of-command housekeeping any lbot command may run: removes expired, dead and orphaned box
+ * sessions of a data dir. Cheap when there are none; never throws.
+ */
+export async function reapBoxSessions(dataDir: string, config: BoxConfig, warn?: (message: string) => void): Promise<void> {
+  try {
+    const box = createBoxService({ dataDir, config, ...(warn ? { warn } : {}) });
+    await box.reapExpired();
+    await box.cleanupOrphans();
+  } catch (err) {
+    warn?.(`box housekeeping failed: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
