@@ -151,7 +151,7 @@ describe.skipIf(bwrapSkipReason !== null)('lbot box with bwrap', () => {
   it('keeps a background process running between invocations', async () => {
     const s = scenario();
     expect((await s.lbot(['box', 'exec', '--session', 'bg', '--', 'sh', '-c', 'sleep 600 >/dev/null 2>&1 &'])).exitCode).toBe(0);
-    const check = await s.lbot(['box', 'exec', '--session', 'bg', '--', 'sh', '-c', 'ps -eo args | grep -c "^sleep 600"']);
+    const check = await s.lbot(['box', 'exec', '--session', 'bg', '--', 'sh', '-c', "for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f; echo; done | grep -c '^sleep 600'"]);
     expect(check.stdout).toBe('1');
   });
 
@@ -190,6 +190,8 @@ describe.skipIf(bwrapSkipReason !== null)('lbot box with bwrap', () => {
     const s = scenario({ workspace_quota_mb: 0, profile: 'offline_readonly' });
     const net = await s.lbot(['box', 'exec', '--', 'sh', '-c', 'wget -q -T 3 -O- http://example.com 2>/dev/null || echo BLOCKED']);
     expect(net.stdout).toContain('BLOCKED');
+    const ifaces = await s.lbot(['box', 'exec', '--', 'sh', '-c', "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '"]);
+    expect(ifaces.stdout).toBe('lo');
     const { v } = await s.json<ExecJson>(['box', 'exec', '--network', 'on', '--', 'true']);
     expect(v.effective_spec.network).toBe('off');
   });

@@ -7,6 +7,8 @@ import { findExecutable } from '../../../src/runtime/box/host-tools.js';
 import { boxFixture, bwrapSkipReason, disposeFixture, pidGone, skipNotice, waitFor, type BoxFixture } from './helpers.js';
 
 skipNotice('box sandbox tests');
+/** Counts `sleep 600` processes in the session without relying on procps being installed. */
+const COUNT_SLEEPERS = "for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f; echo; done | grep -c '^sleep 600'";
 const fixtures: BoxFixture[] = [];
 const fixture = (over: Record<string, unknown> = {}) => {
   const f = boxFixture(over);
@@ -79,7 +81,7 @@ describe.skipIf(bwrapSkipReason !== null)('bwrap sandbox', () => {
     const f = fixture();
     await f.box.exec({ session_id: 's1', cmd: "echo x > /tmp/f; echo y > /workspace/g; sleep 600 >/dev/null 2>&1 & echo started" });
     const again = f.open();
-    const { result } = await again.exec({ session_id: 's1', cmd: 'cat /tmp/f /workspace/g; ps -eo args | grep -c "^sleep 600"' });
+    const { result } = await again.exec({ session_id: 's1', cmd: `cat /tmp/f /workspace/g; ${COUNT_SLEEPERS}` });
     expect(result.stdout).toBe('x\ny\n1\n');
     const other = await again.exec({ session_id: 's2', cmd: 'cat /tmp/f' });
     expect(other.result.exit_code).not.toBe(0);
