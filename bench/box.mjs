@@ -54,7 +54,8 @@ function bwrapOneShot(argv) {
   return ['bwrap', '--unshare-all', '--die-with-parent', '--new-session', '--ro-bind', '/usr', '/usr', ...links, '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--', ...argv];
 }
 
-const config = ConfigSchema.parse({}).box;
+// BENCH_BOX_LIMITS=rlimit measures without per-exec cgroup moves (each costs the kernel an RCU grace period).
+const config = ConfigSchema.parse({ box: process.env.BENCH_BOX_LIMITS ? { bwrap: { limits: process.env.BENCH_BOX_LIMITS } } : {} }).box;
 const box = createBoxService({ dataDir: path.join(tmp, 'data'), config });
 const status = await box.status();
 if (!status.available) {
