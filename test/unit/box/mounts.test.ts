@@ -1,16 +1,22 @@
 // Host-mount policy by resolved real path (box.md §9.1, §9.2; acceptance AC-100, AC-101).
-import { mkdirSync, mkdtempSync, symlinkSync, realpathSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, realpathSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { LbotError } from '../../../src/core/errors.js';
 import { assertNoSymlinkOnPath, createMountPolicy, deniedReason, validateHostDir, validateMountPath, validateSpecMounts } from '../../../src/core/box/mounts.js';
 import { buildSpec } from '../../../src/core/box/spec.js';
 import { getProfile } from '../../../src/core/box/profiles.js';
 
+const created: string[] = [];
 function tmp(): string {
-  return realpathSync(mkdtempSync(path.join(os.tmpdir(), 'lbot-mounts-')));
+  const dir = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'lbot-mounts-')));
+  created.push(dir);
+  return dir;
 }
+afterAll(() => {
+  for (const d of created) rmSync(d, { recursive: true, force: true });
+});
 
 function code(fn: () => unknown): { code: string; message: string } {
   try {

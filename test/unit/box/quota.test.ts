@@ -1,5 +1,5 @@
 // Quota policy: usage by apparent size without following symlinks, limits and the error (box.md §9.4; AC-105, AC-106).
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -13,9 +13,14 @@ describe('quota', () => {
     mkdirSync(path.join(dir, 'sub'));
     writeFileSync(path.join(dir, 'sub', 'f'), 'hello');
     symlinkSync(big, path.join(dir, 'link'));
-    const used = await measureUsage([dir]);
-    expect(used).toBeLessThan(1024 * 1024);
-    expect(used).toBeGreaterThanOrEqual(5 + big.length);
+    try {
+      const used = await measureUsage([dir]);
+      expect(used).toBeLessThan(1024 * 1024);
+      expect(used).toBeGreaterThanOrEqual(5 + big.length);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      rmSync(big, { force: true });
+    }
   });
 
   it('ignores missing directories', async () => {
