@@ -3,7 +3,7 @@
 import path from 'node:path';
 import type { Config } from '../core/config.js';
 import { createHost, type Host } from '../core/host/host.js';
-import type { ModelProvider, RunnerCatalog, ToolProvider } from '../core/host/ports.js';
+import type { ModelProvider, PluginLauncher, RunnerCatalog, ToolProvider } from '../core/host/ports.js';
 import type { HostObserver } from '../core/host/observer.js';
 import type { Binding } from '../core/protocol/binding.js';
 import { discoverPlugins } from '../core/plugins/discovery.js';
@@ -16,6 +16,8 @@ import { OWNER, reapInterruptedRuns } from './run-owner.js';
 import { createModelProvider } from './models/providers.js';
 import { createPluginLauncher } from './plugins/launcher.js';
 import { openMcpHost } from './mcp/host-wiring.js';
+import { createRunTools } from './tools/run-tools.js';
+import type { BoxService } from './box/service.js';
 
 export type LocalHostOptions = {
   dataDir: string;
@@ -26,6 +28,8 @@ export type LocalHostOptions = {
   config: Config;
   warn(message: string): void;
   tools?(req: { binding: Binding; run_id: string }): Promise<ToolProvider | undefined>;
+  /** Replaces the plugin launcher (`dev` keeps processes on standby). */
+  launcher?: PluginLauncher | undefined;
   /** Replaces the catalog the host reads (`dev` serves the last good one). */
   catalog?: (() => Promise<RunnerCatalog>) | undefined;
   /** Hooks for record/replay: wrap the model provider and the per-run tool tables, observe runs. */
@@ -41,6 +45,8 @@ type ToolsFactory = (req: { binding: Binding; run_id: string }) => Promise<ToolP
 export type LocalHost = {
   host: Host;
   stores: Stores;
+  /** The box service behind the native tools (absent when the caller supplied its own tools). */
+  box: BoxService | null;
   catalog(): Promise<RunnerCatalog>;
   close(): Promise<void>;
 };
@@ -61,13 +67,16 @@ export async function loadCatalog(pluginsDir: string, pluginDir?: string): Promi
 export function openLocalHost(opts: LocalHostOptions): LocalHost {
   const stores = openSqliteStores(opts.dataDir);
   reapInterruptedRuns(stores);
-  const launcher = createPluginLauncher({ onWarning: (w) => opts.warn(w.message) });
+  const launcher = opts.launcher ?? createPluginLauncher({ onWarning: (w) => opts.warn(w.message) });
   const catalog = opts.catalog ?? (() => loadCatalog(opts.pluginsDir, opts.pluginDir));
   const models = createModelProvider(opts.config.models);
   const mcp = opts.tools
     ? null
     : openMcpHost({ dataDir: opts.dataDir, config: opts.config, warn: opts.warn, mode: opts.mcpMode ?? 'run', host: () => host });
-  const baseTools = opts.tools ?? mcp?.tools;
+  const runTools = opts.tools
+    ? null
+    : createRunTools({ dataDir: opts.dataDir, config: opts.config, owner: opts.mcpMode === 'serve' ? 'serve' : 'cli', warn: opts.warn, ...(mcp ? { extraSources: (req) => mcp.sources(req) } : {}) });
+  const baseTools = opts.tools ?? runTools?.tools;
   const tools = opts.decorateTools ? opts.decorateTools(baseTools) : baseTools;
   const host = createHost({
     stores,
@@ -89,6 +98,7 @@ export function openLocalHost(opts: LocalHostOptions): LocalHost {
   return {
     host,
     stores,
+    box: runTools?.box ?? null,
     catalog,
     close: () =>
       (closing ??= (async () => {

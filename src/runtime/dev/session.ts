@@ -19,6 +19,8 @@ import { startServe, type ServeHandle } from '../server/serve.js';
 import { DevBus } from './bus.js';
 import { removeDevState, writeDevState } from './dev-state.js';
 import { Reloader } from './reloader.js';
+import { LAZY_BOOTSTRAP, StandbyLauncher } from './standby.js';
+import { createPluginLauncher } from '../plugins/launcher.js';
 import { createWatcher, ignoreRule, noopWatcher, type Watcher } from './watcher.js';
 
 export const DEFAULT_DEBOUNCE_MS = 40;
@@ -106,6 +108,7 @@ export async function startDev(opts: DevOptions): Promise<DevSession> {
       .catch((err: unknown) => opts.warn(`could not write the dev state file: ${toLbotError(err).message}`));
   };
   const reloader = new Reloader({ load, emit: (e) => bus.emit(e), onSettled: persist }, await load());
+  const launcher = new StandbyLauncher(createPluginLauncher({ bootstrapPath: LAZY_BOOTSTRAP, onWarning: (w) => opts.warn(w.message) }));
   serve = await startServe({
     dataDir: opts.dataDir,
     pluginsDir,
@@ -114,7 +117,8 @@ export async function startDev(opts: DevOptions): Promise<DevSession> {
     port: opts.port,
     warn: opts.warn,
     ...(opts.log ? { log: opts.log } : {}),
-    hostHooks: { catalog: async () => reloader.catalog(), observer: observerFor(bus), ...(pluginDir ? { pluginDir } : {}) },
+    hostHooks: { catalog: async () => reloader.catalog(), observer: observerFor(bus), launcher, ...(pluginDir ? { pluginDir } : {}) },
+    onClose: [() => launcher.close()],
   });
   const handle = serve;
   let watcher: Watcher = noopWatcher;
@@ -154,6 +158,7 @@ export async function startDev(opts: DevOptions): Promise<DevSession> {
   } catch (err) {
     reloader.close();
     await handle.close();
+    await launcher.close();
     throw err;
   }
   bus.emit({ type: 'dev.ready', url: handle.url, plugins: [...reloader.catalog().plugins.values()].map((p) => ({ identity: p.identity, dir: p.dir })) });

@@ -39,71 +39,88 @@ async function failStart(connection: StdioPluginConnection, message: string, cod
   });
 }
 
+/** A spawned plugin process that has not been sent `initialize` yet (`dev` keeps one on standby). */
+export type PreparedPlugin = {
+  readonly connection: StdioPluginConnection;
+  /** Performs `initialize`; resolves with the live connection or rejects like `start`. */
+  initialize(opts?: { signal?: AbortSignal }): Promise<PluginConnection>;
+};
+
+/** A launcher that can also spawn now and initialize later. */
+export type PreparingLauncher = PluginLauncher & { prepare(spec: PluginSpec, onApiCall: ProxyCallHandler): PreparedPlugin };
+
 /** Creates the launcher the host uses to start plugin processes. */
-export function createPluginLauncher(opts: PluginLauncherOptions = {}): PluginLauncher {
+export function createPluginLauncher(opts: PluginLauncherOptions = {}): PreparingLauncher {
   const initializeTimeoutMs = opts.initializeTimeoutMs ?? DEFAULT_INITIALIZE_TIMEOUT_MS;
+  const prepare = (spec: PluginSpec, onApiCall: ProxyCallHandler): PreparedPlugin => {
+    const cmd = resolveCommand(spec.execution, spec.dir, opts.bootstrapPath ?? DEFAULT_BOOTSTRAP);
+    const command = describeCommand(cmd);
+    const child = spawnPlugin(cmd, spec.dir, buildPluginEnv(spec.identity, spec.env, opts.hostEnv));
+    const connection = new StdioPluginConnection({
+      identity: spec.identity,
+      child,
+      command,
+      onApiCall,
+      onWarning: opts.onWarning,
+      onStderr: opts.onStderr ? (line) => opts.onStderr?.(spec.identity, line) : undefined,
+      graceMs: opts.graceMs,
+      shutdownTimeoutMs: opts.shutdownTimeoutMs,
+    });
+    opts.onSpawn?.(connection);
+    return { connection, initialize: (startOpts = {}) => initialize(spec, connection, command, startOpts) };
+  };
+  const initialize = async (spec: PluginSpec, connection: StdioPluginConnection, command: string, startOpts: { signal?: AbortSignal }): Promise<PluginConnection> => {
+    let raw: unknown;
+    try {
+      raw = await connection.request(
+        'initialize',
+        { protocol_version: PROTOCOL_VERSION, host: { name: 'lbot', version: LBOT_VERSION } },
+        { timeoutMs: initializeTimeoutMs, signal: startOpts.signal },
+      );
+    } catch (err) {
+      if (connection.spawnError) {
+        return failStart(connection, `could not start plugin ${spec.identity}: ${command}: ${connection.spawnError.message} (cwd ${spec.dir})`);
+      }
+      if (err instanceof RpcTimeoutError) {
+        return failStart(connection, `plugin ${spec.identity} did not answer initialize within ${initializeTimeoutMs} ms (command: ${command})${tailNote(connection)}`);
+      }
+      if (err instanceof RpcErrorReply) {
+        return failStart(connection, `plugin ${spec.identity} refused initialize with error ${err.rpcCode}: ${err.message} (command: ${command})${tailNote(connection)}`);
+      }
+      if (err instanceof LbotError && err.code === 'cancelled') {
+        await connection.kill();
+        throw err;
+      }
+      if (err instanceof LbotError && err.code === 'runner.protocol_error') {
+        return failStart(connection, `${err.message} (during initialize; command: ${command})`, 'runner.protocol_error');
+      }
+      await connection.exited;
+      const how = connection.exitStatus
+        ? connection.exitStatus.signal
+          ? `was killed by ${connection.exitStatus.signal}`
+          : `exited with status ${connection.exitStatus.code ?? 'unknown'}`
+        : 'stopped';
+      return failStart(connection, `plugin ${spec.identity} ${how} before answering initialize (command: ${command})${tailNote(connection)}`);
+    }
+    const init = InitializeResultSchema.safeParse(raw);
+    if (!init.success) {
+      return failStart(connection, `plugin ${spec.identity} answered initialize with an invalid result: ${init.error.issues[0]?.message ?? 'bad shape'}`, 'runner.protocol_error');
+    }
+    const claimed = `${init.data.plugin.author}/${init.data.plugin.name}`;
+    if (claimed !== spec.identity) {
+      return failStart(
+        connection,
+        `plugin in ${spec.dir} says it is ${claimed} in its initialize answer, but its manifest.yaml names ${spec.identity}`,
+        'runner.protocol_error',
+      );
+    }
+    return connection;
+  };
   return {
+    prepare,
     async start(spec: PluginSpec, onApiCall: ProxyCallHandler, startOpts: { signal?: AbortSignal } = {}): Promise<PluginConnection> {
-      const cmd = resolveCommand(spec.execution, spec.dir, opts.bootstrapPath ?? DEFAULT_BOOTSTRAP);
-      const command = describeCommand(cmd);
       startOpts.signal?.throwIfAborted();
-      const child = spawnPlugin(cmd, spec.dir, buildPluginEnv(spec.identity, spec.env, opts.hostEnv));
-      const connection = new StdioPluginConnection({
-        identity: spec.identity,
-        child,
-        command,
-        onApiCall,
-        onWarning: opts.onWarning,
-        onStderr: opts.onStderr ? (line) => opts.onStderr?.(spec.identity, line) : undefined,
-        graceMs: opts.graceMs,
-        shutdownTimeoutMs: opts.shutdownTimeoutMs,
-      });
-      opts.onSpawn?.(connection);
-      let raw: unknown;
-      try {
-        raw = await connection.request(
-          'initialize',
-          { protocol_version: PROTOCOL_VERSION, host: { name: 'lbot', version: LBOT_VERSION } },
-          { timeoutMs: initializeTimeoutMs, signal: startOpts.signal },
-        );
-      } catch (err) {
-        if (connection.spawnError) {
-          return failStart(connection, `could not start plugin ${spec.identity}: ${command}: ${connection.spawnError.message} (cwd ${spec.dir})`);
-        }
-        if (err instanceof RpcTimeoutError) {
-          return failStart(connection, `plugin ${spec.identity} did not answer initialize within ${initializeTimeoutMs} ms (command: ${command})${tailNote(connection)}`);
-        }
-        if (err instanceof RpcErrorReply) {
-          return failStart(connection, `plugin ${spec.identity} refused initialize with error ${err.rpcCode}: ${err.message} (command: ${command})${tailNote(connection)}`);
-        }
-        if (err instanceof LbotError && err.code === 'cancelled') {
-          await connection.kill();
-          throw err;
-        }
-        if (err instanceof LbotError && err.code === 'runner.protocol_error') {
-          return failStart(connection, `${err.message} (during initialize; command: ${command})`, 'runner.protocol_error');
-        }
-        await connection.exited;
-        const how = connection.exitStatus
-          ? connection.exitStatus.signal
-            ? `was killed by ${connection.exitStatus.signal}`
-            : `exited with status ${connection.exitStatus.code ?? 'unknown'}`
-          : 'stopped';
-        return failStart(connection, `plugin ${spec.identity} ${how} before answering initialize (command: ${command})${tailNote(connection)}`);
-      }
-      const init = InitializeResultSchema.safeParse(raw);
-      if (!init.success) {
-        return failStart(connection, `plugin ${spec.identity} answered initialize with an invalid result: ${init.error.issues[0]?.message ?? 'bad shape'}`, 'runner.protocol_error');
-      }
-      const claimed = `${init.data.plugin.author}/${init.data.plugin.name}`;
-      if (claimed !== spec.identity) {
-        return failStart(
-          connection,
-          `plugin in ${spec.dir} says it is ${claimed} in its initialize answer, but its manifest.yaml names ${spec.identity}`,
-          'runner.protocol_error',
-        );
-      }
-      return connection;
+      return prepare(spec, onApiCall).initialize(startOpts);
     },
   };
 }

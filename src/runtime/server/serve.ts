@@ -19,7 +19,7 @@ export type ServeOptions = {
   /** Extra owners to close on shutdown (box reaper, MCP servers, dev watcher). */
   onClose?: Array<() => Promise<void>>;
   /** Local host wiring `dev` changes: one plugin dir, the last-good catalog, a run observer. */
-  hostHooks?: Pick<LocalHostOptions, 'pluginDir' | 'catalog' | 'observer'>;
+  hostHooks?: Pick<LocalHostOptions, 'pluginDir' | 'catalog' | 'observer' | 'launcher'>;
 };
 
 export type ServeHandle = {
@@ -46,11 +46,19 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
   }
   const { token, file } = resolveServeToken(opts.dataDir, env);
   const local = openLocalHost({ dataDir: opts.dataDir, pluginsDir: opts.pluginsDir, config, warn: opts.warn, mcpMode: 'serve', ...opts.hostHooks });
+  // Box sessions: clean up what a crashed serve left, then reap idle sessions on a schedule (AC-110, AC-115).
+  const box = local.box;
+  if (box) {
+    await box.reapExpired().catch((err: unknown) => opts.warn(`box reaping failed: ${String(err)}`));
+    await box.cleanupOrphans({ engines: true }).catch((err: unknown) => opts.warn(`box orphan cleanup failed: ${String(err)}`));
+  }
+  const reaper = box?.startReaper();
   const runs = new RunManager(local.host, { maxConcurrent: config.serve.max_concurrent_runs, maxPerPlugin: config.serve.max_runs_per_plugin }, opts.warn);
   const app = buildServer({ stores: local.stores, runs, config: () => opts.configFile.config, token, ...(opts.log ? { log: opts.log } : {}) });
   try {
     await app.listen({ host, port });
   } catch (err) {
+    reaper?.close();
     await local.close();
     throw new LbotError('invalid_argument', `cannot listen on ${host}:${port}: ${err instanceof Error ? err.message : String(err)}`, { hint: 'pick another --port' });
   }
@@ -61,6 +69,8 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
     await app.close().catch(() => undefined);
     await runs.close();
     await Promise.allSettled((opts.onClose ?? []).map((fn) => fn()));
+    reaper?.close();
+    await box?.shutdown().catch((err: unknown) => opts.warn(`stopping box sessions failed: ${String(err)}`));
     await local.close();
   };
   return {

@@ -1,0 +1,75 @@
+// Bootstrap of `execution.node` plugins under `lbot dev`: like sdk/plugin-main, but the runner module is
+// imported when the first protocol line arrives, not at process start. A process spawned ahead of time
+// (on standby) therefore loads the code as it is when the host needs it, after the edit that triggered
+// the reload, with node and the SDK already warm.
+import { createRequire, register } from 'node:module';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { pathToFileURL } from 'node:url';
+import '../../sdk/index.js';
+import { isPlugin } from '../../sdk/define.js';
+import { readPluginInfo } from '../../sdk/plugin-info.js';
+import { createPluginServer, type PluginServer } from '../../sdk/server.js';
+import { createLineSender, redirectConsoleToStderr } from '../../sdk/stdio.js';
+
+function fail(message: string, code = 1): never {
+  process.stderr.write(`lbot plugin bootstrap: ${message}\n`);
+  process.exit(code);
+}
+
+function resolvesLbot(modulePath: string): boolean {
+  try {
+    createRequire(modulePath).resolve('lbot/package.json');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function main(): void {
+  const target = process.argv[2];
+  if (!target) fail('usage: lazy-bootstrap.js <path of the plugin module>', 2);
+  const sender = createLineSender(process.stdout);
+  redirectConsoleToStderr();
+  const modulePath = path.resolve(target);
+  if (!resolvesLbot(modulePath)) register('../../sdk/resolve-lbot.js', import.meta.url);
+
+  let server: PluginServer | null = null;
+  let exiting = false;
+  const exit = (): void => {
+    if (exiting) return;
+    exiting = true;
+    server?.stopAll();
+    void sender.flush().then(() => process.exit(0));
+  };
+  const load = async (): Promise<PluginServer> => {
+    let mod: unknown;
+    try {
+      mod = await import(pathToFileURL(modulePath).href);
+    } catch (err) {
+      fail(`cannot load ${modulePath}: ${err instanceof Error && err.stack ? err.stack : String(err)}`);
+    }
+    const plugin: unknown = typeof mod === 'object' && mod !== null ? Reflect.get(mod, 'default') : undefined;
+    if (!isPlugin(plugin)) fail(`${modulePath} must default-export definePlugin({ runners: { … } }) from lbot/sdk`);
+    const info = await readPluginInfo(process.cwd(), plugin);
+    return createPluginServer({ plugin, info, send: (m) => sender.send(m), onShutdown: exit });
+  };
+
+  const queued: string[] = [];
+  let loading: Promise<void> | null = null;
+  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+  lines.on('line', (line) => {
+    if (server) return server.handleLine(line);
+    queued.push(line);
+    loading ??= load().then((s) => {
+      server = s;
+      for (const l of queued.splice(0)) s.handleLine(l);
+    });
+  });
+  lines.on('close', () => {
+    if (loading && !server) void loading.then(exit, exit);
+    else exit();
+  });
+}
+
+main();
