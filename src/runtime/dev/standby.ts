@@ -5,8 +5,8 @@ import { fileURLToPath } from 'node:url';
 import type { PluginConnection, PluginLauncher, PluginSpec, ProxyCallHandler } from '../../core/host/ports.js';
 import type { PreparedPlugin, PreparingLauncher } from '../plugins/launcher.js';
 
-/** The bootstrap standby processes run (imports the runner module on the first protocol line). */
-export const LAZY_BOOTSTRAP = fileURLToPath(new URL('./lazy-bootstrap.js', import.meta.url));
+/** The bootstrap standby processes run (imports the runner module on the first protocol line); always the build in dist/. */
+export const LAZY_BOOTSTRAP = fileURLToPath(new URL('../../../dist/runtime/dev/lazy-bootstrap.js', import.meta.url));
 
 /** Lets the new process have the CPU for its first runs before the next standby starts. */
 const REFILL_DELAY_MS = 250;
@@ -42,6 +42,11 @@ export class StandbyLauncher implements PluginLauncher {
     } finally {
       this.#refillLater(key, spec, onApiCall);
     }
+  }
+
+  /** Standby processes alive now (tests). */
+  standbyCount(): number {
+    return [...this.#standby.values()].filter((p) => p.connection.exitStatus === null).length;
   }
 
   /** Stops every standby process. */
