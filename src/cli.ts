@@ -1,4 +1,6 @@
 // Builds the commander program from src/commands/* and runs it; the only place exit codes are set.
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { LbotError } from './core/errors.js';
 import { EXIT } from './commands/shared/exit-codes.js';
@@ -37,7 +39,7 @@ export async function main(argv: string[]): Promise<void> {
     if (!ctx) throw new Error('context used before preAction');
     return ctx;
   });
-  program.hook('preAction', (_this, action) => {
+  program.hook('preAction', async (_this, action) => {
     const flags = resolveGlobalFlags(action.optsWithGlobals());
     let configFile: ConfigFile | undefined;
     ctx = {
@@ -47,7 +49,12 @@ export async function main(argv: string[]): Promise<void> {
       exitCode: EXIT.ok,
     };
     // Every command loads the config first, so a broken file fails the same way everywhere (AC-181).
-    ctx.configFile();
+    const config = ctx.configFile().config;
+    // Idle box sessions are reaped on every lbot start; nothing to load when the data dir has none.
+    if (existsSync(path.join(flags.dataDir, 'box', 'sessions'))) {
+      const { reapBoxSessions } = await import('./runtime/box/service.js');
+      await reapBoxSessions(flags.dataDir, config.box, (m) => ctx?.output.warn(m));
+    }
   });
   overrideExits(program);
   try {

@@ -2,7 +2,7 @@
 // runner catalog and clock wired into one Host.
 import path from 'node:path';
 import type { Config } from '../core/config.js';
-import { createHost, type Host } from '../core/host/host.js';
+import { createHost, type Host, type ToolsRequest } from '../core/host/host.js';
 import type { ModelProvider, PluginLauncher, RunnerCatalog, ToolProvider } from '../core/host/ports.js';
 import type { HostObserver } from '../core/host/observer.js';
 import type { Binding } from '../core/protocol/binding.js';
@@ -27,7 +27,7 @@ export type LocalHostOptions = {
   pluginDir?: string | undefined;
   config: Config;
   warn(message: string): void;
-  tools?(req: { binding: Binding; run_id: string }): Promise<ToolProvider | undefined>;
+  tools?(req: ToolsRequest): Promise<ToolProvider | undefined>;
   /** Replaces the plugin launcher (`dev` keeps processes on standby). */
   launcher?: PluginLauncher | undefined;
   /** Replaces the catalog the host reads (`dev` serves the last good one). */

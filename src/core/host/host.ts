@@ -40,7 +40,7 @@ export type HostDeps = {
   config: Config;
   models: ModelProvider;
   /** The tool table of one run (native, skill, MCP and plugin tools), if any. */
-  tools?(req: { binding: Binding; run_id: string }): Promise<ToolProvider | undefined>;
+  tools?(req: ToolsRequest): Promise<ToolProvider | undefined>;
   knowledgeBases?: readonly KnowledgeBaseConfig[];
   retrieve?: KnowledgeRetriever;
   clock: Clock;
@@ -52,6 +52,13 @@ export type HostDeps = {
   observer?: HostObserver;
   /** Extra `ctx.metadata` entries of one run (the MCP bridge endpoint for external harnesses). */
   runMetadata?(req: { binding: Binding; run_id: string }): JsonObject;
+};
+
+/** What the tool table of a run is built for; `vars` name the conversation for the box session template. */
+export type ToolsRequest = {
+  binding: Binding;
+  run_id: string;
+  vars?: { launcher_type: string; launcher_id: string; conversation_id: string | null; sender_id: string | null };
 };
 
 export type RunRequest = {
@@ -289,7 +296,12 @@ export function createHost(deps: HostDeps): Host {
     const nowMs = deps.clock.now();
     const event = withRawRef(req.event, req.raw, run_id, descriptor.id);
     const identity = pluginIdentity(descriptor);
-    const tools = deps.tools ? await deps.tools({ binding, run_id }) : undefined;
+    // The tool table (box, MCP servers) is built only for runs that may call tools at all.
+    const mayUseTools = descriptor.permissions.tools.length > 0 && (binding.resource_policy.allowed_tool_names?.length ?? 0) > 0;
+    // The box session of a run's tools follows its conversation (else its actor), so files persist across runs.
+    const launcher = event.conversation_id ? { launcher_type: 'conversation', launcher_id: event.conversation_id } : event.actor?.actor_id ? { launcher_type: 'actor', launcher_id: event.actor.actor_id } : null;
+    const vars = launcher ? { ...launcher, conversation_id: event.conversation_id, sender_id: event.actor?.actor_id ?? null } : undefined;
+    const tools = deps.tools && mayUseTools ? await deps.tools({ binding, run_id, ...(vars ? { vars } : {}) }) : undefined;
     const buildWarnings: string[] = [];
     const resources = buildResources(descriptor, binding, config, { models: deps.config.models, knowledgeBases: deps.knowledgeBases ?? [], tools: (await tools?.list()) ?? [] }, (m) => buildWarnings.push(m));
     const bindingId = bindingIdentity(binding);
