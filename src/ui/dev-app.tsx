@@ -9,6 +9,7 @@ export type DevKey = 'rerun' | 'pick' | 'quit' | 'up' | 'down' | 'choose' | 'esc
 function DevApp({ store, onKey }: { readonly store: DashboardStore; readonly onKey: (key: DevKey) => void }) {
   const state = useSyncExternalStore(store.subscribe, store.get);
   useInput((input, key) => {
+    if (input === 'q' || (key.ctrl && input === 'c')) return onKey('quit');
     if (state.picker) {
       if (key.upArrow) onKey('up');
       else if (key.downArrow) onKey('down');
@@ -18,7 +19,6 @@ function DevApp({ store, onKey }: { readonly store: DashboardStore; readonly onK
     }
     if (input === 'r') onKey('rerun');
     else if (input === 'e') onKey('pick');
-    else if (input === 'q' || (key.ctrl && input === 'c')) onKey('quit');
   });
   return <DevDashboard state={state} />;
 }

@@ -161,6 +161,7 @@ export async function startDev(opts: DevOptions): Promise<DevSession> {
     await launcher.close();
     throw err;
   }
+  if (lastEvent) bus.emit({ type: 'dev.event_file', file: lastEvent });
   bus.emit({ type: 'dev.ready', url: handle.url, plugins: [...reloader.catalog().plugins.values()].map((p) => ({ identity: p.identity, dir: p.dir })) });
 
   const bindingFor = async (event: EventEnvelope): Promise<Binding> => {
