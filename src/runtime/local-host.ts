@@ -1,12 +1,11 @@
 // The composition root of `lbot run` / `serve` / `dev`: SQLite stores, plugin launcher, model provider,
 // runner catalog and clock wired into one Host.
-import path from 'node:path';
 import type { Config } from '../core/config.js';
 import { createHost, type Host, type ToolsRequest } from '../core/host/host.js';
 import type { ModelProvider, PluginLauncher, RunnerCatalog, ToolProvider } from '../core/host/ports.js';
 import type { HostObserver } from '../core/host/observer.js';
 import type { Binding } from '../core/protocol/binding.js';
-import { discoverPlugins } from '../core/plugins/discovery.js';
+import { discoverPlugin, discoverPlugins } from '../core/plugins/discovery.js';
 import { openSqliteStores } from '../core/stores/sqlite/open.js';
 import type { Stores } from '../core/stores/types.js';
 import { LBOT_VERSION } from '../version.js';
@@ -16,7 +15,7 @@ import { OWNER, reapInterruptedRuns } from './run-owner.js';
 import { createModelProvider } from './models/providers.js';
 import { createPluginLauncher } from './plugins/launcher.js';
 import { openMcpHost } from './mcp/host-wiring.js';
-import { createRunTools } from './tools/run-tools.js';
+import type { RunTools } from './tools/run-tools.js';
 import type { BoxService } from './box/service.js';
 
 export type LocalHostOptions = {
@@ -45,23 +44,15 @@ type ToolsFactory = (req: { binding: Binding; run_id: string }) => Promise<ToolP
 export type LocalHost = {
   host: Host;
   stores: Stores;
-  /** The box service behind the native tools (absent when the caller supplied its own tools). */
-  box: BoxService | null;
+  /** The box service behind the native tools (null when the caller supplied its own tools). */
+  box(): Promise<BoxService | null>;
   catalog(): Promise<RunnerCatalog>;
   close(): Promise<void>;
 };
 
-/** Discovers the runners of a plugins dir, or of a single plugin dir (filtering its siblings out). */
-export async function loadCatalog(pluginsDir: string, pluginDir?: string): Promise<RunnerCatalog> {
-  if (!pluginDir) return discoverPlugins(pluginsDir);
-  const dir = path.resolve(pluginDir);
-  const all = await discoverPlugins(path.dirname(dir));
-  const plugins = new Map([...all.plugins].filter(([, p]) => path.resolve(p.dir) === dir));
-  return {
-    runners: all.runners.filter((r) => path.resolve(r.plugin_dir) === dir),
-    plugins,
-    warnings: all.warnings.filter((w) => w.includes(dir)),
-  };
+/** Discovers the runners of a plugins dir, or of a single plugin dir. */
+export function loadCatalog(pluginsDir: string, pluginDir?: string): Promise<RunnerCatalog> {
+  return pluginDir ? discoverPlugin(pluginDir) : discoverPlugins(pluginsDir);
 }
 
 export function openLocalHost(opts: LocalHostOptions): LocalHost {
@@ -73,10 +64,13 @@ export function openLocalHost(opts: LocalHostOptions): LocalHost {
   const mcp = opts.tools
     ? null
     : openMcpHost({ dataDir: opts.dataDir, config: opts.config, warn: opts.warn, mode: opts.mcpMode ?? 'run', host: () => host });
-  const runTools = opts.tools
-    ? null
-    : createRunTools({ dataDir: opts.dataDir, config: opts.config, owner: opts.mcpMode === 'serve' ? 'serve' : 'cli', warn: opts.warn, ...(mcp ? { extraSources: (req) => mcp.sources(req) } : {}) });
-  const baseTools = opts.tools ?? runTools?.tools;
+  // Box and tool modules load on the first run that may call tools (most `lbot run`s never do).
+  let runTools: Promise<RunTools> | undefined;
+  const getRunTools = () =>
+    (runTools ??= import('./tools/run-tools.js').then(({ createRunTools }) =>
+      createRunTools({ dataDir: opts.dataDir, config: opts.config, owner: opts.mcpMode === 'serve' ? 'serve' : 'cli', warn: opts.warn, ...(mcp ? { extraSources: (req) => mcp.sources(req) } : {}) }),
+    ));
+  const baseTools = opts.tools ?? (async (req: ToolsRequest) => (await getRunTools()).tools(req));
   const tools = opts.decorateTools ? opts.decorateTools(baseTools) : baseTools;
   const host = createHost({
     stores,
@@ -98,7 +92,7 @@ export function openLocalHost(opts: LocalHostOptions): LocalHost {
   return {
     host,
     stores,
-    box: runTools?.box ?? null,
+    box: async () => (opts.tools ? null : (await getRunTools()).box),
     catalog,
     close: () =>
       (closing ??= (async () => {

@@ -6,7 +6,7 @@ import { resolveRunnerAlias } from '../core/config.js';
 import { LbotError } from '../core/errors.js';
 import { filterAdapterParams } from '../core/host/adapter-params.js';
 import { resolveBindings } from '../core/host/binding-resolver.js';
-import { parseEventInput } from '../core/host/event-input.js';
+import { needsGateway, parseEventInput } from '../core/host/event-input.js';
 import type { RunOutcome, RunRequest } from '../core/host/host.js';
 import type { RunnerCatalog } from '../core/host/ports.js';
 import { isRecord } from '../core/json.js';
@@ -93,7 +93,9 @@ function bindingFor(event: EventEnvelope, base: Binding | null, config: Config, 
 }
 
 export async function replayEvents(opts: ReplayOptions): Promise<ReplayResult> {
-  const events = parseEventInput(await readInputFile(opts.eventFile, '--event'), opts.eventFile, opts.config.runs.max_event_data_bytes, opts.platform);
+  const text = await readInputFile(opts.eventFile, '--event');
+  const normalize = needsGateway(text, opts.platform) ? (await import('../core/gateway/normalize.js')).normalizePlatformPayload : undefined;
+  const events = parseEventInput(text, opts.eventFile, opts.config.runs.max_event_data_bytes, opts.platform, normalize);
   let base = await loadBinding(opts);
   const runnerConfig = opts.configFile ? await readJsonObject(opts.configFile, '--config') : undefined;
   const adapterParams = Object.keys(opts.vars).length ? filterAdapterParams(opts.vars) : null;

@@ -2,7 +2,6 @@
 // component manifests of its runners, or the definePlugin options when there is no manifest.
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import { PluginManifestSchema, type InitializeResult } from '../core/protocol/index.js';
 import type { Plugin } from './define.js';
 
@@ -12,14 +11,25 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 async function readYaml(file: string): Promise<unknown> {
   try {
-    return parseYaml(await readFile(file, 'utf8')) as unknown;
+    const { parse } = await import('yaml'); // only plugins started outside lbot read their YAML
+    return parse(await readFile(file, 'utf8')) as unknown;
   } catch {
     return undefined;
   }
 }
 
-/** Builds the `initialize` result from `dir` (the plugin directory, normally the cwd). */
-export async function readPluginInfo(dir: string, plugin: Plugin): Promise<InitializeResult> {
+/**
+ * Builds the `initialize` result from `dir` (the plugin directory, normally the cwd). When lbot started the
+ * process it names the plugin in `hostIdentity` (LBOT_PLUGIN_IDENTITY): lbot has read the manifests already,
+ * so the answer is built without parsing YAML again, which keeps plugin start-up short.
+ */
+export async function readPluginInfo(dir: string, plugin: Plugin, hostIdentity?: string): Promise<InitializeResult> {
+  const [hostAuthor, hostName, ...extra] = (hostIdentity ?? '').split('/');
+  if (hostAuthor && hostName && extra.length === 0) {
+    const runners = Object.keys(plugin.runners).map((name) => ({ kind: 'AgentRunner', metadata: { name } }));
+    const info = plugin.info ?? { author: hostAuthor, name: hostName };
+    return { plugin: { author: info.author, name: info.name, version: info.version ?? '0.0.0' }, runners };
+  }
   const manifest = PluginManifestSchema.safeParse(await readYaml(path.join(dir, 'manifest.yaml')));
   const fallbackRunners = Object.keys(plugin.runners).map((name) => ({ kind: 'AgentRunner', metadata: { name } }));
   if (!manifest.success) {

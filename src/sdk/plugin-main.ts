@@ -40,7 +40,7 @@ async function main(): Promise<void> {
   }
   const plugin: unknown = typeof mod === 'object' && mod !== null ? Reflect.get(mod, 'default') : undefined;
   if (!isPlugin(plugin)) fail(`${modulePath} must default-export definePlugin({ runners: { … } }) from lbot/sdk`);
-  const info = await readPluginInfo(process.cwd(), plugin);
+  const info = await readPluginInfo(process.cwd(), plugin, process.env.LBOT_PLUGIN_IDENTITY);
 
   let exiting = false;
   const exit = (): void => {

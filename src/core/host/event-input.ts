@@ -1,9 +1,23 @@
 // Parses `--event` input: one envelope or a JSON array of envelopes, with precise errors (AC-190–AC-193, AC-203).
 import { LbotError } from '../errors.js';
 import { EventEnvelopeSchema, type EventEnvelope } from '../protocol/event.js';
-import { isRecord, jsonByteLength } from '../json.js';
+import { isRecord, jsonByteLength, tryParseJson } from '../json.js';
 import { parseJsonText } from '../json-parse.js';
-import { matchingPlatforms, normalizePlatformPayload, type PlatformChoice } from '../gateway/index.js';
+import { matchingPlatforms } from '../gateway/detect.js';
+import type { normalizePlatformPayload } from '../gateway/normalize.js';
+import type { PlatformChoice } from '../gateway/types.js';
+
+/** The gateway's normalizer (injected: it is loaded only when an input holds a platform payload). */
+export type Normalize = typeof normalizePlatformPayload;
+
+/** Whether `text` may hold a platform payload, so the caller loads the gateway before parsing. */
+export function needsGateway(text: string, platform: PlatformChoice): boolean {
+  if (platform === 'generic') return false;
+  if (platform !== 'auto') return true;
+  const raw = tryParseJson(text);
+  const items: unknown[] = Array.isArray(raw) ? raw : [raw];
+  return items.some((item) => matchingPlatforms(item).some((p) => p !== 'generic'));
+}
 
 /** One event to run: the envelope, and the platform payload it came from (stored as its raw_ref). */
 export type EventInput = { envelope: EventEnvelope; raw?: unknown };
@@ -41,12 +55,13 @@ export function parseEnvelope(value: unknown, source: string, maxDataBytes: numb
  * With `auto`, anything that looks like an envelope (or like no platform) is checked as an envelope,
  * so a broken envelope is reported field by field.
  */
-export function parseEventItem(value: unknown, source: string, maxDataBytes: number, platform: PlatformChoice, index: number | null): EventInput {
+export function parseEventItem(value: unknown, source: string, maxDataBytes: number, platform: PlatformChoice, index: number | null, normalize?: Normalize): EventInput {
   const matched = platform === 'auto' ? matchingPlatforms(value) : [];
   if (platform === 'generic' || (platform === 'auto' && (matched.length === 0 || matched.includes('generic')))) {
     return { envelope: parseEnvelope(value, source, maxDataBytes, index) };
   }
-  const result = normalizePlatformPayload(platform, value);
+  if (!normalize) throw new LbotError('internal', 'a platform payload needs the gateway: load it with needsGateway() first');
+  const result = normalize(platform, value);
   if (result.kind !== 'event') {
     const what = result.kind === 'challenge' ? 'a URL-verification handshake' : `ignored (${result.reason})`;
     throw new LbotError('event.invalid', `${source}${index === null ? '' : `[${index}]`}: this ${result.platform} payload is ${what}, not an event`, { details: { path: [], platform: result.platform } });
@@ -55,13 +70,13 @@ export function parseEventItem(value: unknown, source: string, maxDataBytes: num
 }
 
 /** Parses the text of an event file into events (an object, or a non-empty array of objects). */
-export function parseEventInput(text: string, source: string, maxDataBytes: number, platform: PlatformChoice = 'auto'): EventInput[] {
+export function parseEventInput(text: string, source: string, maxDataBytes: number, platform: PlatformChoice = 'auto', normalize?: Normalize): EventInput[] {
   if (text.trim() === '') throw new LbotError('event.parse_error', `${source}: the event file is empty`, { details: { file: source } });
   const raw = parseJsonText(text, source, 'event.parse_error');
   if (Array.isArray(raw)) {
     if (raw.length === 0) throw new LbotError('event.invalid', `${source}: the event array is empty`, { details: { path: [], file: source } });
-    return raw.map((item, i) => parseEventItem(item, source, maxDataBytes, platform, i));
+    return raw.map((item, i) => parseEventItem(item, source, maxDataBytes, platform, i, normalize));
   }
   if (!isRecord(raw)) throw new LbotError('event.invalid', `${source}: expected an event object or an array of events`, { details: { path: [], file: source } });
-  return [parseEventItem(raw, source, maxDataBytes, platform, null)];
+  return [parseEventItem(raw, source, maxDataBytes, platform, null, normalize)];
 }

@@ -181,6 +181,23 @@ async function loadPlugin(pluginDir: string, label: string): Promise<PluginLoad 
   return loadComponents(parsed.data, pluginDir, label);
 }
 
+/** Reads one plugin directory (for `--plugin DIR`): its runners, or one warning saying why it was skipped. */
+export async function discoverPlugin(pluginDir: string): Promise<DiscoveryResult> {
+  const dir = path.resolve(pluginDir);
+  const result: DiscoveryResult = { runners: [], plugins: new Map(), warnings: [] };
+  const loaded = await loadPlugin(dir, dir);
+  if ('error' in loaded) {
+    result.warnings.push(`${dir}: skipped plugin: ${loaded.error}`);
+    return result;
+  }
+  const { manifest } = loaded;
+  const identity = `${manifest.metadata.author}/${manifest.metadata.name}`;
+  result.warnings.push(...loaded.warnings);
+  result.plugins.set(identity, { identity, dir, execution: manifest.execution, version: manifest.metadata.version, manifest });
+  result.runners.push(...loaded.runners);
+  return result;
+}
+
 /**
  * Lists every runner plugin under `pluginsDir` (each direct subdirectory holding manifest.yaml).
  * A bad plugin or component is skipped with one warning; it never hides the others.

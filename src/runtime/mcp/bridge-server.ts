@@ -8,9 +8,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { toApiError } from '../../core/host/api-error.js';
 import type { ProxyCall } from '../../core/host/ports.js';
@@ -162,6 +160,19 @@ export class BridgeServer {
     const set = this.#conns.get(run_id) ?? new Set<net.Socket>();
     set.add(socket);
     this.#conns.set(run_id, set);
+    // The MCP server side is loaded on the first bridge connection, not by every lbot process.
+    void this.#mcpServer(socket, run_id, set).catch((err: unknown) => {
+      this.#warn(`MCP bridge for run ${run_id}: ${err instanceof Error ? err.message : String(err)}`);
+      socket.destroy();
+    });
+  }
+
+  async #mcpServer(socket: net.Socket, run_id: string, set: Set<net.Socket>): Promise<void> {
+    const [{ Server }, { StdioServerTransport }, { CallToolRequestSchema, ListToolsRequestSchema }] = await Promise.all([
+      import('@modelcontextprotocol/sdk/server/index.js'),
+      import('@modelcontextprotocol/sdk/server/stdio.js'),
+      import('@modelcontextprotocol/sdk/types.js'),
+    ]);
     const server = new Server(
       { name: 'lbot-bridge', version: LBOT_VERSION },
       { capabilities: { tools: {} }, instructions: `The lbot host API of run ${run_id}: read the current event and the conversation history, keep state, and call the tools this run was granted. Calls are refused once the run has ended.` },
@@ -177,10 +188,7 @@ export class BridgeServer {
       set.delete(socket);
       void server.close().catch(() => undefined);
     });
-    server.connect(transport).catch((err: unknown) => {
-      this.#warn(`MCP bridge for run ${run_id}: ${err instanceof Error ? err.message : String(err)}`);
-      socket.destroy();
-    });
+    await server.connect(transport);
   }
 
   async #call(run_id: string, tool: BridgeTool, args: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult> {

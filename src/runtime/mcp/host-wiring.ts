@@ -7,8 +7,8 @@ import type { Binding } from '../../core/protocol/binding.js';
 import type { JsonObject } from '../../core/protocol/event.js';
 import { ToolManager } from '../../core/tools/manager.js';
 import { BridgeServer } from './bridge-server.js';
-import { createBoxConnector } from './box-connector.js';
-import { McpManager } from './manager.js';
+import { readMcpConfig } from './config.js';
+import type { McpManager } from './manager.js';
 import type { McpToolSource } from './tool-source.js';
 
 export type McpHostOptions = {
@@ -22,7 +22,6 @@ export type McpHostOptions = {
 };
 
 export type McpHost = {
-  manager: McpManager;
   /** The MCP tool sources of a run, for a tool manager that merges them with native, skill and plugin tools. */
   sources(req: { binding: Binding; run_id: string }): Promise<McpToolSource[]>;
   /** The `tools` dependency of createHost when MCP is the only tool source: a tool table of MCP tools. */
@@ -34,15 +33,23 @@ export type McpHost = {
 
 export function openMcpHost(opts: McpHostOptions): McpHost {
   const serve = opts.mode === 'serve';
-  const manager = new McpManager({
-    dataDir: opts.dataDir,
-    config: opts.config,
-    warn: opts.warn,
-    boxConnector: createBoxConnector({ dataDir: opts.dataDir, config: opts.config.box, owner: serve ? 'serve' : 'cli', warn: opts.warn }),
-    publishAs: opts.mode,
-    eager: serve,
-    watchConfig: serve,
-  });
+  const { settings, servers } = readMcpConfig(opts.config);
+  // The MCP client (and its SDK) loads on first need: `serve` at once, `run` only when a run has tools.
+  let manager: Promise<McpManager> | undefined;
+  const getManager = () =>
+    (manager ??= Promise.all([import('./manager.js'), import('./box-connector.js')]).then(
+      ([{ McpManager }, { createBoxConnector }]) =>
+        new McpManager({
+          dataDir: opts.dataDir,
+          config: opts.config,
+          warn: opts.warn,
+          boxConnector: createBoxConnector({ dataDir: opts.dataDir, config: opts.config.box, owner: serve ? 'serve' : 'cli', warn: opts.warn }),
+          publishAs: opts.mode,
+          eager: serve,
+          watchConfig: serve,
+        }),
+    ));
+  if (serve) void getManager().catch((err: unknown) => opts.warn(`MCP servers could not start: ${err instanceof Error ? err.message : String(err)}`));
   const deadlineOf = (run_id: string) => opts.host().sessions.get(run_id)?.deadline_at ?? null;
   const bridge = new BridgeServer({
     dataDir: opts.dataDir,
@@ -50,15 +57,15 @@ export function openMcpHost(opts: McpHostOptions): McpHost {
     warn: opts.warn,
   });
   const tables = new ToolManager(opts.warn);
-  const sources = (req: { binding: Binding; run_id: string }) => manager.sources(req.binding, deadlineOf);
+  const sources = async (req: { binding: Binding; run_id: string }): Promise<McpToolSource[]> =>
+    serve || servers.some((s) => s.enabled) ? (await getManager()).sources(req.binding, deadlineOf) : [];
   return {
-    manager,
     sources,
     tools: async (req) => tables.forRun(await sources(req), req.binding.resource_policy),
-    runMetadata: (req) => (manager.settings.bridge.enabled ? { mcp_bridge: bridge.register(req.run_id) } : {}),
+    runMetadata: (req) => (settings.bridge.enabled ? { mcp_bridge: bridge.register(req.run_id) } : {}),
     close: async () => {
       bridge.close();
-      await manager.close();
+      if (manager) await (await manager).close();
     },
   };
 }

@@ -47,7 +47,7 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
   const { token, file } = resolveServeToken(opts.dataDir, env);
   const local = openLocalHost({ dataDir: opts.dataDir, pluginsDir: opts.pluginsDir, config, warn: opts.warn, mcpMode: 'serve', ...opts.hostHooks });
   // Box sessions: clean up what a crashed serve left, then reap idle sessions on a schedule (AC-110, AC-115).
-  const box = local.box;
+  const box = await local.box();
   if (box) {
     await box.reapExpired().catch((err: unknown) => opts.warn(`box reaping failed: ${String(err)}`));
     await box.cleanupOrphans({ engines: true }).catch((err: unknown) => opts.warn(`box orphan cleanup failed: ${String(err)}`));
