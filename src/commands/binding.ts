@@ -11,7 +11,7 @@ import { collect, parseFlags } from './shared/flags.js';
 import type { GetContext } from './index.js';
 
 async function readJson(file: string, flag: string): Promise<unknown> {
-  const { readInputFile } = await import('../runtime/replay.js');
+  const { readInputFile } = await import('../runtime/input-files.js');
   return parseJsonText(await readInputFile(file, flag), file, 'invalid_argument');
 }
 

@@ -5,7 +5,7 @@ import { LbotError } from '../core/errors.js';
 import { BACKEND_NAMES, type MountSpec } from '../core/box/model.js';
 import { PROFILES } from '../core/box/profiles.js';
 import { argvToCommand } from '../core/box/shell.js';
-import { createBoxService, type BoxService } from '../runtime/box/service.js';
+import type { BoxService, BoxServiceOptions } from '../runtime/box/service.js';
 import { EXIT } from './shared/exit-codes.js';
 import { collect, parseFlags, parseKeyValues } from './shared/flags.js';
 import type { CliContext } from './shared/context.js';
@@ -44,9 +44,14 @@ function parseMount(value: string): MountSpec {
   return { host_path: parts[0], mount_path: parts[1], mode };
 }
 
+/** The box service, loaded on use so `lbot --help` and other commands stay light. */
+async function createBoxService(opts: BoxServiceOptions): Promise<BoxService> {
+  return (await import('../runtime/box/service.js')).createBoxService(opts);
+}
+
 /** Opens the box service for a command and runs the start-of-command housekeeping (reaping, orphans). */
 async function openBox(ctx: CliContext, backend?: (typeof BACKEND_NAMES)[number]): Promise<BoxService> {
-  const box = createBoxService({
+  const box = await createBoxService({
     dataDir: ctx.flags.dataDir,
     config: ctx.configFile().config.box,
     backend: backend ?? null,
@@ -258,7 +263,7 @@ export function registerBox(program: Command, getCtx: GetContext): void {
     .description('box availability, backend and counts')
     .action(async () => {
       const ctx = getCtx();
-      const box = createBoxService({ dataDir: ctx.flags.dataDir, config: ctx.configFile().config.box, warn: (m) => ctx.output.warn(m) });
+      const box = await createBoxService({ dataDir: ctx.flags.dataDir, config: ctx.configFile().config.box, warn: (m) => ctx.output.warn(m) });
       if (ctx.configFile().config.box.enabled) await box.reapExpired();
       const status = await box.status();
       ctx.output.result(status, (s) =>
@@ -276,9 +281,9 @@ export function registerBox(program: Command, getCtx: GetContext): void {
   box
     .command('errors')
     .description('the most recent box errors (oldest first)')
-    .action(() => {
+    .action(async () => {
       const ctx = getCtx();
-      const box = createBoxService({ dataDir: ctx.flags.dataDir, config: ctx.configFile().config.box });
+      const box = await createBoxService({ dataDir: ctx.flags.dataDir, config: ctx.configFile().config.box });
       ctx.output.result(box.errors(), (list) => (list.length === 0 ? 'no box errors' : list.map((e) => `${e.timestamp} ${e.code} ${e.message}`).join('\n')));
     });
 

@@ -1,7 +1,6 @@
 // `lbot doctor`: what works on this machine — Node, the data dir, and which box backends can run sandboxes.
 import type { Command } from 'commander';
 import { accessSync, constants, mkdirSync } from 'node:fs';
-import { createBoxService } from '../runtime/box/service.js';
 import type { GetContext } from './index.js';
 
 type Check = { name: string; ok: boolean; detail: string };
@@ -23,6 +22,7 @@ export function registerDoctor(program: Command, getCtx: GetContext): void {
         checks.push({ name: 'data_dir', ok: false, detail: `${ctx.flags.dataDir}: ${err instanceof Error ? err.message : String(err)}` });
       }
       const config = ctx.configFile().config.box;
+      const { createBoxService } = await import('../runtime/box/service.js');
       const box = createBoxService({ dataDir: ctx.flags.dataDir, config });
       const backends = await box.probeAll();
       const status = await box.status();

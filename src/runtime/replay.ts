@@ -1,12 +1,11 @@
 // `lbot run`: reads events, resolves the binding, runs each event in order on a local host, stops at the
 // first failed run (the rest are reported as skipped).
-import { readFile, stat } from 'node:fs/promises';
 import type { Config } from '../core/config.js';
 import { resolveRunnerAlias } from '../core/config.js';
 import { LbotError } from '../core/errors.js';
 import { filterAdapterParams } from '../core/host/adapter-params.js';
 import { resolveBindings } from '../core/host/binding-resolver.js';
-import { needsGateway, parseEventInput } from '../core/host/event-input.js';
+import { readEventFile, readInputFile } from './input-files.js';
 import type { RunOutcome, RunRequest } from '../core/host/host.js';
 import type { RunnerCatalog } from '../core/host/ports.js';
 import { isRecord } from '../core/json.js';
@@ -34,23 +33,6 @@ export type ReplayOptions = {
 } & Pick<RunRequest, 'onDelivered' | 'onObserved' | 'onStarted'>;
 
 export type ReplayResult = { outcomes: RunOutcome[]; skipped: number };
-
-/** Reads a user-named input file ('-' = stdin) with clear errors for missing paths and directories. */
-export async function readInputFile(file: string, flag: string): Promise<string> {
-  if (file === '-') {
-    const chunks: Buffer[] = [];
-    for await (const chunk of process.stdin) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)));
-    return Buffer.concat(chunks).toString('utf8');
-  }
-  let info;
-  try {
-    info = await stat(file);
-  } catch {
-    throw new LbotError('invalid_argument', `${flag} ${file}: no such file`, { details: { file }, hint: `check the path given to ${flag}` });
-  }
-  if (info.isDirectory()) throw new LbotError('invalid_argument', `${flag} ${file}: is a directory, expected a JSON file`, { details: { file } });
-  return readFile(file, 'utf8');
-}
 
 async function readJsonObject(file: string, flag: string): Promise<Record<string, unknown>> {
   const value = parseJsonText(await readInputFile(file, flag), file, 'invalid_argument');
@@ -93,9 +75,7 @@ function bindingFor(event: EventEnvelope, base: Binding | null, config: Config, 
 }
 
 export async function replayEvents(opts: ReplayOptions): Promise<ReplayResult> {
-  const text = await readInputFile(opts.eventFile, '--event');
-  const normalize = needsGateway(text, opts.platform) ? (await import('../core/gateway/normalize.js')).normalizePlatformPayload : undefined;
-  const events = parseEventInput(text, opts.eventFile, opts.config.runs.max_event_data_bytes, opts.platform, normalize);
+  const events = await readEventFile(opts.eventFile, opts.platform, opts.config.runs.max_event_data_bytes);
   let base = await loadBinding(opts);
   const runnerConfig = opts.configFile ? await readJsonObject(opts.configFile, '--config') : undefined;
   const adapterParams = Object.keys(opts.vars).length ? filterAdapterParams(opts.vars) : null;

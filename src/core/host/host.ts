@@ -12,6 +12,7 @@ import { isRecord } from '../json.js';
 import type { ObservedNotice, RunError, RunOwner, RunStatus, Stores } from '../stores/types.js';
 import { ApiError } from './api-error.js';
 import type { KnowledgeRetriever } from './api/types.js';
+import { STATE_VALUE_LIMIT_BYTES } from './api/state.js';
 import { registerAttachments } from './attachments.js';
 import { buildRunContext } from './context-builder.js';
 import { computeDeadline } from './deadline.js';
@@ -27,7 +28,6 @@ import { normalizeRunnerConfig } from './runner-config.js';
 import { authorizedIds, SessionRegistry, type RunSession } from './session.js';
 import { buildScopeKeys } from './state-scope.js';
 
-export const STATE_VALUE_LIMIT_BYTES = 262_144;
 /** Crash-loop guard: at most MAX_STARTS starts of one plugin per START_WINDOW_MS. */
 const MAX_STARTS = 5;
 const START_WINDOW_MS = 10_000;

@@ -21,7 +21,7 @@ import { LBOT_VERSION } from '../../version.js';
 import { systemClock } from '../clock.js';
 import { createModelProvider } from '../models/providers.js';
 import { createPluginLauncher } from '../plugins/launcher.js';
-import { readInputFile } from '../replay.js';
+import { readInputFile } from '../input-files.js';
 import { ConnectionWatch } from './instrument.js';
 import { CANCEL_AFTER_MS, DEADLINE_PROBE_S, probeEvent } from './probes.js';
 

@@ -4,7 +4,6 @@ import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { LbotError, toLbotError } from '../../core/errors.js';
 import { resolveBindings } from '../../core/host/binding-resolver.js';
-import { parseEventInput } from '../../core/host/event-input.js';
 import type { HostObserver } from '../../core/host/observer.js';
 import type { RunnerCatalog } from '../../core/host/ports.js';
 import { isRecord } from '../../core/json.js';
@@ -14,7 +13,7 @@ import type { EventEnvelope } from '../../core/protocol/event.js';
 import type { ConfigFile } from '../../core/stores/config-file.js';
 import { resolveRunnerAlias } from '../../core/config.js';
 import { loadCatalog } from '../local-host.js';
-import { readInputFile } from '../replay.js';
+import { readEventFile, readInputFile } from '../input-files.js';
 import { startServe, type ServeHandle } from '../server/serve.js';
 import { DevBus } from './bus.js';
 import { removeDevState, writeDevState } from './dev-state.js';
@@ -200,7 +199,7 @@ export async function startDev(opts: DevOptions): Promise<DevSession> {
       lastEvent = target;
       try {
         const config = opts.configFile.config;
-        const events = parseEventInput(await readInputFile(target, '--event'), target, config.runs.max_event_data_bytes);
+        const events = await readEventFile(target, 'auto', config.runs.max_event_data_bytes);
         for (const { envelope, raw } of events) {
           if (runs.signal.aborted) return;
           const outcome = await handle.local.host.run({ event: envelope, ...(raw === undefined ? {} : { raw }), binding: await bindingFor(envelope), signal: runs.signal });

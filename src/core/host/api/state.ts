@@ -6,6 +6,9 @@ import { aliasStateKey } from '../state-scope.js';
 import type { RunSession } from '../session.js';
 import type { HandlerCall } from './types.js';
 
+/** Max serialized size of one state value, in UTF-8 bytes (runner-protocol.md §5.5). */
+export const STATE_VALUE_LIMIT_BYTES = 262_144;
+
 /** Checks the state policy for a scope and returns the run's scope key (§6.6 steps 3–5). */
 export function stateScopeKey(session: RunSession, scope: StateScope): string {
   if (!session.state_policy.enable_state) throw new ApiError('unauthorized', 'state access is disabled by binding policy', 'state_disabled');
