@@ -150,8 +150,7 @@ export class BridgeServer {
       }
       socket.write(`${JSON.stringify({ ok: true })}\n`);
       if (rest.length > 0) socket.unshift(rest);
-      this.#serve(socket, run_id);
-      socket.resume();
+      this.#serve(socket, run_id); // resumes the socket once the MCP server listens on it
     };
     socket.on('data', onData);
   }
@@ -189,6 +188,7 @@ export class BridgeServer {
       void server.close().catch(() => undefined);
     });
     await server.connect(transport);
+    socket.resume();
   }
 
   async #call(run_id: string, tool: BridgeTool, args: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult> {

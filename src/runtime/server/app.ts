@@ -16,6 +16,7 @@ import type { EventEnvelope } from '../../core/protocol/event.js';
 import type { Stores } from '../../core/stores/types.js';
 import { StateScopeSchema } from '../../core/protocol/binding.js';
 import { httpError } from './http-errors.js';
+import { registerAdminRoutes, type AdminDeps } from './admin-routes.js';
 import type { RunManager, StreamItem } from './run-manager.js';
 import { bearerMatches } from './token.js';
 
@@ -27,6 +28,8 @@ export type ServerDeps = {
   token: string;
   bodyLimitBytes?: number;
   log?(line: string): void;
+  /** Box, skill and MCP routes (absent in tests that serve runs only). */
+  admin?: AdminDeps;
 };
 
 const RunBodySchema = z.looseObject({
@@ -92,6 +95,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   });
 
   app.get('/healthz', async () => ({ ok: true }));
+  if (deps.admin) registerAdminRoutes(app, deps.admin);
 
   /** Routes one envelope through the configured bindings; no match still records the event (AC-174). */
   async function routeEvent(envelope: EventEnvelope, raw: unknown, reply: FastifyReply): Promise<FastifyReply> {

@@ -7,6 +7,7 @@ import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTempPlugins, FIXTURE_EVENTS, type TempPlugins } from '../../helpers/plugins.js';
 import { LBOT_BIN, startServe, type ServeProcess } from '../../helpers/serve.js';
+import { boxBackend } from '../../helpers/box.js';
 
 const SCRIPTED = 'plugin:acme/scripted/default';
 const readEvent = async (name: string): Promise<Record<string, unknown>> => JSON.parse(await readFile(path.join(FIXTURE_EVENTS, name), 'utf8')) as Record<string, unknown>;
@@ -243,5 +244,27 @@ describe('lbot serve', () => {
     const malformed = await s.request('POST', '/v1/webhooks/telegram', { update_id: 'x' });
     expect(malformed.status).toBe(400);
     expect(malformed.json).toMatchObject({ error: { code: 'event.invalid' } });
+  });
+
+  it('box, skill and MCP endpoints mirror the CLI; AC-113 serve starts with the box disabled', async () => {
+    const f = await setup();
+    const s = await serve(f);
+    expect((await s.request('GET', '/v1/skills')).json).toEqual({ skills: [] });
+    expect((await s.request('GET', '/v1/mcp/servers')).json).toMatchObject({ servers: [] });
+    expect((await s.request('GET', '/v1/skills/nope')).status).toBe(404);
+    if (boxBackend().usable) {
+      const exec = await s.request('POST', '/v1/box/exec', { cmd: 'echo hi; exit 3', session_id: 'http1' });
+      expect(exec.status).toBe(200);
+      expect(exec.json).toMatchObject({ status: 'completed', exit_code: 3, stdout: 'hi\n', session_id: 'http1' });
+      expect(JSON.stringify((await s.request('GET', '/v1/box/sessions')).json)).toContain('http1');
+      expect((await s.request('DELETE', '/v1/box/sessions/http1')).status).toBe(200);
+      expect((await s.request('DELETE', '/v1/box/sessions/http1')).status).toBe(404);
+    } else console.warn(`box endpoint checks skipped: ${boxBackend().reason}`);
+    await s.stop();
+    const g = await setup();
+    const off = await serve(g, { LBOT__BOX__ENABLED: 'false' });
+    const refused = await off.request('POST', '/v1/box/exec', { cmd: 'true' });
+    expect(refused.status).toBe(503);
+    expect(refused.json).toMatchObject({ error: { code: 'box.unavailable', details: { reason: 'disabled' } } });
   });
 });
