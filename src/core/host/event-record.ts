@@ -1,6 +1,6 @@
 // Event-log rows built from an envelope: the incoming event and the runner-originated records.
 import type { EventEnvelope } from '../protocol/event.js';
-import type { EventLogAppend } from '../stores/types.js';
+import type { EventLogAppend, StateContextColumns } from '../stores/types.js';
 
 /** The context columns every event-log row of a run shares. */
 export function eventColumns(e: EventEnvelope): Pick<EventLogAppend, 'bot_id' | 'workspace_id' | 'conversation_id' | 'thread_id' | 'actor_type' | 'actor_id' | 'actor_name'> {
@@ -32,4 +32,10 @@ export function incomingEventRow(e: EventEnvelope, run_id: string | null, runner
     runner_id,
     metadata: e.source_event_type ? { source_event_type: e.source_event_type } : {},
   };
+}
+
+/** The context columns of state rows the run writes (runner-protocol.md §8.4). */
+export function stateColumns(e: EventEnvelope, runner_id: string, binding_identity: string): StateContextColumns {
+  const { actor_name: _name, ...columns } = eventColumns(e);
+  return { runner_id, binding_identity, ...columns, subject_type: e.subject?.subject_type ?? null, subject_id: e.subject?.subject_id ?? null };
 }

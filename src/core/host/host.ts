@@ -5,10 +5,9 @@ import type { Binding } from '../protocol/binding.js';
 import { bindingIdentity } from '../protocol/binding.js';
 import type { EventEnvelope, JsonObject } from '../protocol/event.js';
 import type { RunState } from '../protocol/context.js';
-import { parseRunnerId, pluginIdentity } from '../protocol/runner-id.js';
+import { pluginIdentity } from '../protocol/runner-id.js';
 import type { Config } from '../config.js';
 import { LbotError } from '../errors.js';
-import { isRecord } from '../json.js';
 import type { ObservedNotice, RunError, RunOwner, RunStatus, Stores } from '../stores/types.js';
 import { ApiError } from './api-error.js';
 import type { KnowledgeRetriever } from './api/types.js';
@@ -16,14 +15,15 @@ import { STATE_VALUE_LIMIT_BYTES } from './api/state.js';
 import { registerAttachments } from './attachments.js';
 import { buildRunContext } from './context-builder.js';
 import { computeDeadline } from './deadline.js';
-import { incomingEventRow } from './event-record.js';
+import { incomingEventRow, stateColumns } from './event-record.js';
 import type { Clock, ModelProvider, PluginConnection, PluginLauncher, ProxyCall, RunnerCatalog, ToolProvider } from './ports.js';
 import type { HostObserver } from './observer.js';
 import { ProxyRouter } from './proxy-router.js';
 import { AuditBuffer } from './audit-buffer.js';
 import { buildResources, type KnowledgeBaseConfig } from './resources.js';
-import { ResultProcessor, runErrorOf, type Delivered, type LbotErrorLike } from './result-processor.js';
+import { ResultProcessor, runErrorOf, type Delivered } from './result-processor.js';
 import { lookupRunner } from './runner-lookup.js';
+import { executeRun } from './run-execution.js';
 import { normalizeRunnerConfig } from './runner-config.js';
 import { authorizedIds, SessionRegistry, type RunSession } from './session.js';
 import { buildScopeKeys } from './state-scope.js';
@@ -82,13 +82,6 @@ export type RunOutcome = {
   error: RunError | null;
   reply: string | null;
 };
-
-type Ending =
-  | { kind: 'terminal' }
-  | { kind: 'reply'; status: 'completed' | 'failed' | 'cancelled' }
-  | { kind: 'error'; error: LbotErrorLike }
-  | { kind: 'timeout' }
-  | { kind: 'cancelled' };
 
 const notAuthorizedError = (e: ApiError) =>
   new LbotError('invalid_argument', e.message, { details: { reason: e.reason, ...e.extra }, hint: 'fix the binding config (--config) to match the runner config schema' });
@@ -169,88 +162,7 @@ export function createHost(deps: HostDeps): Host {
     return started;
   }
 
-  async function execute(conn: PluginConnection, session: RunSession, req: RunRequest, processor: ResultProcessor, context: ReturnType<typeof buildRunContext>): Promise<{ status: RunOutcome['status']; error: LbotErrorLike | null }> {
-    let settle!: (e: Ending) => void;
-    const ending = new Promise<Ending>((resolve) => (settle = resolve));
-    let over = false;
-    const reply = conn.run({ run_id: session.run_id, runner_name: parseRunnerId(session.runner_id)?.runner_name ?? 'default', context }, (raw) => {
-      // Once the host has ended the run (deadline, cancel, error), late results are dropped, never delivered.
-      if (over && !processor.terminal) {
-        const type = isRecord(raw) && typeof raw.type === 'string' ? raw.type : 'unknown';
-        warnRun(session.run_id, `result ${type} arrived after run ${session.run_id} had ended; ignored`);
-        return;
-      }
-      try {
-        processor.handle(raw, Buffer.byteLength(JSON.stringify(raw) ?? '', 'utf8'));
-        if (processor.terminal) settle({ kind: 'terminal' });
-      } catch (err) {
-        settle({ kind: 'error', error: runErrorOf(err) });
-      }
-    });
-    const replied = reply.then(
-      (r) => settle({ kind: 'reply', status: r.status }),
-      (err: unknown) => settle({ kind: 'error', error: runErrorOf(err) }),
-    );
-    const cleanups: Array<() => void> = [];
-    if (session.deadline_at !== null) {
-      const t = deps.clock.timeout(session.deadline_at * 1000 - deps.clock.now());
-      const onTimeout = () => settle({ kind: 'timeout' });
-      t.addEventListener('abort', onTimeout, { once: true });
-      cleanups.push(() => t.removeEventListener('abort', onTimeout));
-    }
-    if (req.signal) {
-      const onAbort = () => settle({ kind: 'cancelled' });
-      if (req.signal.aborted) onAbort();
-      req.signal.addEventListener('abort', onAbort, { once: true });
-      cleanups.push(() => req.signal?.removeEventListener('abort', onAbort));
-    }
-    const end = await ending;
-    over = true;
-    for (const c of cleanups) c();
-    // The run is over for the host: later proxy calls with this run_id are refused (AC-028).
-    sessions.unregister(session.run_id);
 
-    const waitReply = async (): Promise<boolean> => {
-      const grace = deps.clock.timeout(graceMs);
-      const gone = new Promise<boolean>((resolve) => grace.addEventListener('abort', () => resolve(false), { once: true }));
-      return Promise.race([replied.then(() => true), gone]);
-    };
-    /** Cancel on the wire, then a grace period, then kill the group if the process serves nothing else. */
-    const stopRun = async () => {
-      conn.cancel(session.run_id);
-      if (await waitReply()) return;
-      if (conn.activeRuns().every((id) => id === session.run_id)) await conn.kill();
-    };
-
-    switch (end.kind) {
-      case 'terminal': {
-        await waitReply(); // lets stray late results surface as warnings (AC-082)
-        const t = processor.terminal;
-        if (t?.status === 'failed') return { status: 'failed', error: t.error };
-        return processor.produced > 0 ? { status: 'completed', error: null } : { status: 'failed', error: noOutput() };
-      }
-      case 'reply':
-        if (end.status === 'cancelled') return { status: 'cancelled', error: cancelledError() };
-        if (end.status === 'failed') {
-          return { status: 'failed', error: { code: 'runner.error', message: 'the runner ended the run with status failed and no run.failed result', retryable: false, details: {} } };
-        }
-        return processor.produced > 0 ? { status: 'completed', error: null } : { status: 'failed', error: noOutput() };
-      case 'error':
-        if (end.error.code === 'runner.protocol_error' || end.error.code === 'internal') await stopRun();
-        return { status: 'failed', error: withStderr(end.error, conn) };
-      case 'timeout': {
-        await stopRun();
-        const secs = Math.round(((session.deadline_at ?? 0) - session.started_at) * 10) / 10;
-        return {
-          status: 'timed_out',
-          error: { code: 'runner.timeout', message: `runner ${session.runner_id} exceeded its deadline of ${secs}s and was stopped (cancel, then ${graceMs} ms grace)`, retryable: true, details: { deadline_at: session.deadline_at } },
-        };
-      }
-      case 'cancelled':
-        await stopRun();
-        return { status: 'cancelled', error: cancelledError() };
-    }
-  }
 
   /** Stores the raw platform payload as an artifact of the run and points the envelope's raw_ref at it. */
   function withRawRef(event: EventEnvelope, raw: unknown, run_id: string, runner_id: string): EventEnvelope {
@@ -344,18 +256,7 @@ export function createHost(deps: HostDeps): Host {
       permissions: descriptor.permissions,
       state_policy: binding.state_policy,
       scope_keys,
-      state_columns: {
-        runner_id: descriptor.id,
-        binding_identity: bindingId,
-        bot_id: event.bot_id,
-        workspace_id: event.workspace_id,
-        conversation_id: event.conversation_id,
-        thread_id: event.thread_id,
-        actor_type: event.actor?.actor_type ?? null,
-        actor_id: event.actor?.actor_id ?? null,
-        subject_type: event.subject?.subject_type ?? null,
-        subject_id: event.subject?.subject_id ?? null,
-      },
+      state_columns: stateColumns(event, descriptor.id, bindingId),
       deadline_at,
       started_at: nowMs / 1000,
       last_activity_at: nowMs / 1000,
@@ -409,7 +310,7 @@ export function createHost(deps: HostDeps): Host {
         warn: (m) => warnRun(run_id, m),
       });
       const conn = await connection;
-      const ended = await execute(conn, session, req, processor, context);
+      const ended = await executeRun({ clock: deps.clock, sessions, graceMs, warnRun }, conn, session, req, processor, context);
       outcome.status = ended.status;
       outcome.error = ended.error;
       outcome.reply = processor.reply;
@@ -471,18 +372,4 @@ export function createHost(deps: HostDeps): Host {
     handle: (call) => router.handle(call),
     close: () => (closing ??= close()),
   };
-}
-
-function noOutput(): LbotErrorLike {
-  return { code: 'runner.no_output', message: 'the runner finished without producing any message', retryable: false, details: {} };
-}
-
-function cancelledError(): LbotErrorLike {
-  return { code: 'cancelled', message: 'the run was cancelled', retryable: false, details: {} };
-}
-
-function withStderr(error: LbotErrorLike, conn: PluginConnection): LbotErrorLike {
-  if (error.code !== 'runner.crashed') return error;
-  const tail = conn.stderrTail().trim();
-  return tail && !error.message.includes(tail) ? { ...error, message: `${error.message}; last stderr lines:\n${tail}` } : error;
 }

@@ -2,37 +2,20 @@
 // imported when the first protocol line arrives, not at process start. A process spawned ahead of time
 // (on standby) therefore loads the code as it is when the host needs it, after the edit that triggered
 // the reload, with node and the SDK already warm.
-import { createRequire, register } from 'node:module';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { pathToFileURL } from 'node:url';
 import '../../sdk/index.js';
-import { isPlugin } from '../../sdk/define.js';
-import { readPluginInfo } from '../../sdk/plugin-info.js';
+import { bootstrapFail, loadPluginModule, prepareSdkResolution } from '../../sdk/bootstrap.js';
 import { createPluginServer, type PluginServer } from '../../sdk/server.js';
 import { createLineSender, redirectConsoleToStderr } from '../../sdk/stdio.js';
 
-function fail(message: string, code = 1): never {
-  process.stderr.write(`lbot plugin bootstrap: ${message}\n`);
-  process.exit(code);
-}
-
-function resolvesLbot(modulePath: string): boolean {
-  try {
-    createRequire(modulePath).resolve('lbot/package.json');
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 function main(): void {
   const target = process.argv[2];
-  if (!target) fail('usage: lazy-bootstrap.js <path of the plugin module>', 2);
+  if (!target) bootstrapFail('usage: lazy-bootstrap.js <path of the plugin module>', 2);
   const sender = createLineSender(process.stdout);
   redirectConsoleToStderr();
   const modulePath = path.resolve(target);
-  if (!resolvesLbot(modulePath)) register('../../sdk/resolve-lbot.js', import.meta.url);
+  prepareSdkResolution(modulePath);
 
   let server: PluginServer | null = null;
   let exiting = false;
@@ -43,15 +26,7 @@ function main(): void {
     void sender.flush().then(() => process.exit(0));
   };
   const load = async (): Promise<PluginServer> => {
-    let mod: unknown;
-    try {
-      mod = await import(pathToFileURL(modulePath).href);
-    } catch (err) {
-      fail(`cannot load ${modulePath}: ${err instanceof Error && err.stack ? err.stack : String(err)}`);
-    }
-    const plugin: unknown = typeof mod === 'object' && mod !== null ? Reflect.get(mod, 'default') : undefined;
-    if (!isPlugin(plugin)) fail(`${modulePath} must default-export definePlugin({ runners: { … } }) from lbot/sdk`);
-    const info = await readPluginInfo(process.cwd(), plugin);
+    const { plugin, info } = await loadPluginModule(modulePath);
     return createPluginServer({ plugin, info, send: (m) => sender.send(m), onShutdown: exit });
   };
 

@@ -1,0 +1,40 @@
+// What both plugin bootstraps share (sdk/plugin-main and the `lbot dev` standby bootstrap): resolving
+// lbot/sdk for plugins without their own copy, and loading a plugin module's definePlugin export.
+import { createRequire, register } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import type { InitializeResult } from '../core/protocol/index.js';
+import { isPlugin, type Plugin } from './define.js';
+import { readPluginInfo } from './plugin-info.js';
+
+/** Reports a bootstrap failure on stderr (stdout belongs to the protocol) and exits. */
+export function bootstrapFail(message: string, code = 1): never {
+  process.stderr.write(`lbot plugin bootstrap: ${message}\n`);
+  process.exit(code);
+}
+
+function resolvesLbot(modulePath: string): boolean {
+  try {
+    createRequire(modulePath).resolve('lbot/package.json');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Makes `lbot/sdk` resolvable from the plugin; the hook costs a loader thread, so only when needed. */
+export function prepareSdkResolution(modulePath: string): void {
+  if (!resolvesLbot(modulePath)) register('./resolve-lbot.js', import.meta.url);
+}
+
+/** Imports the plugin module and builds its `initialize` answer; exits with a clear message on failure. */
+export async function loadPluginModule(modulePath: string): Promise<{ plugin: Plugin; info: InitializeResult }> {
+  let mod: unknown;
+  try {
+    mod = await import(pathToFileURL(modulePath).href);
+  } catch (err) {
+    bootstrapFail(`cannot load ${modulePath}: ${err instanceof Error && err.stack ? err.stack : String(err)}`);
+  }
+  const plugin: unknown = typeof mod === 'object' && mod !== null ? Reflect.get(mod, 'default') : undefined;
+  if (!isPlugin(plugin)) bootstrapFail(`${modulePath} must default-export definePlugin({ runners: { … } }) from lbot/sdk`);
+  return { plugin, info: await readPluginInfo(process.cwd(), plugin, process.env.LBOT_PLUGIN_IDENTITY) };
+}
