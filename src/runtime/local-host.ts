@@ -55,11 +55,28 @@ export function loadCatalog(pluginsDir: string, pluginDir?: string): Promise<Run
   return pluginDir ? discoverPlugin(pluginDir) : discoverPlugins(pluginsDir);
 }
 
+/** How long a discovered catalog is reused: `serve` picks up added or edited plugins within this time. */
+const CATALOG_TTL_MS = 1000;
+
+/** Reuses a catalog for `ttlMs` instead of re-reading every manifest on every run. */
+function cachedCatalog(load: () => Promise<RunnerCatalog>, ttlMs: number): () => Promise<RunnerCatalog> {
+  let cached: { at: number; value: Promise<RunnerCatalog> } | undefined;
+  return () => {
+    const now = Date.now();
+    if (!cached || now - cached.at > ttlMs) {
+      const value = load();
+      cached = { at: now, value };
+      value.catch(() => (cached = undefined));
+    }
+    return cached.value;
+  };
+}
+
 export function openLocalHost(opts: LocalHostOptions): LocalHost {
   const stores = openSqliteStores(opts.dataDir);
   reapInterruptedRuns(stores);
   const launcher = opts.launcher ?? createPluginLauncher({ onWarning: (w) => opts.warn(w.message) });
-  const catalog = opts.catalog ?? (() => loadCatalog(opts.pluginsDir, opts.pluginDir));
+  const catalog = opts.catalog ?? cachedCatalog(() => loadCatalog(opts.pluginsDir, opts.pluginDir), CATALOG_TTL_MS);
   const models = createModelProvider(opts.config.models);
   const mcp = opts.tools
     ? null
