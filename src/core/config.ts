@@ -79,6 +79,15 @@ export const McpServerConfigSchema = z.looseObject({
 });
 export type McpServerConfig = z.infer<typeof McpServerConfigSchema>;
 
+/** Secrets platforms use to sign or authenticate webhook calls (docs/serve.md). */
+export const WebhookAuthSchema = z.looseObject({
+  slack: z.looseObject({ signing_secret: z.string().min(1) }).optional(),
+  telegram: z.looseObject({ secret_token: z.string().min(1) }).optional(),
+  lark: z.looseObject({ verification_token: z.string().min(1) }).optional(),
+  discord: z.looseObject({ public_key: z.string().regex(/^[0-9a-fA-F]{64}$/, 'public_key must be 64 hex characters') }).optional(),
+});
+export type WebhookAuth = z.infer<typeof WebhookAuthSchema>;
+
 export const DEFAULT_RUNNER_ALIASES: Record<string, string> = {
   'local-agent': 'plugin:langbot/local-agent/default',
   'dify-service-api': 'plugin:langbot/dify-agent/default',
@@ -102,6 +111,8 @@ export const ConfigSchema = z.looseObject({
       port: z.number().int().min(0).max(65535).default(8787),
       max_concurrent_runs: z.number().int().positive().default(64),
       max_runs_per_plugin: z.number().int().positive().default(16),
+      /** Platform webhook verification; a platform with one configured may call its webhook without the bearer token. */
+      webhooks: WebhookAuthSchema.prefault({}),
     })
     .prefault({}),
   runs: z

@@ -19,6 +19,7 @@ import { httpError } from './http-errors.js';
 import { registerAdminRoutes, type AdminDeps } from './admin-routes.js';
 import type { RunManager, StreamItem } from './run-manager.js';
 import { bearerMatches } from './token.js';
+import { hasWebhookAuth, verifyWebhook } from './webhook-auth.js';
 
 export type ServerDeps = {
   stores: Stores;
@@ -71,6 +72,16 @@ function streamLine(item: StreamItem): Record<string, unknown> {
 export function buildServer(deps: ServerDeps): FastifyInstance {
   const app = Fastify({ logger: false, bodyLimit: deps.bodyLimitBytes ?? 4 * 1024 * 1024, forceCloseConnections: true, return503OnClosing: true });
   const redelivery = createRedeliveryFilter({ now: () => Date.now() });
+  // Webhook signatures are computed over the exact bytes received, so JSON bodies keep their raw text.
+  const rawBodies = new WeakMap<object, string>();
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    rawBodies.set(req, text);
+    parseJson(req, text, done);
+  });
+  const webhookAuth = () => deps.config().serve.webhooks;
 
   app.setErrorHandler((err: unknown, _req, reply) => {
     const fastifyCode = isRecord(err) && typeof err.code === 'string' ? err.code : '';
@@ -89,6 +100,9 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     deps.log?.(`${req.method} ${req.url.split('?')[0] ?? ''}`);
     // Unknown paths answer 404 with or without a token (AC-214); known /v1 routes need the token.
     if (!req.routeOptions.url?.startsWith('/v1/')) return;
+    // A platform with a configured verifier signs its webhook calls instead (checked in the route).
+    const params = isRecord(req.params) ? req.params : {};
+    if (req.routeOptions.url === '/v1/webhooks/:platform' && typeof params.platform === 'string' && hasWebhookAuth(webhookAuth(), params.platform)) return;
     if (!bearerMatches(req.headers.authorization, deps.token)) {
       return reply.code(401).header('www-authenticate', 'Bearer').send({ ok: false, error: { code: 'unauthorized', message: 'missing or wrong bearer token', retryable: false, details: {} } });
     }
@@ -138,6 +152,10 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
 
   app.post<{ Params: { platform: string } }>('/v1/webhooks/:platform', async (req, reply) => {
     const platform = parseWith(PlatformChoiceSchema, req.params.platform, 'platform');
+    if (hasWebhookAuth(webhookAuth(), platform)) {
+      const why = verifyWebhook(webhookAuth(), platform, { headers: req.headers, rawBody: rawBodies.get(req) ?? '', body: req.body, nowS: Math.floor(Date.now() / 1000) });
+      if (why) return reply.code(401).send({ ok: false, error: { code: 'unauthorized', message: `${platform} webhook refused: ${why}`, retryable: false, details: { platform } } });
+    }
     const result = normalizePlatformPayload(platform, req.body, { receivedAt: Math.floor(Date.now() / 1000) });
     if (result.kind === 'challenge') return reply.code(200).send(result.response);
     if (result.kind === 'ignored') return reply.code(200).send({ ok: true, ignored: result.reason });

@@ -267,4 +267,42 @@ describe('lbot serve', () => {
     expect(refused.status).toBe(503);
     expect(refused.json).toMatchObject({ error: { code: 'box.unavailable', details: { reason: 'disabled' } } });
   });
+
+  it('webhooks with a configured verifier need no bearer token, and refuse bad signatures', async () => {
+    const { createHmac, generateKeyPairSync, sign } = await import('node:crypto');
+    const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+    const publicHex = publicKey.export({ format: 'der', type: 'spki' }).subarray(-32).toString('hex');
+    const f = await setup(['scripted'], {
+      serve: { webhooks: { slack: { signing_secret: 'shh' }, telegram: { secret_token: 'tg-secret' }, discord: { public_key: publicHex } } },
+      bindings: [{ binding_id: 'all', runner_id: SCRIPTED, event_types: ['message.received'], scope: { scope_type: 'global', scope_id: null }, runner_config: { script: [say('hi'), emit('run.completed')] } }],
+    });
+    const s = await serve(f);
+    const post = (route: string, body: string, headers: Record<string, string>) =>
+      fetch(`${s.url}${route}`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
+    const slackBody = JSON.stringify({ type: 'url_verification', token: 't', challenge: 'c-42' });
+    const ts = String(Math.floor(Date.now() / 1000));
+    const slackSig = `v0=${createHmac('sha256', 'shh').update(`v0:${ts}:${slackBody}`).digest('hex')}`;
+    const ok = await post('/v1/webhooks/slack', slackBody, { 'x-slack-request-timestamp': ts, 'x-slack-signature': slackSig });
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toMatchObject({ challenge: 'c-42' });
+    const forged = await post('/v1/webhooks/slack', slackBody, { 'x-slack-request-timestamp': ts, 'x-slack-signature': 'v0=00' });
+    expect(forged.status).toBe(401);
+    const stale = await post('/v1/webhooks/slack', slackBody, { 'x-slack-request-timestamp': String(Number(ts) - 3600), 'x-slack-signature': slackSig });
+    expect(stale.status).toBe(401);
+
+    const update = await readFile(path.join(FIXTURE_EVENTS, '..', 'platform', 'telegram', 'text.nutgram.json'), 'utf8');
+    expect((await post('/v1/webhooks/telegram', update, {})).status).toBe(401);
+    const routed = await post('/v1/webhooks/telegram', update, { 'x-telegram-bot-api-secret-token': 'tg-secret' });
+    expect(routed.status).toBe(202);
+
+    const ping = JSON.stringify({ type: 1, id: '1', application_id: '2', token: 'x', version: 1 });
+    const dts = String(Math.floor(Date.now() / 1000));
+    const dsig = sign(null, Buffer.from(dts + ping), privateKey).toString('hex');
+    const pong = await post('/v1/webhooks/discord', ping, { 'x-signature-ed25519': dsig, 'x-signature-timestamp': dts });
+    expect(pong.status).toBe(200);
+    const badSig = await post('/v1/webhooks/discord', ping, { 'x-signature-ed25519': '0'.repeat(128), 'x-signature-timestamp': dts });
+    expect(badSig.status).toBe(401);
+    // Platforms without a verifier still need the bearer token.
+    expect((await post('/v1/webhooks/onebot', '{}', {})).status).toBe(401);
+  });
 });
