@@ -156,7 +156,9 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
       const why = verifyWebhook(webhookAuth(), platform, { headers: req.headers, rawBody: rawBodies.get(req) ?? '', body: req.body, nowS: Math.floor(Date.now() / 1000) });
       if (why) return reply.code(401).send({ ok: false, error: { code: 'unauthorized', message: `${platform} webhook refused: ${why}`, retryable: false, details: { platform } } });
     }
-    const result = normalizePlatformPayload(platform, req.body, { receivedAt: Math.floor(Date.now() / 1000) });
+    // ?bot_id= names the bot for platforms whose payloads do not (Telegram, Discord dispatches).
+    const { bot_id } = parseWith(z.object({ bot_id: z.string().min(1).optional() }), req.query, 'query');
+    const result = normalizePlatformPayload(platform, req.body, { receivedAt: Math.floor(Date.now() / 1000), ...(bot_id ? { botId: bot_id } : {}) });
     if (result.kind === 'challenge') return reply.code(200).send(result.response);
     if (result.kind === 'ignored') return reply.code(200).send({ ok: true, ignored: result.reason });
     if (!redelivery.admit(result.envelope.event_id)) return reply.code(200).send({ ok: true, duplicate: true, event_id: result.envelope.event_id });

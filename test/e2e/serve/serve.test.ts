@@ -235,11 +235,13 @@ describe('lbot serve', () => {
     expect(challenge.status).toBe(200);
     expect(challenge.json).toMatchObject({ challenge: 'abc123' });
     const update = JSON.parse(await readFile(path.join(FIXTURE_EVENTS, '..', 'platform', 'telegram', 'text.nutgram.json'), 'utf8')) as unknown;
-    const routed = await s.request('POST', '/v1/webhooks/telegram', update);
+    const routed = await s.request('POST', '/v1/webhooks/telegram?bot_id=tg-bot', update);
     expect(routed.status).toBe(202);
     const runId = (routed.json as { run_ids: string[] }).run_ids[0] ?? '';
     expect(await s.waitRun(runId)).toMatchObject({ status: 'completed' });
-    const again = await s.request('POST', '/v1/webhooks/telegram', update);
+    const logged = (await s.request('GET', `/v1/events?limit=1`)).json as { items: Array<{ bot_id: string | null; source: string }> };
+    expect(logged.items[0]).toMatchObject({ bot_id: 'tg-bot', source: 'platform' });
+    const again = await s.request('POST', '/v1/webhooks/telegram?bot_id=tg-bot', update);
     expect(again.json).toMatchObject({ duplicate: true });
     const malformed = await s.request('POST', '/v1/webhooks/telegram', { update_id: 'x' });
     expect(malformed.status).toBe(400);
