@@ -1,7 +1,7 @@
 // The contract between the box service and its backends (bwrap, docker/podman, host), and the session record.
 import { z } from 'zod';
 import { SessionInfoSchema, type BackendName, type BoxSpec, type ManagedProcessSpec } from '../../core/box/model.js';
-import type { RunOutcome, RunSinks } from './run-process.js';
+import type { RunOutcome, RunRequest, RunSinks } from './run-process.js';
 
 export const OwnerSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('cli') }),
@@ -43,6 +43,18 @@ export type ExecRequest = {
   captureBytes: number;
   watchdog?: { intervalMs: number; check: () => Promise<string | null> };
 };
+
+/** The run options of an exec that every backend passes to runProcess unchanged. */
+export function execRunOptions(req: ExecRequest): Omit<RunRequest, 'argv' | 'env'> {
+  return {
+    timeoutMs: req.timeoutMs,
+    captureBytes: req.captureBytes,
+    ...(req.stdin ? { stdin: req.stdin } : {}),
+    ...(req.sinks ? { sinks: req.sinks } : {}),
+    ...(req.signal ? { signal: req.signal } : {}),
+    ...(req.watchdog ? { watchdog: req.watchdog } : {}),
+  };
+}
 
 /** How a managed process is launched: the supervisor spawns `argv` with `env` and gates it into `cgroups`. */
 export type ProcessLaunch = { argv: string[]; env: Record<string, string>; cgroups: string[]; gate: boolean };

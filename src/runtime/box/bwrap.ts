@@ -23,7 +23,7 @@ import {
   type ShellLimits,
   type SystemLink,
 } from './bwrap-args.js';
-import type { BackendProbe, ExecRequest, ProcessLaunch, SandboxBackend, SessionRecord, StartContext } from './backend.js';
+import { execRunOptions, type BackendProbe, type ExecRequest, type ProcessLaunch, type SandboxBackend, type SessionRecord, type StartContext } from './backend.js';
 
 const IdentitySchema = z.strictObject({ pid: z.number().int(), start: z.string(), boot: z.string() });
 
@@ -301,12 +301,7 @@ export class BwrapBackend implements SandboxBackend {
     return runProcess({
       argv: buildEnterArgv(caps.tools, state.ns.pid, script),
       env: this.#env(req.env),
-      timeoutMs: req.timeoutMs,
-      captureBytes: req.captureBytes,
-      ...(req.stdin ? { stdin: req.stdin } : {}),
-      ...(req.sinks ? { sinks: req.sinks } : {}),
-      ...(req.signal ? { signal: req.signal } : {}),
-      ...(req.watchdog ? { watchdog: req.watchdog } : {}),
+      ...execRunOptions(req),
       ...(gate ? { gate: (pid: number) => joinCgroup(state.cgroups, pid) } : {}),
     });
   }

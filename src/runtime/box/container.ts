@@ -10,7 +10,7 @@ import type { BoxSpec, ManagedProcessSpec } from '../../core/box/model.js';
 import { findExecutable, probeCommand } from './host-tools.js';
 import { runProcess, type RunOutcome } from './run-process.js';
 import { buildExecArgs, buildInspectArgs, buildListArgs, buildRemoveArgs, buildRunArgs, containerName, ownerId, wrapForContainer } from './container-args.js';
-import type { BackendProbe, ExecRequest, ProcessLaunch, SandboxBackend, SessionRecord, StartContext } from './backend.js';
+import { execRunOptions, type BackendProbe, type ExecRequest, type ProcessLaunch, type SandboxBackend, type SessionRecord, type StartContext } from './backend.js';
 
 const ContainerStateSchema = z.strictObject({ container: z.string(), dir: z.string(), workspace_dir: z.string() });
 type ContainerState = z.infer<typeof ContainerStateSchema>;
@@ -84,12 +84,7 @@ export class ContainerBackend implements SandboxBackend {
     return runProcess({
       argv: buildExecArgs(this.#cli, container, req.env, wrapForContainer(req.workdir, req.cmd), req.stdin !== undefined),
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
-      timeoutMs: req.timeoutMs,
-      captureBytes: req.captureBytes,
-      ...(req.stdin ? { stdin: req.stdin } : {}),
-      ...(req.sinks ? { sinks: req.sinks } : {}),
-      ...(req.signal ? { signal: req.signal } : {}),
-      ...(req.watchdog ? { watchdog: req.watchdog } : {}),
+      ...execRunOptions(req),
     });
   }
 

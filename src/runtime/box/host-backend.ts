@@ -9,7 +9,7 @@ import type { BoxSpec, ManagedProcessSpec } from '../../core/box/model.js';
 import { LbotError } from '../../core/errors.js';
 import { SANDBOX_PATH, buildExecScript } from './bwrap-args.js';
 import { runProcess, type RunOutcome } from './run-process.js';
-import type { BackendProbe, ExecRequest, ProcessLaunch, SandboxBackend, SessionRecord, StartContext } from './backend.js';
+import { execRunOptions, type BackendProbe, type ExecRequest, type ProcessLaunch, type SandboxBackend, type SessionRecord, type StartContext } from './backend.js';
 
 const HostStateSchema = z.strictObject({ dir: z.string(), workspace_dir: z.string(), tmp_dir: z.string(), home_dir: z.string() });
 type HostState = z.infer<typeof HostStateSchema>;
@@ -57,12 +57,7 @@ export class HostBackend implements SandboxBackend {
     return runProcess({
       argv: ['/bin/sh', '-c', script, 'sh'],
       env: this.#env(state, req.env),
-      timeoutMs: req.timeoutMs,
-      captureBytes: req.captureBytes,
-      ...(req.stdin ? { stdin: req.stdin } : {}),
-      ...(req.sinks ? { sinks: req.sinks } : {}),
-      ...(req.signal ? { signal: req.signal } : {}),
-      ...(req.watchdog ? { watchdog: req.watchdog } : {}),
+      ...execRunOptions(req),
     });
   }
 
