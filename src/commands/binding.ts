@@ -5,14 +5,12 @@ import { z } from 'zod';
 import { LbotError } from '../core/errors.js';
 import { migrateLegacyConfig } from '../core/host/legacy-binding.js';
 import { isRecord } from '../core/json.js';
-import { parseJsonText } from '../core/json-parse.js';
 import { BindingSchema, type Binding } from '../core/protocol/binding.js';
 import { collect, parseFlags } from './shared/flags.js';
 import type { GetContext } from './index.js';
 
 async function readJson(file: string, flag: string): Promise<unknown> {
-  const { readInputFile } = await import('../runtime/input-files.js');
-  return parseJsonText(await readInputFile(file, flag), file, 'invalid_argument');
+  return (await import('../runtime/input-files.js')).readJsonFile(file, flag);
 }
 
 function parseBinding(raw: unknown, source: string): Binding {

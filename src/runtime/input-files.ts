@@ -2,6 +2,8 @@
 // (an envelope, an array of them, or platform payloads — the gateway loads only when one is present).
 import { readFile, stat } from 'node:fs/promises';
 import { LbotError } from '../core/errors.js';
+import { isRecord } from '../core/json.js';
+import { parseJsonText } from '../core/json-parse.js';
 import { needsGateway, parseEventInput, type EventInput } from '../core/host/event-input.js';
 import type { PlatformChoice } from '../core/gateway/types.js';
 
@@ -20,6 +22,18 @@ export async function readInputFile(file: string, flag: string): Promise<string>
   }
   if (info.isDirectory()) throw new LbotError('invalid_argument', `${flag} ${file}: is a directory, expected a JSON file`, { details: { file } });
   return readFile(file, 'utf8');
+}
+
+/** Reads a JSON file a flag names ('-' = stdin); invalid JSON fails with invalid_argument, line and column. */
+export async function readJsonFile(file: string, flag: string): Promise<unknown> {
+  return parseJsonText(await readInputFile(file, flag), file, 'invalid_argument');
+}
+
+/** Like readJsonFile, for files that must hold one JSON object (a binding, a runner config). */
+export async function readJsonObject(file: string, flag: string): Promise<Record<string, unknown>> {
+  const value = await readJsonFile(file, flag);
+  if (!isRecord(value)) throw new LbotError('invalid_argument', `${flag} ${file}: expected a JSON object`, { details: { file } });
+  return value;
 }
 
 /** Reads and parses an event file ('-' = stdin) into the events to run, in order. */

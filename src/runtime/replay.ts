@@ -5,11 +5,9 @@ import { resolveRunnerAlias } from '../core/config.js';
 import { LbotError } from '../core/errors.js';
 import { filterAdapterParams } from '../core/host/adapter-params.js';
 import { resolveBindings } from '../core/host/binding-resolver.js';
-import { readEventFile, readInputFile } from './input-files.js';
+import { readEventFile, readJsonObject } from './input-files.js';
 import type { RunOutcome, RunRequest } from '../core/host/host.js';
 import type { RunnerCatalog } from '../core/host/ports.js';
-import { isRecord } from '../core/json.js';
-import { parseJsonText } from '../core/json-parse.js';
 import { BindingSchema, defaultCliBinding, type Binding } from '../core/protocol/binding.js';
 import type { EventEnvelope } from '../core/protocol/event.js';
 import type { PlatformChoice } from '../core/gateway/index.js';
@@ -34,11 +32,6 @@ export type ReplayOptions = {
 
 export type ReplayResult = { outcomes: RunOutcome[]; skipped: number };
 
-async function readJsonObject(file: string, flag: string): Promise<Record<string, unknown>> {
-  const value = parseJsonText(await readInputFile(file, flag), file, 'invalid_argument');
-  if (!isRecord(value)) throw new LbotError('invalid_argument', `${flag} ${file}: expected a JSON object`, { details: { file } });
-  return value;
-}
 
 /** The binding named by --binding / --runner (null: resolve from the config per event), with --config applied later. */
 async function loadBinding(opts: ReplayOptions): Promise<Binding | null> {

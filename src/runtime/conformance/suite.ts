@@ -6,8 +6,6 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ConfigSchema } from '../../core/config.js';
 import { LbotError, toLbotError } from '../../core/errors.js';
-import { isRecord } from '../../core/json.js';
-import { parseJsonText } from '../../core/json-parse.js';
 import { createHost, type Host } from '../../core/host/host.js';
 import type { RunnerCatalog } from '../../core/host/ports.js';
 import { discoverPlugins } from '../../core/plugins/discovery.js';
@@ -21,7 +19,7 @@ import { LBOT_VERSION } from '../../version.js';
 import { systemClock } from '../clock.js';
 import { createModelProvider } from '../models/providers.js';
 import { createPluginLauncher } from '../plugins/launcher.js';
-import { readInputFile } from '../input-files.js';
+import { readJsonObject } from '../input-files.js';
 import { ConnectionWatch } from './instrument.js';
 import { CANCEL_AFTER_MS, DEADLINE_PROBE_S, probeEvent } from './probes.js';
 
@@ -172,12 +170,7 @@ export type RunnerTestOptions = Omit<ConformanceOptions, 'runnerConfig'> & { con
 
 /** The `lbot runner test` entry point: reads --config, runs the suite, writes --junit. */
 export async function runRunnerTest(opts: RunnerTestOptions): Promise<ConformanceReport> {
-  let runnerConfig: Record<string, unknown> | undefined;
-  if (opts.configFile) {
-    const value = parseJsonText(await readInputFile(opts.configFile, '--config'), opts.configFile, 'invalid_argument');
-    if (!isRecord(value)) throw new LbotError('invalid_argument', `--config ${opts.configFile}: expected a JSON object (the runner config of the probe runs)`);
-    runnerConfig = value;
-  }
+  const runnerConfig = opts.configFile ? await readJsonObject(opts.configFile, '--config') : undefined;
   try {
     if (!(await stat(opts.dir)).isDirectory()) throw new Error('not a directory');
   } catch {

@@ -6,14 +6,12 @@ import { LbotError, toLbotError } from '../../core/errors.js';
 import { resolveBindings } from '../../core/host/binding-resolver.js';
 import type { HostObserver } from '../../core/host/observer.js';
 import type { RunnerCatalog } from '../../core/host/ports.js';
-import { isRecord } from '../../core/json.js';
-import { parseJsonText } from '../../core/json-parse.js';
 import { defaultCliBinding, type Binding } from '../../core/protocol/binding.js';
 import type { EventEnvelope } from '../../core/protocol/event.js';
 import type { ConfigFile } from '../../core/stores/config-file.js';
 import { resolveRunnerAlias } from '../../core/config.js';
 import { loadCatalog } from '../local-host.js';
-import { readEventFile, readInputFile } from '../input-files.js';
+import { readEventFile, readJsonObject } from '../input-files.js';
 import { startServe, type ServeHandle } from '../server/serve.js';
 import { DevBus } from './bus.js';
 import { removeDevState, writeDevState } from './dev-state.js';
@@ -167,9 +165,7 @@ export async function startDev(opts: DevOptions): Promise<DevSession> {
     const config = opts.configFile.config;
     let runnerConfig: Record<string, unknown> | undefined;
     if (opts.runnerConfigFile) {
-      const value = parseJsonText(await readInputFile(opts.runnerConfigFile, '--config'), opts.runnerConfigFile, 'invalid_argument');
-      if (!isRecord(value)) throw new LbotError('invalid_argument', `--config ${opts.runnerConfigFile}: expected a JSON object`);
-      runnerConfig = value;
+      runnerConfig = await readJsonObject(opts.runnerConfigFile, '--config');
     }
     const withConfig = (b: Binding): Binding => (runnerConfig ? { ...b, runner_config: runnerConfig } : b);
     if (opts.runner) return withConfig(defaultCliBinding(resolveRunnerAlias(opts.runner, config)));
