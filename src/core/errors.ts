@@ -6,6 +6,7 @@ export const ERROR_CODES = [
   'event.invalid',
   'config.invalid',
   'invalid_argument',
+  'env.denied',
   // runner / run
   'runner.not_found',
   'runner.not_authorized',

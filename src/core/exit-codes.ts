@@ -41,6 +41,7 @@ export const EXIT_CODES: Record<ErrorCode, number> = {
   payload_too_large: EXIT.limit,
   rate_limited: EXIT.limit,
   runtime_error: EXIT.runFailed,
+  'env.denied': EXIT.denied,
   'box.validation': EXIT.usage,
   'box.mount_denied': EXIT.denied,
   'box.unavailable': EXIT.unavailable,

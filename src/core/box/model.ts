@@ -1,5 +1,6 @@
 // The box data model (box.md §2): spec, session info, execution results, managed processes, status.
 import { z } from 'zod';
+import { ENV_NAME_PATTERN } from '../env-policy.js';
 
 export const DEFAULT_BOX_IMAGE = 'debian:bookworm-slim';
 export const DEFAULT_MOUNT_PATH = '/workspace';
@@ -110,7 +111,7 @@ export type ToolResult = {
 };
 
 export const PROCESS_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
-export const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
+export { ENV_NAME_PATTERN } from '../env-policy.js';
 
 export const ManagedProcessSpecSchema = z.strictObject({
   process_id: z.string().regex(PROCESS_ID_PATTERN, 'process ids are 1-64 characters of A-Z a-z 0-9 _ . - and start with a letter or digit'),
