@@ -5,6 +5,8 @@ set -u
 missing=()
 command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
 command -v nsenter >/dev/null 2>&1 || missing+=(util-linux)
+# the box's seccomp helper is compiled at build time
+command -v cc >/dev/null 2>&1 || missing+=(gcc libc6-dev)
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "lbot: installing ${missing[*]} (needed by lbot box)" >&2
