@@ -62,6 +62,9 @@ export const BoxConfigSchema = z.looseObject({
       bin: z.string().default('bwrap'),
       base_dir: z.string().nullable().default(null),
       limits: z.enum(['auto', 'cgroup', 'rlimit']).default('auto'),
+      /** As root, sandboxes run as this unprivileged uid/gid (never 0). */
+      sandbox_uid: z.number().int().min(1).max(4_294_967_294).default(65534),
+      sandbox_gid: z.number().int().min(1).max(4_294_967_294).default(65534),
     })
     .prefault({}),
 });

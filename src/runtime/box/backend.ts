@@ -19,7 +19,7 @@ export const SessionRecordSchema = z.strictObject({
 });
 export type SessionRecord = z.infer<typeof SessionRecordSchema>;
 
-export type BackendProbe = { available: boolean; reason: string; limits_mode?: string };
+export type BackendProbe = { available: boolean; reason: string; limits_mode?: string; seccomp?: boolean };
 
 export type StartContext = {
   /** Directory bound read-only into the sandbox at /.lbot/state (last-use and busy markers; no secrets). */

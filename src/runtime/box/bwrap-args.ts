@@ -7,6 +7,9 @@ export const SANDBOX_HOSTNAME = 'lbot-box';
 /** Inside the sandbox: the session's shared state (last-use marker, busy markers) and lbot's node binary. */
 export const STATE_MOUNT = '/.lbot/state';
 export const NODE_MOUNT = '/.lbot/node';
+/** Inside the sandbox: the seccomp filter and the helper that loads it before every exec. */
+export const SECCOMP_FILTER_MOUNT = '/.lbot/seccomp.bpf';
+export const SECCOMP_EXEC_MOUNT = '/.lbot/seccomp-exec';
 
 /** A top-level host entry such as /bin: a symlink to re-create (merged /usr) or a directory to bind. */
 export type SystemLink = { path: string; target: string | null };
@@ -34,6 +37,13 @@ export type HolderPlan = {
   passwdFile: string;
   groupFile: string;
   nodeBinary: string | null;
+  /** The filter (bound for execs, and loaded by bwrap from `fd` for the holder) and its exec helper. */
+  seccomp: { fd: number; filterFile: string; helperFile: string };
+  /**
+   * Root hosts: bind these host sources onto stage paths in a private mount namespace as root, then
+   * drop to `uid`/`gid` before anything else runs; the plan's sources already name the stage paths.
+   */
+  stage: { uid: number; gid: number; binds: readonly { source: string; target: string }[] } | null;
   keeper: { ttlSec: number; intervalSec: number };
   /**
    * Size-limited filesystem for tmp, home and the workspace: the holder starts in its own user and
@@ -77,7 +87,7 @@ export function orderMounts(mounts: readonly MountSpec[]): MountSpec[] {
 }
 
 /** The bwrap argv of a session holder (box.md §6.6), optionally wrapped to mount the quota volume. */
-export function buildHolderArgv(plan: HolderPlan, unshare = 'unshare'): string[] {
+export function buildHolderArgv(plan: HolderPlan, unshare = 'unshare', setpriv = 'setpriv'): string[] {
   const vol = plan.volume;
   const tmp = vol ? `${vol.volumeDir}/tmp` : plan.tmpDir;
   const home = vol ? `${vol.volumeDir}/home` : plan.homeDir;
@@ -116,13 +126,33 @@ export function buildHolderArgv(plan: HolderPlan, unshare = 'unshare'): string[]
   for (const m of orderMounts(plan.extraMounts)) a.push(m.mode === 'ro' ? '--ro-bind' : '--bind', m.host_path, m.mount_path);
   a.push('--ro-bind', plan.stateDir, STATE_MOUNT);
   if (plan.nodeBinary) a.push('--ro-bind', plan.nodeBinary, NODE_MOUNT);
+  a.push('--ro-bind', plan.seccomp.filterFile, SECCOMP_FILTER_MOUNT, '--ro-bind', plan.seccomp.helperFile, SECCOMP_EXEC_MOUNT);
   if (plan.readOnlyRoot) a.push('--remount-ro', '/');
+  a.push('--seccomp', String(plan.seccomp.fd));
   a.push('--chdir', '/', '--info-fd', '3', '--', '/bin/sh', '-c', KEEPER_SCRIPT, 'lbot-keeper', String(plan.keeper.ttlSec), String(plan.keeper.intervalSec));
-  if (!vol) return a;
-  // The wrapper owns a user+mount namespace just for the volume; bwrap nests its own namespaces inside.
-  const hop = plan.volumeHop ? `exec ${unshare} --user --map-user=${plan.volumeHop.uid} --map-group=${plan.volumeHop.gid} -- "$@"` : 'exec "$@"';
-  const setup = [`mount -t tmpfs -o size=${vol.sizeBytes},mode=0755 lbot-volume "$1"`, 'mkdir -p "$1/workspace" "$1/tmp" "$1/home"', 'shift', hop].join(' && ');
-  return [unshare, '--user', '--map-root-user', '--mount', '--propagation', 'private', '--', '/bin/sh', '-c', setup, 'lbot-volume', vol.volumeDir, ...a];
+  let argv = a;
+  if (vol) {
+    // The wrapper owns a user+mount namespace just for the volume; bwrap nests its own namespaces inside.
+    const hop = plan.volumeHop ? `exec ${unshare} --user --map-user=${plan.volumeHop.uid} --map-group=${plan.volumeHop.gid} -- "$@"` : 'exec "$@"';
+    const setup = [`mount -t tmpfs -o size=${vol.sizeBytes},mode=0755 lbot-volume "$1"`, 'mkdir -p "$1/workspace" "$1/tmp" "$1/home"', 'shift', hop].join(' && ');
+    argv = [unshare, '--user', '--map-root-user', '--mount', '--propagation', 'private', '--', '/bin/sh', '-c', setup, 'lbot-volume', vol.volumeDir, ...a];
+  }
+  return plan.stage ? stageArgv(plan.stage, argv, unshare, setpriv) : argv;
+}
+
+/**
+ * As root: a private mount namespace where every host source is bound onto its stage path (readable
+ * by the sandbox uid whatever the modes of the source's parents), then setpriv drops to that uid
+ * with no capabilities and no supplementary groups before the sandbox is built.
+ */
+function stageArgv(stage: NonNullable<HolderPlan['stage']>, argv: readonly string[], unshare: string, setpriv: string): string[] {
+  const n = stage.binds.length;
+  const script = [
+    'i=0',
+    `while [ "$i" -lt ${n} ]; do mount --bind "$1" "$2" || exit 97; shift 2; i=$((i + 1)); done`,
+    `exec ${setpriv} --reuid=${stage.uid} --regid=${stage.gid} --clear-groups --inh-caps=-all --bounding-set=-all -- "$@"`,
+  ].join('\n');
+  return [unshare, '--mount', '--propagation', 'private', '--', '/bin/sh', '-c', script, 'lbot-stage', ...stage.binds.flatMap((b) => [b.source, b.target]), ...argv];
 }
 
 export type ShellLimits = {
@@ -139,8 +169,11 @@ export type ShellLimits = {
  * The script every exec runs under `sh -c`: wait at the gate (when limits use cgroups), apply the
  * rlimits, enter the workdir (created on demand), then the command on its own lines.
  */
-export function buildExecScript(opts: { workdir: string; cmd: string; limits: ShellLimits; gate: boolean }): string {
+export function buildExecScript(opts: { workdir: string; cmd: string; limits: ShellLimits; gate: boolean; env?: Readonly<Record<string, string>> }): string {
   const lines: string[] = [];
+  // The caller's variables take effect here, inside the namespaces and under seccomp, never on the host.
+  const exports = Object.entries(opts.env ?? {}).map(([k, v]) => `export ${k}=${shQuote(v)}`);
+  if (exports.length > 0) lines.push(exports.join('; '));
   if (opts.gate) lines.push('read -r _ <&3; exec 3<&-');
   const ul = [`ulimit -f ${Math.floor(opts.limits.fileBytes / 512)}`, `ulimit -n ${opts.limits.openFiles}`];
   if (opts.limits.addressSpaceMb !== undefined) ul.push(`ulimit -v ${opts.limits.addressSpaceMb * 1024}`);
@@ -154,10 +187,18 @@ export function buildExecScript(opts: { workdir: string; cmd: string; limits: Sh
 
 export type HostTools = { setpriv: string; nsenter: string; unshare: string };
 
-/** The argv that runs a script inside a session's namespaces, with no-new-privileges set. */
-export function buildEnterArgv(tools: Pick<HostTools, 'setpriv' | 'nsenter'>, nsPid: number, script: string): string[] {
+/** The fixed environment of the host-side helpers (setpriv, nsenter): nothing a caller chose. */
+export const HELPER_ENV: Readonly<Record<string, string>> = { PATH: SANDBOX_PATH, HOME: '/home', PYTHONUNBUFFERED: '1', LANG: 'C.UTF-8' };
+
+/**
+ * The argv that runs a script inside a session's namespaces: no-new-privileges, (as root) the sandbox
+ * uid with no capabilities, then the seccomp helper loads the filter before the shell starts.
+ */
+export function buildEnterArgv(tools: Pick<HostTools, 'setpriv' | 'nsenter'>, nsPid: number, script: string, runAs: { uid: number; gid: number } | null = null): string[] {
+  const drop = runAs ? [`--reuid=${runAs.uid}`, `--regid=${runAs.gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all'] : [];
   return [
     tools.setpriv,
+    ...drop,
     '--no-new-privs',
     tools.nsenter,
     '--target',
@@ -170,6 +211,8 @@ export function buildEnterArgv(tools: Pick<HostTools, 'setpriv' | 'nsenter'>, ns
     '--uts',
     '--preserve-credentials',
     '--',
+    SECCOMP_EXEC_MOUNT,
+    SECCOMP_FILTER_MOUNT,
     '/bin/sh',
     '-c',
     script,

@@ -1,13 +1,16 @@
 // The bwrap backend: a detached holder per session owns its namespaces; every exec enters them with nsenter.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, closeSync, copyFileSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { statfs } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { LbotError } from '../../core/errors.js';
 import { fileSizeLimitBytes, measureUsage, quotaFilesystemBytes } from '../../core/box/quota.js';
 import { argvToCommand } from '../../core/box/shell.js';
+import { buildSeccompFilter, deniedSyscallNames, seccompArchFor } from '../../core/box/seccomp.js';
+import { Stage, pinMount, preparePrivateBase, verifyPins } from './bwrap-mounts.js';
 import type { BoxSpec, ManagedProcessSpec } from '../../core/box/model.js';
 import { writeJsonAtomic, readJson } from './files.js';
 import { identityOf, isIdentityAlive, signal, type ProcessIdentity } from './proc.js';
@@ -15,10 +18,11 @@ import { createSessionCgroup, joinCgroup, probeLimits, removeSessionCgroup, swee
 import { runProcess, type RunOutcome } from './run-process.js';
 import { findExecutable, probeCommand } from './host-tools.js';
 import {
-  SANDBOX_PATH,
+  HELPER_ENV,
   buildEnterArgv,
   buildExecScript,
   buildHolderArgv,
+  orderMounts,
   type HostTools,
   type ShellLimits,
   type SystemLink,
@@ -37,10 +41,15 @@ const BwrapStateSchema = z.strictObject({
   workspace_dir: z.string(),
   tmp_dir: z.string(),
   home_dir: z.string(),
+  /** Root hosts: the unprivileged uid/gid the sandbox and every exec run as. */
+  run_as: z.strictObject({ uid: z.number().int(), gid: z.number().int() }).nullable().default(null),
 });
 type BwrapState = z.infer<typeof BwrapStateSchema>;
 
 const OPEN_FILES = 256;
+/** The holder's stdio slot that carries the seccomp filter to `bwrap --seccomp`. */
+const HOLDER_SECCOMP_FD = 5;
+const DEFAULT_SANDBOX_ID = 65534;
 const HOLDER_START_TIMEOUT_MS = 10_000;
 
 export type BwrapOptions = {
@@ -49,7 +58,15 @@ export type BwrapOptions = {
   limits: LimitsPreference;
   /** lbot's node binary, bound into sandboxes for the file tools' helper. */
   nodeBinary: string | null;
+  /** Root hosts: the unprivileged uid/gid sandboxes run as (box.bwrap.sandbox_uid / sandbox_gid). */
+  sandboxUid?: number;
+  sandboxGid?: number;
+  /** The compiled seccomp exec helper (dist/native/lbot-seccomp-exec). */
+  seccompHelper?: string;
 };
+
+// The same relative path from src/runtime/box (tests) and dist/runtime/box (the built CLI).
+const DEFAULT_SECCOMP_HELPER = fileURLToPath(new URL('../../../dist/native/lbot-seccomp-exec', import.meta.url));
 
 type Capabilities = {
   tools: HostTools & { bwrap: string };
@@ -61,6 +78,7 @@ type Capabilities = {
   mapUser: boolean;
   nprocFlag: '-u' | '-p' | null;
   systemLinks: SystemLink[];
+  seccomp: { helper: string; filter: Buffer; denied: string[] };
 };
 
 function systemLinks(): SystemLink[] {
@@ -116,6 +134,8 @@ export class BwrapBackend implements SandboxBackend {
     smoke.push('--proc', '/proc', '--dev', '/dev', '--', '/usr/bin/true');
     const run = await probeCommand(smoke, 5000);
     if (!run.ok) return `bubblewrap cannot create namespaces here (${run.detail || 'smoke test failed'}); unprivileged user namespaces may be disabled`;
+    const seccomp = await this.#probeSeccomp();
+    if (typeof seccomp === 'string') return seccomp;
     const help = await probeCommand([bwrap, '--help'], 5000);
     const disableUserns = help.output.includes('--disable-userns');
     const limits = probeLimits(this.#opts.limits);
@@ -129,7 +149,27 @@ export class BwrapBackend implements SandboxBackend {
     let nprocFlag: Capabilities['nprocFlag'] = null;
     if ((await probeCommand(['/bin/sh', '-c', 'ulimit -u 64'], 5000)).ok) nprocFlag = '-u';
     else if ((await probeCommand(['/bin/sh', '-c', 'ulimit -p 64'], 5000)).ok) nprocFlag = '-p';
-    return { tools: { bwrap, nsenter, setpriv, unshare: unshare ?? 'unshare' }, disableUserns, limits: limits.mode, limitsReason: limits.reason, volume, mapUser, nprocFlag, systemLinks: links };
+    return { tools: { bwrap, nsenter, setpriv, unshare: unshare ?? 'unshare' }, disableUserns, limits: limits.mode, limitsReason: limits.reason, volume, mapUser, nprocFlag, systemLinks: links, seccomp };
+  }
+
+  /** The filter for this machine's architecture, checked by loading it once through the helper. */
+  async #probeSeccomp(): Promise<Capabilities['seccomp'] | string> {
+    const arch = seccompArchFor(process.arch);
+    if (!arch) return `no seccomp filter for the ${process.arch} architecture; the bwrap backend supports x64 and arm64`;
+    const helper = this.#opts.seccompHelper ?? DEFAULT_SECCOMP_HELPER;
+    if (!existsSync(helper)) return `the seccomp helper ${helper} is missing: it is compiled by npm run build (needs a C compiler: apt-get install -y gcc libc6-dev)`;
+    const filter = buildSeccompFilter(arch);
+    mkdirSync(this.#opts.baseDir, { recursive: true, mode: 0o700 });
+    const probeFile = path.join(this.#opts.baseDir, `seccomp-probe-${process.pid}.bpf`);
+    writeFileSync(probeFile, filter, { mode: 0o600 });
+    try {
+      // unshare -U must be refused by the filter: proves the helper loads it on this kernel.
+      const r = await probeCommand([helper, probeFile, '/bin/sh', '-c', 'true && ! unshare -U true 2>/dev/null'], 5000);
+      if (!r.ok) return `the seccomp filter could not be applied here (${r.detail || `exit ${r.code}`})`;
+    } finally {
+      rmSync(probeFile, { force: true });
+    }
+    return { helper, filter, denied: deniedSyscallNames(arch) };
   }
 
   async #ready(): Promise<Capabilities> {
@@ -141,84 +181,114 @@ export class BwrapBackend implements SandboxBackend {
   async probe(): Promise<BackendProbe> {
     const caps = await this.#capabilities();
     if (typeof caps === 'string') return { available: false, reason: caps };
-    const volume = caps.volume && (process.getuid?.() === 0 || caps.mapUser);
+    const volume = caps.volume && caps.mapUser;
     const notes = [caps.limitsReason, volume ? 'quota: size-limited tmpfs' : 'quota: watchdog'];
-    if (!caps.disableUserns || process.getuid?.() !== 0) notes.push('nested user namespaces are not disabled (needs bwrap ≥ 0.8 and lbot running as root)');
-    return { available: true, reason: notes.join('; '), limits_mode: caps.limits };
+    notes.push(`seccomp: ${caps.seccomp.denied.length} syscalls refused, no new namespaces (nested user namespaces off)`);
+    if (process.getuid?.() === 0) notes.push(`sandboxes run as uid ${this.#opts.sandboxUid ?? DEFAULT_SANDBOX_ID}:${this.#opts.sandboxGid ?? DEFAULT_SANDBOX_ID}, not root`);
+    return { available: true, reason: notes.join('; '), limits_mode: caps.limits, seccomp: true };
   }
 
   async startSession(spec: BoxSpec, ctx: StartContext): Promise<{ backend_session_id: string; state: Record<string, unknown> }> {
     const caps = await this.#ready();
     const key = dirKey(spec.session_id);
+    const privileged = process.getuid?.() === 0;
+    // As root, the sandbox never runs as root: the holder and every exec drop to the sandbox uid first,
+    // so files it may see are not its own and an escape lands as an unprivileged user. Either way the
+    // sandbox keeps the uid it runs as (no nested user namespace bwrap would create, which nsenter
+    // could not join); seccomp refuses every new namespace inside.
+    const runAs = privileged ? { uid: this.#opts.sandboxUid ?? DEFAULT_SANDBOX_ID, gid: this.#opts.sandboxGid ?? DEFAULT_SANDBOX_ID } : null;
+    const uid = runAs?.uid ?? process.getuid?.() ?? 1000;
+    const gid = runAs?.gid ?? process.getgid?.() ?? 1000;
+    if (privileged) preparePrivateBase(this.#opts.baseDir);
     const dir = path.join(this.#opts.baseDir, key);
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const hostUid = process.getuid?.() ?? 1000;
-    const hostGid = process.getgid?.() ?? 1000;
-    const root = hostUid === 0;
-    // Root maps the sandbox user to 1000 and can enter nested namespaces; other users keep their own uid and
-    // avoid every nested user namespace bwrap would create, because nsenter could not join its siblings.
-    const uid = root ? 1000 : hostUid;
-    const gid = root ? 1000 : hostGid;
+    if (runAs) chmodSync(dir, 0o711);
+    const own = (p: string) => {
+      if (runAs) chownSync(p, runAs.uid, runAs.gid);
+    };
     const passwdFile = path.join(dir, 'passwd');
     const groupFile = path.join(dir, 'group');
     writeJsonAtomic(path.join(dir, 'owner.json'), { session_id: spec.session_id });
-    writeFileSync(passwdFile, `root:x:0:0:root:/root:/bin/sh\nlbot:x:${uid}:${gid}:lbot:/home:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`);
-    writeFileSync(groupFile, `root:x:0:\nlbot:x:${gid}:\nnogroup:x:65534:\n`);
-    const useVolume = spec.workspace_quota_mb > 0 && caps.volume && (root || caps.mapUser);
+    writeFileSync(passwdFile, `root:x:0:0:root:/root:/bin/sh\nlbot:x:${uid}:${gid}:lbot:/home:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`, { mode: 0o644 });
+    writeFileSync(groupFile, `root:x:0:\nlbot:x:${gid}:\nnogroup:x:65534:\n`, { mode: 0o644 });
+    const filterFile = path.join(dir, 'seccomp.bpf');
+    const helperFile = path.join(dir, 'seccomp-exec');
+    writeFileSync(filterFile, caps.seccomp.filter, { mode: 0o644 });
+    copyFileSync(caps.seccomp.helper, helperFile);
+    chmodSync(helperFile, 0o755);
+    const useVolume = spec.workspace_quota_mb > 0 && caps.volume && caps.mapUser;
     const workspaceDir = path.join(dir, 'workspace');
     const tmpDir = path.join(dir, 'tmp');
     const homeDir = path.join(dir, 'home');
     const volumeDir = path.join(dir, 'volume');
     if (useVolume) mkdirSync(volumeDir, { mode: 0o700 });
     else for (const d of [workspaceDir, tmpDir, homeDir]) mkdirSync(d, { mode: 0o755 });
+    for (const d of useVolume ? [volumeDir] : [workspaceDir, tmpDir, homeDir]) own(d);
+
+    // Host mounts are pinned: the inode each validated path names now is the one the sandbox must show.
+    const hostPath = spec.host_path !== null && spec.host_path_mode !== 'none' ? { path: spec.host_path, mode: spec.host_path_mode } : null;
+    const extraMounts = orderMounts(spec.extra_mounts);
+    const pins = [...(hostPath ? [pinMount(hostPath.path, spec.mount_path)] : []), ...extraMounts.map((m) => pinMount(m.host_path, m.mount_path))];
+    const stage = new Stage(path.join(dir, 'stage'), runAs !== null);
+    const plan = {
+      hostPath: hostPath ? { ...hostPath, path: stage.add(hostPath.path, 'dir') } : null,
+      extraMounts: extraMounts.map((m) => ({ ...m, host_path: stage.add(m.host_path, 'dir') })),
+      stateDir: stage.add(ctx.sharedDir, 'dir'),
+      nodeBinary: this.#opts.nodeBinary ? stage.add(this.#opts.nodeBinary, 'file') : null,
+    };
+    if (runAs) chmodSync(ctx.sharedDir, 0o755);
 
     const cgroups = caps.limits === 'rlimit' ? [] : createSessionCgroup(caps.limits, key, spec);
+    const seccompFd = openSync(filterFile, 'r');
     const argv = buildHolderArgv(
       {
         bwrap: caps.tools.bwrap,
-        ids: root ? { uid, gid } : null,
-        dev: root ? 'dev' : 'minimal',
+        ids: null,
+        dev: 'minimal',
         network: spec.network,
         readOnlyRoot: spec.read_only_rootfs,
-        // --disable-userns nests the sandbox in a second user namespace; only root can then enter the
-        // session's other namespaces with nsenter (they belong to the outer one), so others go without it.
-        disableUserns: caps.disableUserns && root,
+        disableUserns: false,
         systemLinks: caps.systemLinks,
         tmpDir,
         homeDir,
         workspaceDir,
         mountPath: spec.mount_path,
-        hostPath: spec.host_path !== null && spec.host_path_mode !== 'none' ? { path: spec.host_path, mode: spec.host_path_mode } : null,
-        extraMounts: spec.extra_mounts,
-        stateDir: ctx.sharedDir,
+        ...plan,
         passwdFile,
         groupFile,
-        nodeBinary: this.#opts.nodeBinary,
+        seccomp: { fd: HOLDER_SECCOMP_FD, filterFile, helperFile },
+        stage: runAs ? { ...runAs, binds: stage.binds } : null,
         keeper: { ttlSec: spec.persistent ? 0 : ctx.ttlSec, intervalSec: ctx.ttlSec > 0 ? Math.max(1, Math.min(30, Math.floor(ctx.ttlSec / 2))) : 3600 },
         volume: useVolume ? { volumeDir, sizeBytes: quotaFilesystemBytes(spec.workspace_quota_mb) } : null,
-        volumeHop: useVolume && !root ? { uid, gid } : null,
+        volumeHop: useVolume ? { uid, gid } : null,
       },
       caps.tools.unshare,
+      caps.tools.setpriv,
     );
+    let started: { holder: ProcessIdentity; ns: ProcessIdentity } | null = null;
     try {
-      const { holder, ns } = await this.#spawnHolder(argv, dir);
-      joinCgroup(cgroups, ns.pid);
-      const state: BwrapState = { dir, holder, ns, cgroups, limits_mode: caps.limits, volume: useVolume, workspace_dir: workspaceDir, tmp_dir: tmpDir, home_dir: homeDir };
+      started = await this.#spawnHolder(argv, dir, seccompFd);
+      verifyPins(started.ns.pid, pins);
+      joinCgroup(cgroups, started.ns.pid);
+      const state: BwrapState = { dir, holder: started.holder, ns: started.ns, cgroups, limits_mode: caps.limits, volume: useVolume, workspace_dir: workspaceDir, tmp_dir: tmpDir, home_dir: homeDir, run_as: runAs };
       writeJsonAtomic(path.join(dir, 'holder.json'), state);
       return { backend_session_id: dir, state };
     } catch (err) {
+      if (started) await this.#stopDir({ dir, holder: started.holder, ns: started.ns, cgroups });
       await removeSessionCgroup(cgroups);
       rmSync(dir, { recursive: true, force: true });
       throw err;
+    } finally {
+      closeSync(seccompFd);
     }
   }
 
   /** Starts the holder detached and reads bwrap's info JSON for the pid owning the namespaces. */
-  #spawnHolder(argv: string[], dir: string): Promise<{ holder: ProcessIdentity; ns: ProcessIdentity }> {
+  #spawnHolder(argv: string[], dir: string, seccompFd: number): Promise<{ holder: ProcessIdentity; ns: ProcessIdentity }> {
     return new Promise((resolve, reject) => {
       const logFd = openSync(path.join(dir, 'holder.log'), 'a', 0o600);
       const [cmd, ...args] = argv;
-      const child = spawn(cmd ?? 'bwrap', args, { detached: true, stdio: ['ignore', 'ignore', logFd, 'pipe', 'pipe'], env: { PATH: SANDBOX_PATH } });
+      const child = spawn(cmd ?? 'bwrap', args, { detached: true, stdio: ['ignore', 'ignore', logFd, 'pipe', 'pipe', seccompFd], env: { ...HELPER_ENV } });
       closeSync(logFd);
       let text = '';
       let done = false;
@@ -289,18 +359,14 @@ export class BwrapBackend implements SandboxBackend {
     return limits;
   }
 
-  #env(extra: Record<string, string>): Record<string, string> {
-    return { PATH: SANDBOX_PATH, HOME: '/home', PYTHONUNBUFFERED: '1', LANG: 'C.UTF-8', ...extra };
-  }
-
   async exec(record: SessionRecord, req: ExecRequest): Promise<RunOutcome> {
     const caps = await this.#ready();
     const state = parseState(record);
     const gate = state.cgroups.length > 0;
-    const script = buildExecScript({ workdir: req.workdir, cmd: req.cmd, limits: this.#shellLimits(caps, record, !req.internal), gate });
+    const script = buildExecScript({ workdir: req.workdir, cmd: req.cmd, limits: this.#shellLimits(caps, record, !req.internal), gate, env: req.env });
     return runProcess({
-      argv: buildEnterArgv(caps.tools, state.ns.pid, script),
-      env: this.#env(req.env),
+      argv: buildEnterArgv(caps.tools, state.ns.pid, script, state.run_as),
+      env: { ...HELPER_ENV },
       ...execRunOptions(req),
       ...(gate ? { gate: (pid: number) => joinCgroup(state.cgroups, pid) } : {}),
     });
@@ -311,8 +377,8 @@ export class BwrapBackend implements SandboxBackend {
     const state = parseState(record);
     const gate = state.cgroups.length > 0;
     const limits: ShellLimits = { fileBytes: fileSizeLimitBytes(record.info.workspace_quota_mb), openFiles: OPEN_FILES };
-    const script = buildExecScript({ workdir: spec.cwd, cmd: argvToCommand([spec.command, ...spec.args]), limits, gate });
-    return { argv: buildEnterArgv(caps.tools, state.ns.pid, script), env: this.#env(spec.env), cgroups: state.cgroups, gate };
+    const script = buildExecScript({ workdir: spec.cwd, cmd: argvToCommand([spec.command, ...spec.args]), limits, gate, env: spec.env });
+    return { argv: buildEnterArgv(caps.tools, state.ns.pid, script, state.run_as), env: { ...HELPER_ENV }, cgroups: state.cgroups, gate };
   }
 
   async isSessionAlive(record: SessionRecord): Promise<boolean> {

@@ -5,6 +5,7 @@ import type { BoxConfig } from '../../core/config.js';
 import { unavailableError } from '../../core/box/errors.js';
 import type { BackendName } from '../../core/box/model.js';
 import { BwrapBackend } from './bwrap.js';
+import { privilegedBaseDir } from './bwrap-mounts.js';
 import { ContainerBackend } from './container.js';
 import { HostBackend } from './host-backend.js';
 import type { BoxLayout } from './layout.js';
@@ -17,9 +18,10 @@ export type BackendSet = Record<BackendName, SandboxBackend>;
 /** Builds one instance of every backend for this data dir (probes run lazily, once per instance). */
 export function createBackends(layout: BoxLayout, config: BoxConfig, instanceId = randomBytes(6).toString('hex')): BackendSet {
   const nodeBinary = process.execPath;
-  const baseDir = config.bwrap.base_dir ? path.resolve(config.bwrap.base_dir) : layout.bwrapDir;
+  const privileged = process.getuid?.() === 0;
+  const baseDir = config.bwrap.base_dir ? path.resolve(config.bwrap.base_dir) : privileged ? privilegedBaseDir(layout.root) : layout.bwrapDir;
   return {
-    bwrap: new BwrapBackend({ bin: config.bwrap.bin, baseDir, limits: config.bwrap.limits === 'cgroup' ? 'auto' : config.bwrap.limits, nodeBinary }),
+    bwrap: new BwrapBackend({ bin: config.bwrap.bin, baseDir, limits: config.bwrap.limits === 'cgroup' ? 'auto' : config.bwrap.limits, nodeBinary, sandboxUid: config.bwrap.sandbox_uid, sandboxGid: config.bwrap.sandbox_gid }),
     docker: new ContainerBackend('docker', path.join(layout.root, 'docker'), layout.dataDir, instanceId, nodeBinary),
     podman: new ContainerBackend('podman', path.join(layout.root, 'podman'), layout.dataDir, instanceId, nodeBinary),
     host: new HostBackend(layout.hostDir),

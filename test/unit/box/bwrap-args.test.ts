@@ -24,6 +24,8 @@ const plan = (over: Partial<HolderPlan> = {}): HolderPlan => ({
   groupFile: '/s/group',
   nodeBinary: '/usr/bin/node',
   keeper: { ttlSec: 300, intervalSec: 30 },
+  seccomp: { fd: 5, filterFile: '/s/seccomp.bpf', helperFile: '/s/seccomp-exec' },
+  stage: null,
   volume: null,
   ...over,
 });
@@ -37,6 +39,23 @@ function pairs(argv: string[], flag: string): string[][] {
 }
 
 describe('holder argv', () => {
+  it('loads the seccomp filter from its fd and binds the filter and helper for execs', () => {
+    const a = buildHolderArgv(plan());
+    expect(pairs(a, '--seccomp')[0]?.[0]).toBe('5');
+    expect(pairs(a, '--ro-bind')).toContainEqual(['/s/seccomp.bpf', '/.lbot/seccomp.bpf']);
+    expect(pairs(a, '--ro-bind')).toContainEqual(['/s/seccomp-exec', '/.lbot/seccomp-exec']);
+  });
+
+  it('as root, binds the staged sources as root then drops privileges before bwrap', () => {
+    const a = buildHolderArgv(plan({ stage: { uid: 65534, gid: 65534, binds: [{ source: '/data/skills/x', target: '/s/stage/0' }] } }), '/usr/bin/unshare', '/usr/bin/setpriv');
+    expect(a.slice(0, 5)).toEqual(['/usr/bin/unshare', '--mount', '--propagation', 'private', '--']);
+    expect(a).toContain('/data/skills/x');
+    const script = a[7] ?? '';
+    expect(script).toContain('mount --bind');
+    expect(script).toContain('/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups');
+    expect(a.indexOf('/usr/bin/bwrap')).toBeGreaterThan(a.indexOf('/s/stage/0'));
+  });
+
   it('unshares the network iff network is off; resolv.conf only with network on', () => {
     const off = buildHolderArgv(plan());
     const on = buildHolderArgv(plan({ network: 'on' }));
@@ -102,7 +121,18 @@ describe('exec argv and script', () => {
     const a = buildEnterArgv({ setpriv: '/usr/bin/setpriv', nsenter: '/usr/bin/nsenter' }, 42, 'true');
     expect(a.slice(0, 5)).toEqual(['/usr/bin/setpriv', '--no-new-privs', '/usr/bin/nsenter', '--target', '42']);
     for (const f of ['--user', '--mount', '--pid', '--net', '--ipc', '--uts', '--preserve-credentials']) expect(a).toContain(f);
-    expect(a.slice(-4)).toEqual(['/bin/sh', '-c', 'true', 'sh']);
+    expect(a.slice(-6)).toEqual(['/.lbot/seccomp-exec', '/.lbot/seccomp.bpf', '/bin/sh', '-c', 'true', 'sh']);
+  });
+
+  it('as root, drops to the sandbox uid with no capabilities before entering', () => {
+    const a = buildEnterArgv({ setpriv: '/usr/bin/setpriv', nsenter: '/usr/bin/nsenter' }, 42, 'true', { uid: 65534, gid: 65534 });
+    expect(a.slice(0, 6)).toEqual(['/usr/bin/setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--inh-caps=-all', '--bounding-set=-all']);
+    expect(a.indexOf('--no-new-privs')).toBeLessThan(a.indexOf('/usr/bin/nsenter'));
+  });
+
+  it('exports the caller environment inside the script, quoted', () => {
+    const s = buildExecScript({ workdir: '/w', cmd: 'env', limits: { fileBytes: 1024, openFiles: 1 }, gate: false, env: { A: "it's $(id)", B: '2' } });
+    expect(s.split('\n')[0]).toBe(`export A='it'\\''s $(id)'; export B=2`);
   });
 
   it('gates on fd 3, applies rlimits, enters the workdir, then runs the command', () => {
