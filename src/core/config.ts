@@ -37,6 +37,12 @@ export const KnowledgeBaseConfigSchema = z.looseObject({
 });
 export type KnowledgeBaseConfig = z.infer<typeof KnowledgeBaseConfigSchema>;
 
+/**
+ * The uid/gid sandboxes run as when lbot runs as root: the distroless "nonroot" id, unprivileged and
+ * distinct from the overflow id 65534 that unmapped owners (host root among them) show as inside.
+ */
+export const DEFAULT_SANDBOX_ID = 65532;
+
 export const BoxConfigSchema = z.looseObject({
   enabled: z.preprocess(looseBool, z.boolean()).default(true),
   backend: z.enum(['auto', 'bwrap', 'docker', 'podman', 'host']).default('auto'),
@@ -63,8 +69,8 @@ export const BoxConfigSchema = z.looseObject({
       base_dir: z.string().nullable().default(null),
       limits: z.enum(['auto', 'cgroup', 'rlimit']).default('auto'),
       /** As root, sandboxes run as this unprivileged uid/gid (never 0). */
-      sandbox_uid: z.number().int().min(1).max(4_294_967_294).default(65534),
-      sandbox_gid: z.number().int().min(1).max(4_294_967_294).default(65534),
+      sandbox_uid: z.number().int().min(1).max(4_294_967_294).default(DEFAULT_SANDBOX_ID),
+      sandbox_gid: z.number().int().min(1).max(4_294_967_294).default(DEFAULT_SANDBOX_ID),
     })
     .prefault({}),
 });

@@ -1,5 +1,5 @@
 // `lbot box …` end to end on the built binary with real bwrap sandboxes (acceptance §5: AC-090 … AC-117, AC-216).
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
@@ -266,6 +266,8 @@ describe.skipIf(bwrapSkipReason !== null)('lbot box with bwrap', () => {
     expect(existsSync(path.join(ws, 'marker'))).toBe(false);
     const empty = path.join(s.root, 'empty');
     mkdirSync(empty);
+    // As root the sandbox runs as the unprivileged sandbox uid: the operator grants it the workspace.
+    if (process.getuid?.() === 0) chownSync(empty, 65532, 65532);
     const after = await s.json<ErrorJson>(['box', 'exec', '--session', 'qa', '--host-path', empty, '--', 'sh', '-c', 'head -c 3000000 /dev/zero > /workspace/three-mb']);
     expect(after.r.exitCode).toBe(125);
     expect(after.v.error).toMatchObject({ code: 'box.quota_exceeded', details: { phase: 'after', limit_bytes: 1024 * 1024 } });

@@ -1,7 +1,7 @@
 // Building a validated BoxSpec from a loose request: config defaults, profile merge, validation (box.md §2.3, §4).
 import path from 'node:path';
 import { isRecord } from '../json.js';
-import { validationError } from './errors.js';
+import { boxError, validationError } from './errors.js';
 import { applyProfile, coerceInteger, type BoxProfile } from './profiles.js';
 import {
   DEFAULT_MOUNT_PATH,
@@ -59,10 +59,14 @@ function bool(value: unknown, field: string): boolean {
 }
 
 /** A clean absolute POSIX path: starts with `/`, no `..` segments; returned normalised without a trailing slash. */
-export function absolutePath(value: string, field: string): string {
+export function absolutePath(value: string, field: string, host = false): string {
   if (!value.startsWith('/')) return fail(`${field} must be an absolute path (got ${JSON.stringify(value)})`, field);
   if (value.includes('\0')) return fail(`${field} must not contain NUL bytes`, field);
-  if (value.split('/').includes('..')) return fail(`${field} must not contain '..' segments (got ${JSON.stringify(value)})`, field);
+  if (value.split('/').includes('..')) {
+    // A host path that climbs out with '..' is a mount the policy refuses, not a malformed field.
+    if (host) throw boxError('box.mount_denied', `${field} must not contain '..' segments (got ${JSON.stringify(value)})`, { field, host_path: value });
+    return fail(`${field} must not contain '..' segments (got ${JSON.stringify(value)})`, field);
+  }
   const norm = path.posix.normalize(value);
   return norm.length > 1 && norm.endsWith('/') ? norm.slice(0, -1) : norm;
 }
@@ -89,7 +93,7 @@ function mounts(value: unknown): MountSpec[] {
   return value.map((m, i) => {
     const parsed = MountSpecSchema.safeParse(m);
     if (!parsed.success) return fail(`extra_mounts[${i}] must be {host_path, mount_path, mode?: none|ro|rw}`, 'extra_mounts');
-    const host_path = absolutePath(parsed.data.host_path.trim(), `extra_mounts[${i}].host_path`);
+    const host_path = absolutePath(parsed.data.host_path.trim(), `extra_mounts[${i}].host_path`, true);
     const mount_path = absolutePath(parsed.data.mount_path.trim(), `extra_mounts[${i}].mount_path`);
     return { host_path, mount_path, mode: parsed.data.mode };
   });
@@ -122,7 +126,7 @@ export function buildSpec(request: SpecRequest, defaults: SpecDefaults): BoxSpec
   const pids_limit = integer(merged.pids_limit, 'pids_limit', 1);
   const workspace_quota_mb = integer(merged.workspace_quota_mb, 'workspace_quota_mb', 0);
   const hostRaw = merged.host_path === undefined || merged.host_path === null ? null : text(merged.host_path, 'host_path');
-  const host_path = hostRaw ? absolutePath(hostRaw, 'host_path') : null;
+  const host_path = hostRaw ? absolutePath(hostRaw, 'host_path', true) : null;
   const mount_path = absolutePath(mountPathRaw, 'mount_path');
   const network = NetworkModeSchema.safeParse(merged.network);
   if (!network.success) fail(`network must be "on" or "off" (got ${JSON.stringify(merged.network)})`, 'network');

@@ -34,6 +34,22 @@ export function pinMount(hostPath: string, mountPath: string): MountPin {
   }
 }
 
+/**
+ * Root hosts: the sandbox uid must be able to use a host mount by the directory's own modes (lbot
+ * changes no owner or mode of the operator's files). Supplementary groups are cleared, ACLs ignored.
+ */
+export function assertSandboxAccess(hostPath: string, mode: 'ro' | 'rw', uid: number, gid: number): void {
+  const st = statSync(hostPath);
+  const shift = st.uid === uid ? 6 : st.gid === gid ? 3 : 0;
+  const bits = (st.mode >> shift) & 0o7;
+  const need = mode === 'rw' ? 0o7 : 0o5;
+  if ((bits & need) === need) return;
+  throw new LbotError('box.mount_denied', `the sandbox runs as uid ${uid} (lbot runs as root) and cannot ${mode === 'rw' ? 'write to' : 'read'} ${hostPath} (owner ${st.uid}, mode ${(st.mode & 0o777).toString(8)})`, {
+    details: { host_path: hostPath, mode, sandbox_uid: uid },
+    hint: `make it ${mode === 'rw' ? 'writable' : 'readable'} by uid ${uid} (chown -R ${uid}:${gid} ${hostPath}), or set box.bwrap.sandbox_uid to its owner`,
+  });
+}
+
 /** After the sandbox is up: every pinned mount shows the pinned inode, or the session is refused. */
 export function verifyPins(nsPid: number, pins: readonly MountPin[]): void {
   for (const pin of pins) {

@@ -7,10 +7,11 @@ import { statfs } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { LbotError } from '../../core/errors.js';
+import { DEFAULT_SANDBOX_ID } from '../../core/config.js';
 import { fileSizeLimitBytes, measureUsage, quotaFilesystemBytes } from '../../core/box/quota.js';
 import { argvToCommand } from '../../core/box/shell.js';
 import { buildSeccompFilter, deniedSyscallNames, seccompArchFor } from '../../core/box/seccomp.js';
-import { Stage, pinMount, preparePrivateBase, verifyPins } from './bwrap-mounts.js';
+import { Stage, assertSandboxAccess, pinMount, preparePrivateBase, verifyPins } from './bwrap-mounts.js';
 import type { BoxSpec, ManagedProcessSpec } from '../../core/box/model.js';
 import { writeJsonAtomic, readJson } from './files.js';
 import { identityOf, isIdentityAlive, signal, type ProcessIdentity } from './proc.js';
@@ -49,7 +50,6 @@ type BwrapState = z.infer<typeof BwrapStateSchema>;
 const OPEN_FILES = 256;
 /** The holder's stdio slot that carries the seccomp filter to `bwrap --seccomp`. */
 const HOLDER_SECCOMP_FD = 5;
-const DEFAULT_SANDBOX_ID = 65534;
 const HOLDER_START_TIMEOUT_MS = 10_000;
 
 export type BwrapOptions = {
@@ -199,6 +199,14 @@ export class BwrapBackend implements SandboxBackend {
     const runAs = privileged ? { uid: this.#opts.sandboxUid ?? DEFAULT_SANDBOX_ID, gid: this.#opts.sandboxGid ?? DEFAULT_SANDBOX_ID } : null;
     const uid = runAs?.uid ?? process.getuid?.() ?? 1000;
     const gid = runAs?.gid ?? process.getgid?.() ?? 1000;
+    // Host mounts are pinned: the inode each validated path names now is the one the sandbox must show.
+    const hostPath = spec.host_path !== null && spec.host_path_mode !== 'none' ? { path: spec.host_path, mode: spec.host_path_mode } : null;
+    const extraMounts = orderMounts(spec.extra_mounts);
+    if (runAs) {
+      if (hostPath) assertSandboxAccess(hostPath.path, hostPath.mode, runAs.uid, runAs.gid);
+      for (const m of extraMounts) assertSandboxAccess(m.host_path, m.mode === 'rw' ? 'rw' : 'ro', runAs.uid, runAs.gid);
+    }
+    const pins = [...(hostPath ? [pinMount(hostPath.path, spec.mount_path)] : []), ...extraMounts.map((m) => pinMount(m.host_path, m.mount_path))];
     if (privileged) preparePrivateBase(this.#opts.baseDir);
     const dir = path.join(this.#opts.baseDir, key);
     mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -225,10 +233,6 @@ export class BwrapBackend implements SandboxBackend {
     else for (const d of [workspaceDir, tmpDir, homeDir]) mkdirSync(d, { mode: 0o755 });
     for (const d of useVolume ? [volumeDir] : [workspaceDir, tmpDir, homeDir]) own(d);
 
-    // Host mounts are pinned: the inode each validated path names now is the one the sandbox must show.
-    const hostPath = spec.host_path !== null && spec.host_path_mode !== 'none' ? { path: spec.host_path, mode: spec.host_path_mode } : null;
-    const extraMounts = orderMounts(spec.extra_mounts);
-    const pins = [...(hostPath ? [pinMount(hostPath.path, spec.mount_path)] : []), ...extraMounts.map((m) => pinMount(m.host_path, m.mount_path))];
     const stage = new Stage(path.join(dir, 'stage'), runAs !== null);
     const plan = {
       hostPath: hostPath ? { ...hostPath, path: stage.add(hostPath.path, 'dir') } : null,
