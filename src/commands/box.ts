@@ -270,7 +270,7 @@ export function registerBox(program: Command, getCtx: GetContext): void {
         [
           `available: ${s.available}${s.connector_error ? ` (${s.connector_error})` : ''}`,
           `enabled: ${s.enabled}`,
-          `backend: ${s.backend.name ?? '-'}${s.backend.limits_mode ? ` (limits: ${s.backend.limits_mode})` : ''}`,
+          `backend: ${s.backend.name ?? '-'}${s.backend.limits_mode ? ` (limits: ${s.backend.limits_mode})` : ''}${s.backend.seccomp ? ` (seccomp: ${s.backend.seccomp})` : ''}`,
           `profile: ${s.profile}`,
           `sessions: ${s.active_sessions}, managed processes: ${s.managed_processes}, session TTL: ${s.session_ttl_sec} s`,
           `recent errors: ${s.recent_error_count}`,

@@ -148,7 +148,7 @@ export const ErrorRecordSchema = z.strictObject({
 });
 export type ErrorRecord = z.infer<typeof ErrorRecordSchema>;
 
-export type BackendInfo = { name: BackendName | null; available: boolean; limits_mode?: string; reason?: string };
+export type BackendInfo = { name: BackendName | null; available: boolean; limits_mode?: string; seccomp?: string; reason?: string };
 
 export type BoxStatus = {
   available: boolean;

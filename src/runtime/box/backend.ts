@@ -19,7 +19,8 @@ export const SessionRecordSchema = z.strictObject({
 });
 export type SessionRecord = z.infer<typeof SessionRecordSchema>;
 
-export type BackendProbe = { available: boolean; reason: string; limits_mode?: string; seccomp?: boolean };
+/** `seccomp` says what syscall filter sandboxes get: `filter` (lbot's), `engine` (the container engine's), `none`. */
+export type BackendProbe = { available: boolean; reason: string; limits_mode?: string; seccomp?: 'filter' | 'engine' | 'none' };
 
 export type StartContext = {
   /** Directory bound read-only into the sandbox at /.lbot/state (last-use and busy markers; no secrets). */

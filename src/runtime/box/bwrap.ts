@@ -185,7 +185,7 @@ export class BwrapBackend implements SandboxBackend {
     const notes = [caps.limitsReason, volume ? 'quota: size-limited tmpfs' : 'quota: watchdog'];
     notes.push(`seccomp: ${caps.seccomp.denied.length} syscalls refused, no new namespaces (nested user namespaces off)`);
     if (process.getuid?.() === 0) notes.push(`sandboxes run as uid ${this.#opts.sandboxUid ?? DEFAULT_SANDBOX_ID}:${this.#opts.sandboxGid ?? DEFAULT_SANDBOX_ID}, not root`);
-    return { available: true, reason: notes.join('; '), limits_mode: caps.limits, seccomp: true };
+    return { available: true, reason: notes.join('; '), limits_mode: caps.limits, seccomp: 'filter' };
   }
 
   async startSession(spec: BoxSpec, ctx: StartContext): Promise<{ backend_session_id: string; state: Record<string, unknown> }> {

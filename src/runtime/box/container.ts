@@ -42,7 +42,7 @@ export class ContainerBackend implements SandboxBackend {
       if (!bin) return { available: false, reason: `${this.#cli} is not installed (no ${this.#cli} on PATH)` };
       const info = await probeCommand([bin, 'info'], 5000);
       if (!info.ok) return { available: false, reason: `the ${this.#cli} engine does not answer: ${info.detail || 'info failed'}` };
-      return { available: true, reason: `${this.#cli} engine reachable`, limits_mode: 'engine' };
+      return { available: true, reason: `${this.#cli} engine reachable`, limits_mode: 'engine', seccomp: 'engine' };
     })();
     return this.#probe;
   }

@@ -26,7 +26,7 @@ export class HostBackend implements SandboxBackend {
   constructor(readonly baseDir: string) {}
 
   async probe(): Promise<BackendProbe> {
-    return { available: true, reason: 'no isolation: commands run directly on this machine', limits_mode: 'rlimit' };
+    return { available: true, reason: 'no isolation: commands run directly on this machine', limits_mode: 'rlimit', seccomp: 'none' };
   }
 
   async startSession(_spec: BoxSpec, ctx: StartContext): Promise<{ backend_session_id: string; state: Record<string, unknown> }> {

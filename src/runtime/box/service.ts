@@ -315,7 +315,7 @@ export class BoxService {
     };
     try {
       const { backend, probe } = await selectBackend(this.#backends, this.config, this.#override);
-      return { ...base, available: true, backend: { name: backend.name, available: true, reason: probe.reason, ...(probe.limits_mode ? { limits_mode: probe.limits_mode } : {}) } };
+      return { ...base, available: true, backend: { name: backend.name, available: true, reason: probe.reason, ...(probe.limits_mode ? { limits_mode: probe.limits_mode } : {}), ...(probe.seccomp ? { seccomp: probe.seccomp } : {}) } };
     } catch (err) {
       const e = toLbotError(err);
       const name = this.#override ?? (this.config.backend === 'auto' ? null : this.config.backend);
