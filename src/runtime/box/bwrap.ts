@@ -1,7 +1,7 @@
 // The bwrap backend: a detached holder per session owns its namespaces; every exec enters them with nsenter.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, closeSync, copyFileSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, closeSync, copyFileSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, readdirSync, readlinkSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { statfs } from 'node:fs/promises';
 import path from 'node:path';
@@ -210,6 +210,8 @@ export class BwrapBackend implements SandboxBackend {
     if (privileged) preparePrivateBase(this.#opts.baseDir);
     const dir = path.join(this.#opts.baseDir, key);
     mkdirSync(dir, { recursive: true, mode: 0o700 });
+    // Again after the mkdir: another process may have removed the empty base in between.
+    if (privileged) preparePrivateBase(this.#opts.baseDir);
     if (runAs) chmodSync(dir, 0o711);
     const own = (p: string) => {
       if (runAs) chownSync(p, runAs.uid, runAs.gid);
@@ -405,6 +407,12 @@ export class BwrapBackend implements SandboxBackend {
     for (let i = 0; i < 100 && (isIdentityAlive(state.ns) || isIdentityAlive(state.holder)); i++) await new Promise((r) => setTimeout(r, 20));
     await removeSessionCgroup(state.cgroups);
     rmSync(state.dir, { recursive: true, force: true });
+    try {
+      // The per-data-dir base goes with its last session (root hosts keep it under the temp dir).
+      rmdirSync(path.dirname(state.dir));
+    } catch {
+      // other sessions still live there
+    }
   }
 
   async usage(record: SessionRecord): Promise<number> {
