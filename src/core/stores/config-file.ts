@@ -1,12 +1,12 @@
 // The config store: `<data-dir>/lbot.config.json` on lowdb, zod-validated on load, env overrides applied.
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Low } from 'lowdb';
-import { JSONFile } from 'lowdb/node';
+import { Low, type Adapter } from 'lowdb';
 import { applyEnvOverrides, parseConfig, type Config } from '../config.js';
 import { LbotError } from '../errors.js';
 import { isRecord } from '../json.js';
 import { parseJsonText } from '../json-parse.js';
+import { ensurePrivateDir, tightenPrivateFile, writePrivateFile } from './private-files.js';
 
 export const CONFIG_FILE_NAME = 'lbot.config.json';
 
@@ -17,6 +17,21 @@ export type ConfigFile = {
   /** Reads the file as written (no env, no defaults), edits it and writes it back atomically. */
   update(edit: (raw: Record<string, unknown>) => void): Promise<Config>;
 };
+
+/**
+ * lowdb's storage for the config: the file holds model keys, MCP tokens and webhook secrets, so it is
+ * written 0600 through a temp file created 0600 and renamed (never a moment at the umask's mode).
+ */
+class PrivateJsonFile implements Adapter<Record<string, unknown>> {
+  constructor(private readonly file: string) {}
+  read(): Promise<Record<string, unknown> | null> {
+    return Promise.resolve(readRaw(this.file));
+  }
+  write(data: Record<string, unknown>): Promise<void> {
+    writePrivateFile(this.file, JSON.stringify(data, null, 2));
+    return Promise.resolve();
+  }
+}
 
 function readRaw(file: string): Record<string, unknown> {
   let text: string;
@@ -36,6 +51,7 @@ function readRaw(file: string): Record<string, unknown> {
 export function openConfigFile(dataDir: string, env: NodeJS.ProcessEnv = process.env): ConfigFile {
   const file = path.join(dataDir, CONFIG_FILE_NAME);
   const load = (raw: Record<string, unknown>) => parseConfig(applyEnvOverrides(raw, env), file);
+  tightenPrivateFile(file); // a config written by hand or by an older lbot may be world-readable
   let config = load(readRaw(file));
   return {
     file,
@@ -46,8 +62,8 @@ export function openConfigFile(dataDir: string, env: NodeJS.ProcessEnv = process
       const raw = readRaw(file);
       edit(raw);
       parseConfig(raw, file); // refuse to write a file that would not load
-      mkdirSync(path.dirname(file), { recursive: true });
-      const db = new Low<Record<string, unknown>>(new JSONFile(file), {});
+      ensurePrivateDir(path.dirname(file));
+      const db = new Low<Record<string, unknown>>(new PrivateJsonFile(file), {});
       db.data = raw;
       await db.write();
       config = load(raw);

@@ -1,12 +1,13 @@
 // `lbot run --record`: passes model and tool calls through to the real providers and writes down every
 // answer, every proxy call and the final results of each run into a cassette file.
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../../core/config.js';
 import { toApiError } from '../../core/host/api-error.js';
 import type { ModelProvider, ToolProvider } from '../../core/host/ports.js';
 import type { LocalHostOptions } from '../local-host.js';
 import { CASSETTE_VERSION, type Cassette, type TapeAnswer } from '../../core/cassette/schema.js';
+import { writePrivateFile } from '../../core/stores/private-files.js';
 import { LBOT_VERSION } from '../../version.js';
 import { TapeLog } from './tape.js';
 
@@ -94,9 +95,8 @@ export function createRecorder(): Recorder {
           })),
       };
       await mkdir(path.dirname(path.resolve(file)), { recursive: true });
-      const tmp = `${file}.${process.pid}.tmp`;
-      await writeFile(tmp, `${JSON.stringify(cassette, null, 2)}\n`);
-      await rename(tmp, file);
+      // Cassettes hold whole conversations and tool results: 0600, through a temp file created 0600.
+      writePrivateFile(file, `${JSON.stringify(cassette, null, 2)}\n`);
       return cassette;
     },
   };

@@ -1,7 +1,7 @@
 // The bearer token of `lbot serve`: LBOT_API_TOKEN, else a random one written to <data-dir>/serve.token (0600).
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { ensurePrivateDir, writePrivateFile } from '../../core/stores/private-files.js';
 
 export const TOKEN_FILE_NAME = 'serve.token';
 
@@ -9,10 +9,10 @@ export function resolveServeToken(dataDir: string, env: NodeJS.ProcessEnv = proc
   const fromEnv = env.LBOT_API_TOKEN;
   if (fromEnv) return { token: fromEnv, file: null };
   const token = randomBytes(32).toString('base64url');
-  mkdirSync(dataDir, { recursive: true });
+  ensurePrivateDir(dataDir);
   const file = path.join(dataDir, TOKEN_FILE_NAME);
-  writeFileSync(file, `${token}\n`, { mode: 0o600 });
-  chmodSync(file, 0o600); // an existing file keeps its old mode otherwise
+  // A temp file created 0600 and renamed: an old token file's mode never carries over.
+  writePrivateFile(file, `${token}\n`);
   return { token, file };
 }
 

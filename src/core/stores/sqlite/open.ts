@@ -4,6 +4,7 @@ import { closeSync, mkdirSync, openSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { LbotError } from '../../errors.js';
+import { createPrivateFile, ensurePrivateDir, tightenPrivateFile } from '../private-files.js';
 import type { Stores } from '../types.js';
 import { SqliteArtifactStore } from './artifacts.js';
 import { BlobFiles } from './blob-files.js';
@@ -50,8 +51,8 @@ function prepareDataDir(dataDir: string): void {
   try {
     const st = statSync(dataDir, { throwIfNoEntry: false });
     if (st && !st.isDirectory()) throw storeUnavailable(dataDir, 'the data dir exists but is not a directory');
-    // Transcripts and state are private to the user running lbot.
-    if (!st) mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    // Transcripts and state are private to the user running lbot: 0700, tightened when it is wider.
+    ensurePrivateDir(dataDir);
   } catch (err) {
     if (err instanceof LbotError) throw err;
     throw storeUnavailable(dataDir, `cannot create the data dir: ${reasonOf(err)}`, err);
@@ -66,9 +67,15 @@ function prepareDataDir(dataDir: string): void {
   probeWritable(artifacts, 'the artifact directory');
 }
 
+/** The database and its WAL sidecars (SQLite gives those the database file's mode). */
+const DB_FILES = (file: string) => [file, `${file}-wal`, `${file}-shm`, `${file}-journal`];
+
 function openDatabase(file: string): Database.Database {
   let db: Database.Database;
   try {
+    // Created 0600 before SQLite opens it by name, so its mode does not depend on the umask.
+    createPrivateFile(file);
+    for (const f of DB_FILES(file)) tightenPrivateFile(f);
     db = new Database(file, { timeout: BUSY_TIMEOUT_MS });
   } catch (err) {
     throw storeUnavailable(file, `cannot open the database: ${reasonOf(err)}`, err);
@@ -83,6 +90,7 @@ function openDatabase(file: string): Database.Database {
     db.pragma('cache_size = -16000');
     db.pragma('journal_size_limit = 67108864');
     db.function('lbot_icontains', { deterministic: true }, icontains);
+    for (const f of DB_FILES(file)) tightenPrivateFile(f);
     return db;
   } catch (err) {
     db.close();
