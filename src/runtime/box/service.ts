@@ -30,7 +30,7 @@ import { withLock } from './lock.js';
 import { identityOf } from './proc.js';
 import { ProcessManager } from './processes.js';
 import { createBackends, selectBackend, type BackendSet } from './select.js';
-import { SessionStore } from './sessions.js';
+import { SessionStore, backendConflict } from './sessions.js';
 import type { RunOutcome } from './run-process.js';
 import type { Owner, SandboxBackend, SessionRecord } from './backend.js';
 
@@ -156,6 +156,18 @@ export class BoxService {
     return this.#backends[record.info.backend_name];
   }
 
+  /**
+   * An existing session is reused only on the backend this request asks for (`--backend`, else
+   * box.backend): `auto` accepts any isolating backend, a name only itself. So a session made with
+   * `--backend host` never serves a request that did not name host.
+   */
+  #assertBackend(record: SessionRecord): void {
+    const requested = this.#override ?? this.config.backend;
+    const stored = record.info.backend_name;
+    if (requested === 'auto' ? stored !== 'host' : stored === requested) return;
+    throw backendConflict(record.info.session_id, stored, requested);
+  }
+
   #ensureEnabled(): void {
     if (!this.config.enabled) {
       throw boxError('box.unavailable', 'box is disabled in config (box.enabled = false)', { reason: 'disabled' }, 'set box.enabled to true in lbot.config.json (or unset LBOT__BOX__ENABLED)');
@@ -176,6 +188,7 @@ export class BoxService {
       if (!spec.cmd.trim()) throw validationError('cmd must not be empty', { field: 'cmd' });
       const stored = this.#store.read(sid);
       const existing = stored && (await this.#store.isAlive(stored)) ? stored : null;
+      if (existing) this.#assertBackend(existing);
       const backend = existing ? this.#backendOf(existing) : await this.#select();
       if (existing && backend.name === 'host') this.#warn(HOST_WARNING);
       const limit = quotaLimitBytes(spec.workspace_quota_mb);
@@ -341,7 +354,7 @@ export class BoxService {
     if (!record || !(await this.#store.isAlive(record))) {
       const spec = this.buildSpec({ cmd: 'true' }, sid);
       record = (await this.#store.getOrCreate(spec, await this.#select())).record;
-    }
+    } else this.#assertBackend(record);
     const rec = record;
     return withLock(this.layout.sessionLock(sid), () =>
       this.#procs.start(rec, this.#backendOf(rec), parsed.data, {

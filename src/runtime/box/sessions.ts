@@ -25,6 +25,20 @@ export type SessionStoreOptions = {
 
 const PENDING_STALE_MS = 120_000;
 
+/**
+ * The box.session_conflict of a session that exists on another backend than the request asks for
+ * (`requested` is a backend name, or `auto` for any isolating one): the backend is part of a session's identity.
+ */
+export function backendConflict(id: string, stored: BackendName, requested: BackendName | 'auto') {
+  const asked = requested === 'auto' ? 'an isolating backend (box.backend: auto)' : `the ${requested} backend`;
+  const what = stored === 'host' ? 'the host backend, without any isolation' : `the ${stored} backend`;
+  return boxError(
+    'box.session_conflict',
+    `box session ${id} already exists on ${what}, but this request asks for ${asked}; it is not reused. Use another --session, or remove it with lbot box rm ${id}`,
+    { session_id: id, field: 'backend', stored, requested },
+  );
+}
+
 export class SessionStore {
   readonly #o: SessionStoreOptions;
 
@@ -92,7 +106,7 @@ export class SessionStore {
     const id = spec.session_id;
     // Fast path without the lock: a live, compatible session only needs its last-use bumped.
     const known = opts.known === undefined ? this.read(id) : opts.known;
-    if (known && !firstDifference(known.info, spec) && (await this.isAlive(known))) {
+    if (known && known.info.backend_name === backend.name && !firstDifference(known.info, spec) && (await this.isAlive(known))) {
       this.touch(id);
       return { record: known, created: false };
     }
@@ -103,6 +117,7 @@ export class SessionStore {
           this.#o.warn(`box session ${id} was no longer running; it is recreated`);
           await this.#dropUnlocked(existing);
         } else {
+          if (existing.info.backend_name !== backend.name) throw backendConflict(id, existing.info.backend_name, backend.name);
           const diff = firstDifference(existing.info, spec);
           if (!diff) {
             this.touch(id);
