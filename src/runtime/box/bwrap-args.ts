@@ -194,8 +194,17 @@ export const HELPER_ENV: Readonly<Record<string, string>> = { PATH: SANDBOX_PATH
  * The argv that runs a script inside a session's namespaces: no-new-privileges, (as root) the sandbox
  * uid with no capabilities, then the seccomp helper loads the filter before the shell starts.
  */
-export function buildEnterArgv(tools: Pick<HostTools, 'setpriv' | 'nsenter'>, nsPid: number, script: string, runAs: { uid: number; gid: number } | null = null): string[] {
+export function buildEnterArgv(
+  tools: Pick<HostTools, 'setpriv' | 'nsenter'>,
+  nsPid: number,
+  script: string,
+  opts: { runAs?: { uid: number; gid: number } | null; network?: NetworkMode } = {},
+): string[] {
+  const runAs = opts.runAs ?? null;
   const drop = runAs ? [`--reuid=${runAs.uid}`, `--regid=${runAs.gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all'] : [];
+  // With network on the holder shares the host's network namespace: there is nothing to enter (and an
+  // unprivileged uid may not enter it).
+  const net = opts.network === 'on' ? [] : ['--net'];
   return [
     tools.setpriv,
     ...drop,
@@ -206,7 +215,7 @@ export function buildEnterArgv(tools: Pick<HostTools, 'setpriv' | 'nsenter'>, ns
     '--user',
     '--mount',
     '--pid',
-    '--net',
+    ...net,
     '--ipc',
     '--uts',
     '--preserve-credentials',

@@ -371,7 +371,7 @@ export class BwrapBackend implements SandboxBackend {
     const gate = state.cgroups.length > 0;
     const script = buildExecScript({ workdir: req.workdir, cmd: req.cmd, limits: this.#shellLimits(caps, record, !req.internal), gate, env: req.env });
     return runProcess({
-      argv: buildEnterArgv(caps.tools, state.ns.pid, script, state.run_as),
+      argv: buildEnterArgv(caps.tools, state.ns.pid, script, { runAs: state.run_as, network: record.info.network }),
       env: { ...HELPER_ENV },
       ...execRunOptions(req),
       ...(gate ? { gate: (pid: number) => joinCgroup(state.cgroups, pid) } : {}),
@@ -384,7 +384,7 @@ export class BwrapBackend implements SandboxBackend {
     const gate = state.cgroups.length > 0;
     const limits: ShellLimits = { fileBytes: fileSizeLimitBytes(record.info.workspace_quota_mb), openFiles: OPEN_FILES };
     const script = buildExecScript({ workdir: spec.cwd, cmd: argvToCommand([spec.command, ...spec.args]), limits, gate, env: spec.env });
-    return { argv: buildEnterArgv(caps.tools, state.ns.pid, script, state.run_as), env: { ...HELPER_ENV }, cgroups: state.cgroups, gate };
+    return { argv: buildEnterArgv(caps.tools, state.ns.pid, script, { runAs: state.run_as, network: record.info.network }), env: { ...HELPER_ENV }, cgroups: state.cgroups, gate };
   }
 
   async isSessionAlive(record: SessionRecord): Promise<boolean> {

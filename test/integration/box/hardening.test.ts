@@ -152,6 +152,14 @@ describe.skipIf(bwrapSkipReason !== null)('bwrap hardening', () => {
     expect(readdirSync(path.join(root, 'base')).filter((n) => !n.endsWith('.bpf'))).toEqual([]);
   });
 
+  it('enters a network-on session (the host network namespace is not entered) with the filter still on', async () => {
+    const f = fixture();
+    const { result } = await f.box.exec({ network: 'on', cmd: 'grep ^Seccomp: /proc/self/status; id -u' });
+    expect(result.exit_code).toBe(0);
+    expect(result.stdout).toMatch(/Seccomp:\s+2/);
+    if (isRoot) expect(result.stdout).toContain('65532');
+  });
+
   it('refuses a host path with .. segments as box.mount_denied', async () => {
     const f = fixture();
     await expect(f.box.exec({ host_path: '/tmp/../etc', cmd: 'true' })).rejects.toMatchObject({ code: 'box.mount_denied' });

@@ -125,7 +125,8 @@ describe('exec argv and script', () => {
   });
 
   it('as root, drops to the sandbox uid with no capabilities before entering', () => {
-    const a = buildEnterArgv({ setpriv: '/usr/bin/setpriv', nsenter: '/usr/bin/nsenter' }, 42, 'true', { uid: 65534, gid: 65534 });
+    const a = buildEnterArgv({ setpriv: '/usr/bin/setpriv', nsenter: '/usr/bin/nsenter' }, 42, 'true', { runAs: { uid: 65534, gid: 65534 } });
+    expect(buildEnterArgv({ setpriv: 's', nsenter: 'n' }, 42, 'true', { network: 'on' })).not.toContain('--net');
     expect(a.slice(0, 6)).toEqual(['/usr/bin/setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--inh-caps=-all', '--bounding-set=-all']);
     expect(a.indexOf('--no-new-privs')).toBeLessThan(a.indexOf('/usr/bin/nsenter'));
   });
