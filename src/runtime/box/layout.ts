@@ -1,8 +1,7 @@
 // Where box state lives under the data dir (box.md §5.1): session records, locks, sockets, backend dirs.
 import { createHash } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
+import { ensureSocketDir, tmpSocketDir } from '../socket-dir.js';
 
 /** Unix socket paths must fit in sockaddr_un (108 bytes including the NUL). */
 const MAX_SOCKET_PATH = 100;
@@ -64,12 +63,16 @@ export class BoxLayout {
     return path.join(this.root, 'host');
   }
 
-  /** A private, short unix socket path for one managed process (created 0700). */
+  /**
+   * A private, short unix socket path for one managed process: under the data dir when it fits in
+   * sockaddr_un, else under `<tmp>/lbot-<uid>`. Either dir is created 0700 or, when present, must be a
+   * real directory of this user with no group/other access; otherwise `box.unavailable`.
+   */
   socketPath(sessionId: string, processId: string): string {
     const hash = createHash('sha256').update(`${this.root}\n${sessionId}\n${processId}`).digest('hex').slice(0, 20);
     const local = path.join(this.root, 'run');
-    const dir = path.join(local, `${hash}.sock`).length <= MAX_SOCKET_PATH ? local : path.join(os.tmpdir(), `lbot-${process.getuid?.() ?? 'u'}`);
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const fits = path.join(local, `${hash}.sock`).length <= MAX_SOCKET_PATH;
+    const dir = ensureSocketDir(fits ? local : tmpSocketDir(), 'box.unavailable', { parents: fits });
     return path.join(dir, `${hash}.sock`);
   }
 }

@@ -3,9 +3,8 @@
 // run's host API, and every call goes through the host's proxy router, so grants and audit are the same
 // as for the runner's own calls. A run's token dies with the run; so do its bridge connections.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { mkdirSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -16,6 +15,7 @@ import type { RunSession } from '../../core/host/session.js';
 import { isRecord, tryParseJson } from '../../core/json.js';
 import type { JsonObject } from '../../core/protocol/event.js';
 import { LBOT_VERSION } from '../../version.js';
+import { ensureSocketDir, tmpSocketDir } from '../socket-dir.js';
 import { BRIDGE_TOOLS, type BridgeTool } from './bridge-tools.js';
 
 const MAX_SOCKET_PATH = 100;
@@ -44,12 +44,12 @@ function hash(text: string): Buffer {
   return createHash('sha256').update(text).digest();
 }
 
-/** The socket path of this process: under the data dir when it fits in sockaddr_un, else under the temp dir. */
+/** The socket path of this process: under the data dir when it fits in sockaddr_un, else under `<tmp>/lbot-<uid>`. */
 export function bridgeSocketPath(dataDir: string, pid: number = process.pid): string {
   const local = path.join(dataDir, 'mcp', 'bridge', `${pid}.sock`);
   if (local.length <= MAX_SOCKET_PATH) return local;
   const key = createHash('sha256').update(`${path.resolve(dataDir)}\n${pid}`).digest('hex').slice(0, 16);
-  return path.join(os.tmpdir(), `lbot-${process.getuid?.() ?? 'u'}`, `bridge-${key}.sock`);
+  return path.join(tmpSocketDir(), `bridge-${key}.sock`);
 }
 
 function textResult(value: unknown, isError = false): CallToolResult {
@@ -88,7 +88,9 @@ export class BridgeServer {
 
   #listen(): void {
     if (this.#server || this.#closed) return;
-    mkdirSync(path.dirname(this.socketPath), { recursive: true, mode: 0o700 });
+    // Created 0700, or refused when it is a symlink, another user's or open to others (mcp.connect_failed).
+    const dir = path.dirname(this.socketPath);
+    ensureSocketDir(dir, 'mcp.connect_failed', { parents: dir !== tmpSocketDir() });
     rmSync(this.socketPath, { force: true });
     const server = net.createServer((socket) => this.#accept(socket));
     server.on('error', (err) => this.#warn(`MCP bridge socket ${this.socketPath}: ${err.message}`));

@@ -1,6 +1,7 @@
 // What a local host (`lbot run`, `lbot serve`) gets from the MCP subsystem: the MCP part of each run's
 // tool table, the per-run bridge endpoint in ctx.metadata, and one owner to close with the host.
 import type { Config } from '../../core/config.js';
+import { LbotError } from '../../core/errors.js';
 import type { Host } from '../../core/host/host.js';
 import type { ToolProvider } from '../../core/host/ports.js';
 import type { Binding } from '../../core/protocol/binding.js';
@@ -62,7 +63,17 @@ export function openMcpHost(opts: McpHostOptions): McpHost {
   return {
     sources,
     tools: async (req) => tables.forRun(await sources(req), req.binding.resource_policy),
-    runMetadata: (req) => (settings.bridge.enabled ? { mcp_bridge: bridge.register(req.run_id) } : {}),
+    runMetadata: (req) => {
+      if (!settings.bridge.enabled) return {};
+      try {
+        return { mcp_bridge: bridge.register(req.run_id) };
+      } catch (err) {
+        // An unsafe socket directory costs the run its bridge, not the run itself.
+        if (!(err instanceof LbotError)) throw err;
+        opts.warn(`${err.message}; run ${req.run_id} has no MCP bridge`);
+        return {};
+      }
+    },
     close: async () => {
       bridge.close();
       if (manager) await (await manager).close();
