@@ -2,6 +2,7 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
+import { assertSafeEnv } from '../core/env-policy.js';
 import { LbotError } from '../core/errors.js';
 import { migrateLegacyConfig } from '../core/host/legacy-binding.js';
 import { isRecord } from '../core/json.js';
@@ -15,7 +16,10 @@ async function readJson(file: string, flag: string): Promise<unknown> {
 
 function parseBinding(raw: unknown, source: string): Binding {
   const parsed = BindingSchema.safeParse(raw);
-  if (parsed.success) return parsed.data;
+  if (parsed.success) {
+    assertSafeEnv(parsed.data.env, `${source}: env`);
+    return parsed.data;
+  }
   const issue = parsed.error.issues[0];
   throw new LbotError('invalid_argument', `${source}: ${issue?.path.join('.') || '(binding)'}: ${issue?.message ?? 'invalid'}`, { details: { path: issue?.path.map(String) ?? [] } });
 }

@@ -1,6 +1,7 @@
 // The lbot config file schema (`<data-dir>/lbot.config.json`), env overrides and secret masking.
 import { z } from 'zod';
 import { BindingSchema } from './protocol/binding.js';
+import { assertSafeEnv } from './env-policy.js';
 import { LbotError } from './errors.js';
 import { isRecord } from './json.js';
 
@@ -171,10 +172,33 @@ export function applyEnvOverrides(raw: Record<string, unknown>, env: NodeJS.Proc
   return out;
 }
 
+/**
+ * Every env map the config hands to a process (a binding's plugin process, an MCP server) passes the
+ * env policy; a refused name fails the load with env.denied naming the entry.
+ */
+function assertConfigEnv(config: Config, file: string): void {
+  for (const [i, b] of config.bindings.entries()) assertSafeEnv(b.env, `${file}: bindings.${i} (${b.binding_id}).env`);
+  for (const [i, m] of config.mcp.servers.entries()) {
+    assertSafeEnv(m.env, `${file}: mcp.servers.${i} (${m.name}).env`);
+    const box: unknown = m.box;
+    if (isRecord(box) && isRecord(box.env)) assertSafeEnv(stringValues(box.env), `${file}: mcp.servers.${i} (${m.name}).box.env`);
+  }
+}
+
+/** The string-valued entries of a loose record (the names are what the env policy judges). */
+function stringValues(record: Record<string, unknown>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(record)) out[k] = typeof v === 'string' ? v : String(v);
+  return out;
+}
+
 /** Validates a raw config object; names the file and the first bad field on failure. */
 export function parseConfig(raw: unknown, file: string): Config {
   const parsed = ConfigSchema.safeParse(raw);
-  if (parsed.success) return parsed.data;
+  if (parsed.success) {
+    assertConfigEnv(parsed.data, file);
+    return parsed.data;
+  }
   const issue = parsed.error.issues[0];
   const at = issue?.path.join('.') || '(root)';
   throw new LbotError('config.invalid', `${file}: ${at}: ${issue?.message ?? 'invalid'}`, {

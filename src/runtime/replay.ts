@@ -3,6 +3,7 @@
 import type { Config } from '../core/config.js';
 import { resolveRunnerAlias } from '../core/config.js';
 import { LbotError } from '../core/errors.js';
+import { assertSafeEnv } from '../core/env-policy.js';
 import { filterAdapterParams } from '../core/host/adapter-params.js';
 import { resolveBindings } from '../core/host/binding-resolver.js';
 import { readEventFile, readJsonObject } from './input-files.js';
@@ -42,6 +43,7 @@ async function loadBinding(opts: ReplayOptions): Promise<Binding | null> {
       const issue = parsed.error.issues[0];
       throw new LbotError('invalid_argument', `--binding ${opts.bindingFile}: ${issue?.path.join('.') || '(binding)'}: ${issue?.message ?? 'invalid'}`, { details: { path: issue?.path.map(String) ?? [] } });
     }
+    assertSafeEnv(parsed.data.env, `--binding ${opts.bindingFile}: env`);
     return opts.runner ? { ...parsed.data, runner_id: resolveRunnerAlias(opts.runner, opts.config) } : parsed.data;
   }
   return opts.runner ? defaultCliBinding(resolveRunnerAlias(opts.runner, opts.config)) : null;

@@ -24,6 +24,7 @@ export function errorTypeFor(code: string): string {
     case 'box.validation':
     case 'box.mount_denied':
     case 'box.quota_exceeded':
+    case 'env.denied':
       return 'BoxValidationError';
     case 'box.unavailable':
       return 'BoxBackendUnavailableError';

@@ -1,5 +1,6 @@
 // Building a validated BoxSpec from a loose request: config defaults, profile merge, validation (box.md §2.3, §4).
 import path from 'node:path';
+import { assertSafeEnv } from '../env-policy.js';
 import { isRecord } from '../json.js';
 import { boxError, validationError } from './errors.js';
 import { applyProfile, coerceInteger, type BoxProfile } from './profiles.js';
@@ -84,6 +85,8 @@ function env(value: unknown): Record<string, string> {
     if (!ENV_NAME_PATTERN.test(k)) fail(`env name ${JSON.stringify(k)} is not a shell identifier`, 'env');
     out[k] = typeof v === 'string' ? v : String(v);
   }
+  // Loader and interpreter variables are refused for every caller (CLI flag, exec tool, HTTP body).
+  assertSafeEnv(out, 'box exec env');
   return out;
 }
 

@@ -8,6 +8,7 @@ import type { RunState } from '../protocol/context.js';
 import { pluginIdentity } from '../protocol/runner-id.js';
 import type { Config } from '../config.js';
 import { LbotError } from '../errors.js';
+import { assertSafeEnv } from '../env-policy.js';
 import type { ObservedNotice, RunError, RunOwner, RunStatus, Stores } from '../stores/types.js';
 import { ApiError } from './api-error.js';
 import type { KnowledgeRetriever } from './api/types.js';
@@ -195,6 +196,8 @@ export function createHost(deps: HostDeps): Host {
     }
     const catalog = await deps.catalog();
     const descriptor = lookupRunner(catalog, binding.runner_id, binding.bound_plugins);
+    // Plugin processes run unsandboxed on the host: a binding's env never carries loader or interpreter switches.
+    assertSafeEnv(binding.env, `binding ${bindingIdentity(binding)} env`);
     let config: Record<string, unknown>;
     try {
       config = normalizeRunnerConfig(descriptor.config_schema, binding.runner_config);

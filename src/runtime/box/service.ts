@@ -23,6 +23,7 @@ import {
   type ToolResult,
 } from '../../core/box/model.js';
 import { toLbotError } from '../../core/errors.js';
+import { assertSafeEnv } from '../../core/env-policy.js';
 import { attachToSocket, type Attachment } from './attach-client.js';
 import { ErrorLog } from './error-log.js';
 import { BoxLayout } from './layout.js';
@@ -350,6 +351,12 @@ export class BoxService {
     const sid = assertSessionId(sessionId);
     const parsed = ManagedProcessSpecSchema.safeParse({ process_id: raw.process_id ?? 'default', command: raw.command, args: raw.args ?? [], env: raw.env ?? {}, cwd: raw.cwd ?? '/workspace' });
     if (!parsed.success) throw validationError(parsed.error.issues[0]?.message ?? 'invalid managed process spec');
+    try {
+      assertSafeEnv(parsed.data.env, `managed process ${parsed.data.process_id} env`);
+    } catch (err) {
+      await this.#errors.record(err, null);
+      throw err;
+    }
     let record = this.#store.read(sid);
     if (!record || !(await this.#store.isAlive(record))) {
       const spec = this.buildSpec({ cmd: 'true' }, sid);

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { McpServerConfigSchema, type Config } from '../../core/config.js';
+import { assertSafeEnv } from '../../core/env-policy.js';
 import { LbotError } from '../../core/errors.js';
 
 /** Server names are lookup keys in paths and qualified tool names (AC-151). */
@@ -61,6 +62,8 @@ export function readMcpConfig(config: Pick<Config, 'mcp'>): McpConfig {
   for (const [i, raw] of config.mcp.servers.entries()) {
     const parsed = McpServerRecordSchema.safeParse(raw);
     if (!parsed.success) throw invalidSection(parsed.error, ['mcp', 'servers', String(i)]);
+    assertSafeEnv(parsed.data.env, `mcp.servers.${i} (${parsed.data.name}).env`);
+    assertSafeEnv(parsed.data.box.env, `mcp.servers.${i} (${parsed.data.name}).box.env`);
     servers.push(parsed.data);
   }
   return { settings: settings.data, servers };
@@ -135,6 +138,8 @@ export function buildServerRecord(input: AddServerInput, now: string = new Date(
   if (!isTransport(transport)) {
     throw invalidConfig(`unknown MCP transport ${JSON.stringify(transport)}: use stdio (with -- CMD…), sse or http (with --url)`);
   }
+  // The server process runs with these variables (on the host, or in the box with --in-box).
+  assertSafeEnv(input.env, `MCP server ${input.name}: --env`);
   if (input.command.length === 0 && !input.url) {
     throw invalidConfig(`MCP server ${input.name}: give either a command after -- or --url URL`, 'lbot mcp add NAME -- CMD ARGS…, or lbot mcp add NAME --url URL --transport sse|http');
   }
