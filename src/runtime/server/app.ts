@@ -29,17 +29,45 @@ export type ServerDeps = {
   token: string;
   bodyLimitBytes?: number;
   log?(line: string): void;
+  /** Refusals worth an operator's eye (a body asking for a process env); default: none. */
+  warn?(message: string): void;
   /** Box, skill and MCP routes (absent in tests that serve runs only). */
   admin?: AdminDeps;
 };
 
-const RunBodySchema = z.looseObject({
+const RunBodySchema = z.strictObject({
   event: z.unknown(),
   runner_id: z.string().min(1).optional(),
   config: z.record(z.string(), z.unknown()).optional(),
+  /** A binding configured on the server, by id (its env comes from the operator's config). */
+  binding_id: z.string().min(1).optional(),
   binding: z.unknown().optional(),
   raw: z.unknown().optional(),
 });
+
+/**
+ * Binding fields an HTTP caller may not set inline: they choose what the unsandboxed plugin process
+ * is started with (its environment) or which plugins may serve the run. Configure such a binding
+ * and name it by `binding_id` instead.
+ */
+const PROCESS_FIELDS = ['env', 'bound_plugins'] as const;
+
+/** An inline binding of POST /v1/runs: data fields only (runner, runner config, policies, filters). */
+const HttpBindingSchema = BindingSchema.omit({ env: true, bound_plugins: true });
+
+function inlineBinding(value: unknown, warn: (message: string) => void): Binding {
+  if (isRecord(value)) {
+    const field = PROCESS_FIELDS.find((f) => f in value);
+    if (field) {
+      warn(`POST /v1/runs refused: the body's binding carries ${field}`);
+      throw new LbotError('invalid_argument', `POST /v1/runs: binding.${field} is not accepted over HTTP: it would choose how the runner's plugin process is started`, {
+        details: { path: ['binding', field] },
+        hint: 'configure the binding on the server (lbot binding add) and send {"binding_id": ID}',
+      });
+    }
+  }
+  return { ...parseWith(HttpBindingSchema, value, 'binding'), env: {}, bound_plugins: null };
+}
 
 const PageQuerySchema = z.object({
   conversation: z.string().optional(),
@@ -83,7 +111,8 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   });
   const webhookAuth = () => deps.config().serve.webhooks;
 
-  app.setErrorHandler((err: unknown, _req, reply) => {
+  const warn = deps.warn ?? (() => undefined);
+  app.setErrorHandler((err: unknown, req, reply) => {
     const fastifyCode = isRecord(err) && typeof err.code === 'string' ? err.code : '';
     if (fastifyCode === 'FST_ERR_CTP_INVALID_JSON_BODY' || (err instanceof SyntaxError && !(err instanceof LbotError))) {
       return reply.code(400).send({ ok: false, error: { code: 'event.parse_error', message: `request body is not valid JSON: ${err instanceof Error ? err.message : String(err)}`, retryable: false, details: {} } });
@@ -92,6 +121,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
       return reply.code(413).send({ ok: false, error: { code: 'payload_too_large', message: 'request body is over the size limit', retryable: false, details: {} } });
     }
     const { status, body } = httpError(err);
+    if (body.error.code === 'env.denied') warn(`${req.method} ${req.url.split('?')[0] ?? ''} refused: ${body.error.message}`);
     return reply.code(status).send(body);
   });
   app.setNotFoundHandler((req, reply) => reply.code(404).send({ ok: false, error: { code: 'not_found', message: `no route ${req.method} ${req.url.split('?')[0] ?? ''}`, retryable: false, details: {} } }));
@@ -111,6 +141,13 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   app.get('/healthz', async () => ({ ok: true }));
   if (deps.admin) registerAdminRoutes(app, deps.admin);
 
+  /** A binding of the server's config by id; unknown or disabled ids are binding.not_found. */
+  function configuredBinding(id: string): Binding {
+    const found = deps.config().bindings.find((b) => b.binding_id === id && b.enabled);
+    if (!found) throw new LbotError('binding.not_found', `no enabled binding ${id} is configured`, { details: { binding_id: id }, hint: 'lbot binding list shows the configured bindings' });
+    return found;
+  }
+
   /** Routes one envelope through the configured bindings; no match still records the event (AC-174). */
   async function routeEvent(envelope: EventEnvelope, raw: unknown, reply: FastifyReply): Promise<FastifyReply> {
     const bindings = resolveBindings(envelope, deps.config().bindings);
@@ -127,9 +164,15 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     const body = parseWith(RunBodySchema, req.body, 'POST /v1/runs');
     const envelope = parseEnvelope(body.event, 'event', deps.config().runs.max_event_data_bytes);
     let binding: Binding;
-    if (body.binding !== undefined) binding = parseWith(BindingSchema, body.binding, 'binding');
+    if (body.binding_id !== undefined) {
+      if (body.binding !== undefined) throw new LbotError('invalid_argument', 'POST /v1/runs takes binding_id or binding, not both');
+      binding = configuredBinding(body.binding_id);
+      if (body.runner_id && body.runner_id !== binding.runner_id) {
+        throw new LbotError('invalid_argument', `POST /v1/runs: binding ${binding.binding_id} runs ${binding.runner_id}; runner_id ${body.runner_id} cannot replace it`, { details: { path: ['runner_id'] } });
+      }
+    } else if (body.binding !== undefined) binding = inlineBinding(body.binding, warn);
     else if (body.runner_id) binding = defaultCliBinding(body.runner_id);
-    else throw new LbotError('invalid_argument', 'POST /v1/runs needs runner_id or binding');
+    else throw new LbotError('invalid_argument', 'POST /v1/runs needs runner_id, binding_id or binding');
     if (body.runner_id) binding = { ...binding, runner_id: body.runner_id };
     if (body.config) binding = { ...binding, runner_config: body.config };
     const run_id = await deps.runs.start({ event: envelope, binding });

@@ -55,7 +55,7 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
   const reaper = box?.startReaper();
   const runs = new RunManager(local.host, { maxConcurrent: config.serve.max_concurrent_runs, maxPerPlugin: config.serve.max_runs_per_plugin }, opts.warn);
   const admin = { dataDir: opts.dataDir, configFile: opts.configFile, box: () => local.box(), warn: opts.warn };
-  const app = buildServer({ stores: local.stores, runs, config: () => opts.configFile.config, token, admin, ...(opts.log ? { log: opts.log } : {}) });
+  const app = buildServer({ stores: local.stores, runs, config: () => opts.configFile.config, token, admin, warn: opts.warn, ...(opts.log ? { log: opts.log } : {}) });
   try {
     await app.listen({ host, port });
   } catch (err) {
