@@ -1,5 +1,5 @@
 // `lbot serve`: a warm local host behind the HTTP API, with graceful shutdown on SIGTERM / SIGINT.
-import type { AddressInfo } from 'node:net';
+import { isIPv4, type AddressInfo } from 'node:net';
 import type { ConfigFile } from '../../core/stores/config-file.js';
 import { LbotError } from '../../core/errors.js';
 import { openLocalHost, type LocalHost, type LocalHostOptions } from '../local-host.js';
@@ -32,18 +32,43 @@ export type ServeHandle = {
   close(): Promise<void>;
 };
 
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
+const LOOPBACK = new Set(['localhost', '::1', '0:0:0:0:0:0:0:1']);
+
+/** Shortest LBOT_API_TOKEN accepted when serve listens beyond loopback (a 32-byte random token in hex or base64 is longer). */
+export const MIN_REMOTE_TOKEN_LENGTH = 32;
+
+/** Whether `host` only accepts connections from this machine: localhost, ::1, 127.0.0.0/8 (also IPv4-mapped). */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.toLowerCase().replace(/^\[|\]$/g, '');
+  if (LOOPBACK.has(h)) return true;
+  const v4 = h.startsWith('::ffff:') ? h.slice(7) : h;
+  return isIPv4(v4) && v4.startsWith('127.');
+}
+
+/** Refuses a non-loopback bind without a strong token, and says that the traffic is plain HTTP. */
+function checkRemoteBind(host: string, env: NodeJS.ProcessEnv, warn: (message: string) => void): void {
+  if (isLoopbackHost(host)) return;
+  const token = env.LBOT_API_TOKEN;
+  if (!token) {
+    throw new LbotError('invalid_argument', `refusing to listen on ${host} without LBOT_API_TOKEN`, {
+      hint: 'set LBOT_API_TOKEN to a long random secret (e.g. `openssl rand -hex 32`), or keep the default --host 127.0.0.1',
+    });
+  }
+  if (token.length < MIN_REMOTE_TOKEN_LENGTH) {
+    throw new LbotError('invalid_argument', `refusing to listen on ${host}: LBOT_API_TOKEN has ${token.length} characters, a non-loopback address needs at least ${MIN_REMOTE_TOKEN_LENGTH}`, {
+      details: { host, min_length: MIN_REMOTE_TOKEN_LENGTH },
+      hint: 'set LBOT_API_TOKEN to a long random secret (e.g. `openssl rand -hex 32`), or keep the default --host 127.0.0.1',
+    });
+  }
+  warn(`serving plain HTTP on ${host}: the bearer token, events and results cross the network unencrypted; put lbot behind a TLS-terminating reverse proxy (or a VPN) and do not expose this port directly`);
+}
 
 export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
   const env = opts.env ?? process.env;
   const config = opts.configFile.config;
   const host = opts.host ?? config.serve.host;
   const port = opts.port ?? config.serve.port;
-  if (!LOOPBACK.has(host) && !env.LBOT_API_TOKEN) {
-    throw new LbotError('invalid_argument', `refusing to listen on ${host} without LBOT_API_TOKEN`, {
-      hint: 'set LBOT_API_TOKEN to a long random secret, or keep the default --host 127.0.0.1',
-    });
-  }
+  checkRemoteBind(host, env, opts.warn);
   const { token, file } = resolveServeToken(opts.dataDir, env);
   const local = openLocalHost({ dataDir: opts.dataDir, pluginsDir: opts.pluginsDir, config, warn: opts.warn, mcpMode: 'serve', ...opts.hostHooks });
   // Box sessions: clean up what a crashed serve left, then reap idle sessions on a schedule (AC-110, AC-115).

@@ -6,8 +6,9 @@ import { isRecord } from '../../core/json.js';
 
 export type WebhookRequest = { headers: Record<string, string | string[] | undefined>; rawBody: string; body: unknown; nowS: number };
 
-/** Slack rejects requests older than five minutes; so do we (replay protection). */
+/** Slack rejects requests older than five minutes; so do we (replay protection), for Discord too. */
 const SLACK_MAX_SKEW_S = 300;
+const DISCORD_MAX_SKEW_S = SLACK_MAX_SKEW_S;
 const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 
 const header = (req: WebhookRequest, name: string): string | undefined => {
@@ -54,6 +55,8 @@ export function verifyWebhook(auth: WebhookAuth, platform: string, req: WebhookR
       const sig = header(req, 'x-signature-ed25519');
       const ts = header(req, 'x-signature-timestamp');
       if (!sig || !ts || !/^[0-9a-fA-F]{128}$/.test(sig)) return 'missing or malformed X-Signature-Ed25519 / X-Signature-Timestamp';
+      // The signature covers the timestamp, so a recorded request cannot be replayed once it is stale.
+      if (!/^\d+$/.test(ts) || Math.abs(req.nowS - Number(ts)) > DISCORD_MAX_SKEW_S) return 'the Discord request timestamp is too old or malformed';
       const key = createPublicKey({ key: Buffer.concat([ED25519_SPKI_PREFIX, Buffer.from(auth.discord.public_key, 'hex')]), format: 'der', type: 'spki' });
       return verify(null, Buffer.from(ts + req.rawBody), key, Buffer.from(sig, 'hex')) ? null : 'the Discord signature does not match';
     }
