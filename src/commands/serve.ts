@@ -14,7 +14,7 @@ export function registerServe(program: Command, getCtx: GetContext): void {
   program
     .command('serve')
     .description('run the host headless over HTTP: POST /v1/runs, /v1/events, /v1/webhooks/:platform; result streams as NDJSON or SSE')
-    .option('--host <addr>', 'listen address (default 127.0.0.1; other addresses need LBOT_API_TOKEN)')
+    .option('--host <addr>', 'listen address (default 127.0.0.1; other addresses need an LBOT_API_TOKEN of 32+ characters, and serve plain HTTP: put TLS in front)')
     .option('--port <n>', 'listen port (default 8787; 0 picks a free one)')
     .option('--dev', 'hot reload: watch the plugins dir and reload a plugin when its code or YAML changes (same as lbot dev)')
     .addHelpText('after', '\nEvery /v1/* request needs Authorization: Bearer <token>. The token is LBOT_API_TOKEN, or a random one\nwritten to <data-dir>/serve.token (mode 0600) at start. SIGTERM or SIGINT shuts down gracefully.')
