@@ -161,6 +161,8 @@ export type ShellLimits = {
   openFiles: number;
   /** RLIMIT_AS in MiB (rlimit mode, one-shot execs only). */
   addressSpaceMb?: number;
+  /** RLIMIT_CPU in seconds of CPU time per process (rlimit mode, one-shot execs only). */
+  cpuSeconds?: number;
   /** RLIMIT_NPROC and the shell flag that sets it (`-u` in bash, `-p` in dash). */
   processes?: { count: number; flag: '-u' | '-p' };
 };
@@ -174,11 +176,14 @@ export function buildExecScript(opts: { workdir: string; cmd: string; limits: Sh
   // The caller's variables take effect here, inside the namespaces and under seccomp, never on the host.
   const exports = Object.entries(opts.env ?? {}).map(([k, v]) => `export ${k}=${shQuote(v)}`);
   if (exports.length > 0) lines.push(exports.join('; '));
-  if (opts.gate) lines.push('read -r _ <&3; exec 3<&-');
+  // The gate: one line means "moved into the cgroup"; end of file (lbot gave up or died) means stop.
+  if (opts.gate) lines.push('read -r _ <&3 || exit 125; exec 3<&-');
   const ul = [`ulimit -f ${Math.floor(opts.limits.fileBytes / 512)}`, `ulimit -n ${opts.limits.openFiles}`];
   if (opts.limits.addressSpaceMb !== undefined) ul.push(`ulimit -v ${opts.limits.addressSpaceMb * 1024}`);
+  if (opts.limits.cpuSeconds !== undefined) ul.push(`ulimit -t ${opts.limits.cpuSeconds}`);
   if (opts.limits.processes) ul.push(`ulimit ${opts.limits.processes.flag} ${opts.limits.processes.count}`);
-  lines.push(`${ul.join('; ')} || exit 125`);
+  // Every limit must hold: a refused one stops the command (&&, not ;, so none is skipped silently).
+  lines.push(`${ul.join(' && ')} || exit 125`);
   const w = shQuote(opts.workdir);
   lines.push(`cd ${w} 2>/dev/null || { mkdir -p ${w} && cd ${w}; } || exit 1`);
   lines.push(opts.cmd);

@@ -15,7 +15,7 @@ import { Stage, assertSandboxAccess, pinMount, preparePrivateBase, verifyPins } 
 import type { BoxSpec, ManagedProcessSpec } from '../../core/box/model.js';
 import { writeJsonAtomic, readJson } from './files.js';
 import { identityOf, isIdentityAlive, signal, type ProcessIdentity } from './proc.js';
-import { createSessionCgroup, joinCgroup, probeLimits, removeSessionCgroup, sweepStaleCgroups, type LimitsMode, type LimitsPreference } from './limits.js';
+import { cgroupHost, createSessionCgroup, joinCgroup, probeLimits, removeSessionCgroup, sweepStaleCgroups, warnLimitsOnce, type LimitsMode, type LimitsPlan, type LimitsPreference } from './limits.js';
 import { runProcess, type RunOutcome } from './run-process.js';
 import { findExecutable, probeCommand } from './host-tools.js';
 import {
@@ -48,6 +48,8 @@ const BwrapStateSchema = z.strictObject({
 type BwrapState = z.infer<typeof BwrapStateSchema>;
 
 const OPEN_FILES = 256;
+/** RLIMIT_CPU of a one-shot exec in rlimit mode: its timeout plus this many seconds. */
+const CPU_GRACE_SEC = 5;
 /** The holder's stdio slot that carries the seccomp filter to `bwrap --seccomp`. */
 const HOLDER_SECCOMP_FD = 5;
 const HOLDER_START_TIMEOUT_MS = 10_000;
@@ -63,6 +65,10 @@ export type BwrapOptions = {
   sandboxGid?: number;
   /** The compiled seccomp exec helper (dist/native/lbot-seccomp-exec). */
   seccompHelper?: string;
+  /** Where the cgroup filesystems are mounted (default /sys/fs/cgroup; tests point it at a temp dir). */
+  cgroupRoot?: string;
+  /** Where the limits warning goes (once per process); default: stderr. */
+  warn?: (message: string) => void;
 };
 
 // The same relative path from src/runtime/box (tests) and dist/runtime/box (the built CLI).
@@ -72,6 +78,7 @@ type Capabilities = {
   tools: HostTools & { bwrap: string };
   disableUserns: boolean;
   limits: LimitsMode;
+  limitsPlan: LimitsPlan;
   limitsReason: string;
   volume: boolean;
   /** util-linux unshare ≥ 2.38 (`--map-user`), needed for the quota volume on non-root hosts. */
@@ -138,7 +145,9 @@ export class BwrapBackend implements SandboxBackend {
     if (typeof seccomp === 'string') return seccomp;
     const help = await probeCommand([bwrap, '--help'], 5000);
     const disableUserns = help.output.includes('--disable-userns');
-    const limits = probeLimits(this.#opts.limits);
+    const limits = probeLimits(this.#opts.limits, cgroupHost(this.#opts.cgroupRoot));
+    if (!limits.usable) return limits.reason;
+    if (limits.warning) warnLimitsOnce(limits.warning, this.#opts.warn);
     let volume = false;
     let mapUser = false;
     if (unshare) {
@@ -149,7 +158,7 @@ export class BwrapBackend implements SandboxBackend {
     let nprocFlag: Capabilities['nprocFlag'] = null;
     if ((await probeCommand(['/bin/sh', '-c', 'ulimit -u 64'], 5000)).ok) nprocFlag = '-u';
     else if ((await probeCommand(['/bin/sh', '-c', 'ulimit -p 64'], 5000)).ok) nprocFlag = '-p';
-    return { tools: { bwrap, nsenter, setpriv, unshare: unshare ?? 'unshare' }, disableUserns, limits: limits.mode, limitsReason: limits.reason, volume, mapUser, nprocFlag, systemLinks: links, seccomp };
+    return { tools: { bwrap, nsenter, setpriv, unshare: unshare ?? 'unshare' }, disableUserns, limits: limits.plan.mode, limitsPlan: limits.plan, limitsReason: limits.reason, volume, mapUser, nprocFlag, systemLinks: links, seccomp };
   }
 
   /** The filter for this machine's architecture, checked by loading it once through the helper. */
@@ -244,7 +253,7 @@ export class BwrapBackend implements SandboxBackend {
     };
     if (runAs) chmodSync(ctx.sharedDir, 0o755);
 
-    const cgroups = caps.limits === 'rlimit' ? [] : createSessionCgroup(caps.limits, key, spec);
+    const cgroups = createSessionCgroup(caps.limitsPlan, key, spec);
     const seccompFd = openSync(filterFile, 'r');
     const argv = buildHolderArgv(
       {
@@ -356,11 +365,20 @@ export class BwrapBackend implements SandboxBackend {
     });
   }
 
-  #shellLimits(caps: Capabilities, record: SessionRecord, oneShot: boolean): ShellLimits {
+  /**
+   * The rlimits of an exec. In rlimit mode a one-shot command also gets RLIMIT_AS (memory_mb) and
+   * RLIMIT_CPU (timeout + 5 s); lbot's own helpers (`internal`) and managed processes (`exec` null) get
+   * neither, since JIT runtimes such as Node reserve far more address space than they use, and managed
+   * processes have no timeout.
+   */
+  #shellLimits(caps: Capabilities, record: SessionRecord, exec: { oneShot: boolean; timeoutMs: number } | null): ShellLimits {
     const limits: ShellLimits = { fileBytes: fileSizeLimitBytes(record.info.workspace_quota_mb), openFiles: OPEN_FILES };
     if (caps.limits === 'rlimit') {
-      if (oneShot) limits.addressSpaceMb = record.info.memory_mb;
-      if (caps.nprocFlag) limits.processes = { count: record.info.pids_limit, flag: caps.nprocFlag };
+      if (exec?.oneShot) {
+        limits.addressSpaceMb = record.info.memory_mb;
+        limits.cpuSeconds = Math.ceil(exec.timeoutMs / 1000) + CPU_GRACE_SEC;
+      }
+      if (exec && caps.nprocFlag) limits.processes = { count: record.info.pids_limit, flag: caps.nprocFlag };
     }
     return limits;
   }
@@ -369,7 +387,7 @@ export class BwrapBackend implements SandboxBackend {
     const caps = await this.#ready();
     const state = parseState(record);
     const gate = state.cgroups.length > 0;
-    const script = buildExecScript({ workdir: req.workdir, cmd: req.cmd, limits: this.#shellLimits(caps, record, !req.internal), gate, env: req.env });
+    const script = buildExecScript({ workdir: req.workdir, cmd: req.cmd, limits: this.#shellLimits(caps, record, { oneShot: !req.internal, timeoutMs: req.timeoutMs }), gate, env: req.env });
     return runProcess({
       argv: buildEnterArgv(caps.tools, state.ns.pid, script, { runAs: state.run_as, network: record.info.network }),
       env: { ...HELPER_ENV },
@@ -382,7 +400,7 @@ export class BwrapBackend implements SandboxBackend {
     const caps = await this.#ready();
     const state = parseState(record);
     const gate = state.cgroups.length > 0;
-    const limits: ShellLimits = { fileBytes: fileSizeLimitBytes(record.info.workspace_quota_mb), openFiles: OPEN_FILES };
+    const limits = this.#shellLimits(caps, record, null);
     const script = buildExecScript({ workdir: spec.cwd, cmd: argvToCommand([spec.command, ...spec.args]), limits, gate, env: spec.env });
     return { argv: buildEnterArgv(caps.tools, state.ns.pid, script, { runAs: state.run_as, network: record.info.network }), env: { ...HELPER_ENV }, cgroups: state.cgroups, gate };
   }
@@ -430,7 +448,7 @@ export class BwrapBackend implements SandboxBackend {
   }
 
   async cleanupOrphans(known: ReadonlySet<string>): Promise<void> {
-    sweepStaleCgroups(10 * 60_000);
+    sweepStaleCgroups(10 * 60_000, cgroupHost(this.#opts.cgroupRoot));
     let entries: string[];
     try {
       entries = readdirSync(this.#opts.baseDir);

@@ -11,6 +11,12 @@ import { isIdentityAlive, signal } from './proc.js';
 import { ProcessStateSchema, SUPERVISOR_CONFIG_ENV, SUPERVISOR_TOKEN_ENV, type ProcessState, type SupervisorConfig } from './process-state.js';
 import type { SandboxBackend, SessionRecord } from './backend.js';
 
+/** A supervisor's start failure; `[box.unavailable] …` (its process could not join the session cgroup) keeps its code. */
+function supervisorError(text: string): Error {
+  const m = /^\[box\.unavailable\] ([\s\S]*)$/.exec(text);
+  return m?.[1] !== undefined ? boxError('box.unavailable', m[1], { reason: 'limits_unavailable' }) : new Error(text);
+}
+
 const START_TIMEOUT_MS = 15_000;
 const STOP_TIMEOUT_MS = 7_000;
 
@@ -179,11 +185,12 @@ export class ProcessManager {
         finish(new Error(`the supervisor of managed process ${cfg.process_id} did not start within ${START_TIMEOUT_MS} ms`));
       }, START_TIMEOUT_MS);
       child.on('error', (err) => finish(err));
-      child.on('exit', (code) => finish(new Error(`the supervisor of managed process ${cfg.process_id} exited early (code ${code}): ${out.trim().slice(0, 300)}`)));
+      // 'close', not 'exit': the supervisor's last words on stdout (an `error …` line) are read by then.
+      child.on('close', (code) => finish(out.startsWith('error ') ? supervisorError(out.slice(6).trim()) : new Error(`the supervisor of managed process ${cfg.process_id} exited early (code ${code}): ${out.trim().slice(0, 300)}`)));
       child.stdout?.on('data', (c: Buffer) => {
         out += c.toString('utf8');
         if (out.includes('ready\n')) finish();
-        else if (out.startsWith('error ')) finish(new Error(out.slice(6).trim()));
+        else if (out.startsWith('error ') && out.endsWith('\n')) finish(supervisorError(out.slice(6).trim()));
       });
     });
   }

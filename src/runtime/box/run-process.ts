@@ -19,7 +19,9 @@ export type RunRequest = {
   captureBytes: number;
   /**
    * When set, the command waits on fd 3 until this hook (given the spawned pid) has run; the script
-   * reads one line from fd 3 first. Used to move the process into its cgroup before it can fork.
+   * reads one line from fd 3 first. Used to move the process into its cgroup before it can fork. When
+   * the hook throws, the process group is killed without being released and the run rejects with the
+   * hook's error once the process is gone.
    */
   gate?: (pid: number) => void;
   /** Polled every `intervalMs` while running; a non-null answer kills the group with that note. */
@@ -72,6 +74,7 @@ export function runProcess(req: RunRequest): Promise<RunOutcome> {
     let note: string | null = null;
     let exitCode: number | null = null;
     let finished = false;
+    let gateFailure: { error: unknown } | null = null;
     const timers: NodeJS.Timeout[] = [];
     const killGroup = () => {
       if (child.pid) signal(-child.pid, 'SIGKILL');
@@ -88,6 +91,10 @@ export function runProcess(req: RunRequest): Promise<RunOutcome> {
       req.signal?.removeEventListener('abort', onAbort);
       child.stdout?.destroy();
       child.stderr?.destroy();
+      if (gateFailure !== null) {
+        reject(gateFailure.error);
+        return;
+      }
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       resolve({
         status,
@@ -121,13 +128,15 @@ export function runProcess(req: RunRequest): Promise<RunOutcome> {
     }
     if (req.gate && child.pid) {
       const gateStream = child.stdio[3];
+      gateStream?.on('error', () => undefined);
       try {
         req.gate(child.pid);
-      } finally {
-        if (gateStream && 'end' in gateStream) {
-          gateStream.on('error', () => undefined);
-          gateStream.end('\n');
-        }
+        if (gateStream && 'end' in gateStream) gateStream.end('\n');
+      } catch (err) {
+        // Never release a process that is not where its limits are: kill it while it waits at the gate.
+        gateFailure = { error: err };
+        killGroup();
+        gateStream?.destroy();
       }
     }
 

@@ -15,13 +15,17 @@ export const AUTO_ORDER: readonly BackendName[] = ['bwrap', 'docker', 'podman'];
 
 export type BackendSet = Record<BackendName, SandboxBackend>;
 
-/** Builds one instance of every backend for this data dir (probes run lazily, once per instance). */
-export function createBackends(layout: BoxLayout, config: BoxConfig, instanceId = randomBytes(6).toString('hex')): BackendSet {
+/**
+ * Builds one instance of every backend for this data dir (probes run lazily, once per instance).
+ * `warn` receives the bwrap limits warning (rlimit fallback); without it the warning goes to stderr.
+ */
+export function createBackends(layout: BoxLayout, config: BoxConfig, opts: { instanceId?: string; warn?: (message: string) => void } = {}): BackendSet {
+  const instanceId = opts.instanceId ?? randomBytes(6).toString('hex');
   const nodeBinary = process.execPath;
   const privileged = process.getuid?.() === 0;
   const baseDir = config.bwrap.base_dir ? path.resolve(config.bwrap.base_dir) : privileged ? privilegedBaseDir(layout.root) : layout.bwrapDir;
   return {
-    bwrap: new BwrapBackend({ bin: config.bwrap.bin, baseDir, limits: config.bwrap.limits === 'cgroup' ? 'auto' : config.bwrap.limits, nodeBinary, sandboxUid: config.bwrap.sandbox_uid, sandboxGid: config.bwrap.sandbox_gid }),
+    bwrap: new BwrapBackend({ bin: config.bwrap.bin, baseDir, limits: config.bwrap.limits, nodeBinary, ...(opts.warn ? { warn: opts.warn } : {}), sandboxUid: config.bwrap.sandbox_uid, sandboxGid: config.bwrap.sandbox_gid }),
     docker: new ContainerBackend('docker', path.join(layout.root, 'docker'), layout.dataDir, instanceId, nodeBinary),
     podman: new ContainerBackend('podman', path.join(layout.root, 'podman'), layout.dataDir, instanceId, nodeBinary),
     host: new HostBackend(layout.hostDir),

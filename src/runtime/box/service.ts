@@ -87,7 +87,7 @@ export class BoxService {
   constructor(opts: BoxServiceOptions) {
     this.layout = new BoxLayout(path.resolve(opts.dataDir));
     this.config = opts.config;
-    this.#backends = { ...createBackends(this.layout, opts.config), ...opts.backends };
+    this.#backends = { ...createBackends(this.layout, opts.config, opts.warn ? { warn: opts.warn } : {}), ...opts.backends };
     this.#override = opts.backend ?? null;
     this.#warn = opts.warn ?? (() => undefined);
     const me = identityOf(process.pid);

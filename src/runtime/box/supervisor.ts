@@ -121,12 +121,19 @@ class Supervisor {
       this.#onExit(127);
     });
     if (child.pid && this.#cfg.gate) {
-      joinCgroup(this.#cfg.cgroups, child.pid);
       const gate = child.stdio[3];
-      if (gate && 'end' in gate) {
-        gate.on('error', () => undefined);
-        gate.end('\n');
+      gate?.on('error', () => undefined);
+      try {
+        joinCgroup(this.#cfg.cgroups, child.pid);
+      } catch (err) {
+        // Not in its cgroup means not started: kill it at the gate and report why (box.unavailable).
+        signal(-child.pid, 'SIGKILL');
+        gate?.destroy();
+        const message = err instanceof Error ? err.message : String(err);
+        this.log(`cgroup join failed: ${message}`);
+        throw new Error(`[box.unavailable] ${message}`);
       }
+      if (gate && 'end' in gate) gate.end('\n');
     }
     this.#state.child_pid = child.pid ?? null;
     child.stdin?.on('error', () => undefined);
