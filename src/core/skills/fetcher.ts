@@ -7,6 +7,12 @@ export type GitCloneRequest = {
   ref: string | null;
   /** Directory to clone into; must not exist. */
   dest: string;
+  /**
+   * Size budget: the clone is stopped with `skill.too_large` (and `dest` removed) once `.git` holds
+   * more than `maxGitBytes` or `dest` as a whole (checkout plus `.git`) more than `maxTotalBytes`.
+   */
+  maxGitBytes: number;
+  maxTotalBytes: number;
   signal?: AbortSignal | undefined;
 };
 
@@ -22,7 +28,8 @@ export type DownloadRequest = {
 export interface SkillFetcher {
   /**
    * Clones `url` at `ref` into `dest` and resolves with the checked-out commit. A remote that cannot
-   * be reached or a ref that does not exist fails with `skill.invalid_source`.
+   * be reached or a ref that does not exist fails with `skill.invalid_source`; one over the size
+   * budget fails with `skill.too_large`. Git runs without the user's or the system's git config.
    */
   gitClone(req: GitCloneRequest): Promise<{ commit: string }>;
   /** Downloads a GitHub-hosted archive; fails with `skill.invalid_source` or `skill.too_large`. */

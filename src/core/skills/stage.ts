@@ -108,7 +108,8 @@ export async function stageSource(source: SkillSource, work: string, deps: Stage
     }
     case 'git': {
       const clone = path.join(work, 'clone');
-      commit = (await deps.fetcher.gitClone({ url: source.location, ref: source.ref, dest: clone, signal: deps.signal })).commit;
+      // The packed history counts like an archive, the whole clone like unpacked bytes.
+      commit = (await deps.fetcher.gitClone({ url: source.location, ref: source.ref, dest: clone, maxGitBytes: deps.limits.max_archive_bytes, maxTotalBytes: deps.limits.max_archive_bytes + deps.limits.max_uncompressed_bytes, signal: deps.signal })).commit;
       root = await enterSubdir(clone, source.subdir, source.location);
       const leaf = source.subdir.split('/').at(-1) ?? '';
       rootBase = leaf !== '' ? leaf : path.basename(source.location.replace(/\/+$/, '')).replace(/\.git$/, '');
