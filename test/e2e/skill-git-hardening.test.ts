@@ -3,7 +3,7 @@
 // size budget (skill.too_large, nothing installed) whether it is the history or the checkout that is big.
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
@@ -61,7 +61,7 @@ describe('git skill installs run git without the user\'s config', () => {
       await writeFile(path.join(hooks, hook), `#!/bin/sh\necho ${hook} >> '${marker}'\n`);
       await chmod(path.join(hooks, hook), 0o755);
     }
-    const gitconfig = `[core]\n\thooksPath = ${hooks}\n[filter "evil"]\n\tsmudge = sh -c 'echo smudge >> ${marker}; cat'\n\trequired = true\n`;
+    const gitconfig = `[core]\n\thooksPath = ${hooks}\n[filter "evil"]\n\tsmudge = "sh -c 'echo smudge >> ${marker}; cat'"\n`;
     await writeFile(path.join(home, '.gitconfig'), gitconfig);
     await mkdir(path.join(home, '.config', 'git'), { recursive: true });
     await writeFile(path.join(home, '.config', 'git', 'config'), gitconfig);
@@ -70,10 +70,10 @@ describe('git skill installs run git without the user\'s config', () => {
     const dataDir = path.join(dir, 'data');
     const env = { HOME: home, XDG_CONFIG_HOME: path.join(home, '.config') };
     const branch = await lbot(dataDir, ['skill', 'install', bare], env);
-    expect(branch.exitCode, branch.stderr).toBe(0);
     const pinned = await lbot(dataDir, ['skill', 'install', '--ref', commit, '--name', 'hooked-pinned', bare], env);
+    expect(existsSync(marker), existsSync(marker) ? `a hook or filter of the global gitconfig ran: ${await readFile(marker, 'utf8')}` : '').toBe(false);
+    expect(branch.exitCode, branch.stderr).toBe(0);
     expect(pinned.exitCode, pinned.stderr).toBe(0);
-    expect(existsSync(marker), existsSync(marker) ? 'a hook or filter of the global gitconfig ran' : '').toBe(false);
     expect(existsSync(path.join(dataDir, 'skills', 'hooked', 'SKILL.md'))).toBe(true);
     expect(existsSync(path.join(dataDir, 'skills', 'hooked-pinned', 'SKILL.md'))).toBe(true);
   });
