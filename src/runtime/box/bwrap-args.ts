@@ -159,8 +159,11 @@ export type ShellLimits = {
   /** RLIMIT_FSIZE in bytes. */
   fileBytes: number;
   openFiles: number;
-  /** RLIMIT_AS in MiB (rlimit mode, one-shot execs only). */
-  addressSpaceMb?: number;
+  /**
+   * RLIMIT_DATA in MiB (rlimit mode): the private writable memory of each process. Unlike RLIMIT_AS it
+   * does not count address space reserved but not made writable, so JIT runtimes (Node, the JVM) start.
+   */
+  dataMb?: number;
   /** RLIMIT_CPU in seconds of CPU time per process (rlimit mode, one-shot execs only). */
   cpuSeconds?: number;
   /** RLIMIT_NPROC and the shell flag that sets it (`-u` in bash, `-p` in dash). */
@@ -179,7 +182,7 @@ export function buildExecScript(opts: { workdir: string; cmd: string; limits: Sh
   // The gate: one line means "moved into the cgroup"; end of file (lbot gave up or died) means stop.
   if (opts.gate) lines.push('read -r _ <&3 || exit 125; exec 3<&-');
   const ul = [`ulimit -f ${Math.floor(opts.limits.fileBytes / 512)}`, `ulimit -n ${opts.limits.openFiles}`];
-  if (opts.limits.addressSpaceMb !== undefined) ul.push(`ulimit -v ${opts.limits.addressSpaceMb * 1024}`);
+  if (opts.limits.dataMb !== undefined) ul.push(`ulimit -d ${opts.limits.dataMb * 1024}`);
   if (opts.limits.cpuSeconds !== undefined) ul.push(`ulimit -t ${opts.limits.cpuSeconds}`);
   if (opts.limits.processes) ul.push(`ulimit ${opts.limits.processes.flag} ${opts.limits.processes.count}`);
   // Every limit must hold: a refused one stops the command (&&, not ;, so none is skipped silently).

@@ -366,18 +366,16 @@ export class BwrapBackend implements SandboxBackend {
   }
 
   /**
-   * The rlimits of an exec. In rlimit mode a one-shot command also gets RLIMIT_AS (memory_mb) and
-   * RLIMIT_CPU (timeout + 5 s); lbot's own helpers (`internal`) and managed processes (`exec` null) get
-   * neither, since JIT runtimes such as Node reserve far more address space than they use, and managed
-   * processes have no timeout.
+   * The rlimits of an exec (`exec` null: a managed process). In rlimit mode one-shot commands and managed
+   * processes get RLIMIT_DATA (memory_mb) — never RLIMIT_AS, which kills JIT runtimes such as a Node MCP
+   * server for the address space they reserve — and one-shot commands RLIMIT_CPU (timeout + 5 s) and
+   * RLIMIT_NPROC; lbot's own helpers (`internal`) only the limits of every mode.
    */
   #shellLimits(caps: Capabilities, record: SessionRecord, exec: { oneShot: boolean; timeoutMs: number } | null): ShellLimits {
     const limits: ShellLimits = { fileBytes: fileSizeLimitBytes(record.info.workspace_quota_mb), openFiles: OPEN_FILES };
     if (caps.limits === 'rlimit') {
-      if (exec?.oneShot) {
-        limits.addressSpaceMb = record.info.memory_mb;
-        limits.cpuSeconds = Math.ceil(exec.timeoutMs / 1000) + CPU_GRACE_SEC;
-      }
+      if (!exec || exec.oneShot) limits.dataMb = record.info.memory_mb;
+      if (exec?.oneShot) limits.cpuSeconds = Math.ceil(exec.timeoutMs / 1000) + CPU_GRACE_SEC;
       if (exec && caps.nprocFlag) limits.processes = { count: record.info.pids_limit, flag: caps.nprocFlag };
     }
     return limits;

@@ -17,9 +17,8 @@ const V2_WANTED = ['memory', 'pids', 'cpu'] as const;
 
 /** What rlimit mode caps and what it does not (also in docs/box.md). */
 export const RLIMIT_SUMMARY =
-  'memory is capped per process of one-shot commands only (RLIMIT_AS; managed processes such as MCP servers get none), ' +
-  'CPU time per process of one-shot commands (RLIMIT_CPU, timeout + 5 s), processes per user (RLIMIT_NPROC); ' +
-  'nothing caps a session as a whole and cpus is not enforced';
+  'memory is capped per process, not per session (RLIMIT_DATA), CPU time per process of one-shot commands ' +
+  '(RLIMIT_CPU, timeout + 5 s), processes per uid (RLIMIT_NPROC); nothing caps a session as a whole and cpus is not enforced';
 
 /** What the probe looks at; tests substitute a temp dir for /sys/fs/cgroup and a fake access check. */
 export type CgroupHost = {

@@ -1,6 +1,6 @@
 // Limits fail closed on real bwrap sandboxes (box.md §6.6 "Resource limits"): a failed cgroup join fails
-// the exec and kills it, `limits: cgroup` without a usable tree is box.unavailable, rlimit mode is announced
-// and caps CPU time of one-shot commands but not managed processes.
+// the exec and kills it, `limits: cgroup` without a usable tree is box.unavailable, rlimit mode is announced,
+// caps memory by RLIMIT_DATA (JIT runtimes still start) and CPU time of one-shot commands.
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigSchema } from '../../../src/core/config.js';
 import { LbotError } from '../../../src/core/errors.js';
 import { BwrapBackend } from '../../../src/runtime/box/bwrap.js';
+import { NODE_MOUNT } from '../../../src/runtime/box/bwrap-args.js';
 import { createBoxService, type BoxService } from '../../../src/runtime/box/service.js';
 import { boxFixture, bwrapSkipReason, disposeFixture, limitsMode, waitFor, type BoxFixture } from './helpers.js';
 
@@ -42,7 +43,7 @@ async function failure(p: Promise<unknown>): Promise<LbotError> {
 function serviceOn(cgroupRoot: string, limits: 'auto' | 'cgroup', warnings: string[]): BoxService {
   const root = temp();
   const config = ConfigSchema.parse({ box: { backend: 'bwrap', workspace_quota_mb: 0, bwrap: { limits } } }).box;
-  const bwrap = new BwrapBackend({ bin: 'bwrap', baseDir: path.join(root, 'bwrap'), limits, nodeBinary: null, cgroupRoot, warn: (m) => warnings.push(m) });
+  const bwrap = new BwrapBackend({ bin: 'bwrap', baseDir: path.join(root, 'bwrap'), limits, nodeBinary: process.execPath, cgroupRoot, warn: (m) => warnings.push(m) });
   const box = createBoxService({ dataDir: path.join(root, 'data'), config, backends: { bwrap } });
   services.push(box);
   return box;
@@ -97,20 +98,29 @@ describe.skipIf(bwrapSkipReason !== null)(`box limits on bwrap${bwrapSkipReason 
     expect(status.backend.reason).toContain('no usable cgroup tree');
   });
 
-  it('auto without a usable tree: rlimits with a warning, CPU time capped for commands, not for managed processes', async () => {
+  it('auto without a usable tree: rlimits with a warning; memory by RLIMIT_DATA (Node still starts), CPU time for commands only', async () => {
     const empty = temp();
     const warnings: string[] = [];
     const box = serviceOn(empty, 'auto', warnings);
-    const { result, effective_spec: spec } = await box.exec({ session_id: 'r', cmd: 'ulimit -t; ulimit -v', timeout_sec: 10 });
-    expect(result.stdout).toBe(`15\n${spec.memory_mb * 1024}\n`);
+    const { result, effective_spec: spec } = await box.exec({ session_id: 'r', cmd: 'ulimit -t; ulimit -d; ulimit -v', timeout_sec: 10 });
+    const dataKb = spec.memory_mb * 1024;
+    expect(result.stdout).toBe(`15\n${dataKb}\nunlimited\n`);
+    // A JIT runtime reserves far more address space than memory_mb; it must still run, and still be capped.
+    const node = await box.exec({ session_id: 'r', cmd: `${NODE_MOUNT} -e 'console.log("node", process.version)'` });
+    expect(node.result.stdout, node.result.stderr).toMatch(/^node v\d+/);
+    const hog = await box.exec({ cmd: `${NODE_MOUNT} -e 'const a = []; for (;;) a.push(Buffer.alloc(1 << 20, 1))'`, memory_mb: 64, timeout_sec: 30 });
+    expect(hog.result.status).toBe('completed');
+    expect(hog.result.exit_code).not.toBe(0);
     expect(warnings.filter((w) => w.includes('fall back to rlimits'))).toHaveLength(1);
     expect(warnings[0]).toContain(`no cgroup v1 memory hierarchy at ${path.join(empty, 'memory')}`);
     const status = await box.status();
     expect(status.backend).toMatchObject({ name: 'bwrap', limits_mode: 'rlimit' });
     expect(status.backend.reason).toContain('rlimits, not cgroups');
 
-    // Managed processes (MCP servers: Node reserves large virtual memory) get neither RLIMIT_AS nor RLIMIT_CPU.
-    await box.startProcess('r', { process_id: 'm', command: 'sh', args: ['-c', 'echo "$(ulimit -v) $(ulimit -t)" > /tmp/limits; sleep 30'] });
+    // Managed processes (MCP servers: Node reserves large virtual memory) get RLIMIT_DATA, neither RLIMIT_AS
+    // nor RLIMIT_CPU (they have no timeout); a Node server starts under it.
+    await box.startProcess('r', { process_id: 'm', command: 'sh', args: ['-c', 'echo "$(ulimit -v) $(ulimit -t) $(ulimit -d)" > /tmp/limits; sleep 30'] });
+    await box.startProcess('r', { process_id: 'n', command: NODE_MOUNT, args: ['-e', 'require("fs").writeFileSync("/tmp/node-up", "up"); setInterval(() => {}, 1000)'] });
     let seen = '';
     expect(
       await waitFor(async () => {
@@ -118,6 +128,7 @@ describe.skipIf(bwrapSkipReason !== null)(`box limits on bwrap${bwrapSkipReason 
         return seen !== '';
       }, 10_000),
     ).toBe(true);
-    expect(seen).toBe('unlimited unlimited\n');
+    expect(seen).toBe(`unlimited unlimited ${dataKb}\n`);
+    expect(await waitFor(async () => (await box.exec({ session_id: 'r', cmd: 'cat /tmp/node-up 2>/dev/null || true' })).result.stdout === 'up', 10_000)).toBe(true);
   });
 });

@@ -137,10 +137,10 @@ describe('exec argv and script', () => {
   });
 
   it('gates on fd 3, applies rlimits, enters the workdir, then runs the command', () => {
-    const s = buildExecScript({ workdir: "/workspace/it's", cmd: 'echo hi', limits: { fileBytes: 512 * 1024, openFiles: 256, addressSpaceMb: 64, processes: { count: 32, flag: '-p' } }, gate: true });
+    const s = buildExecScript({ workdir: "/workspace/it's", cmd: 'echo hi', limits: { fileBytes: 512 * 1024, openFiles: 256, dataMb: 64, processes: { count: 32, flag: '-p' } }, gate: true });
     const lines = s.split('\n');
     expect(lines[0]).toBe('read -r _ <&3 || exit 125; exec 3<&-');
-    expect(lines[1]).toBe('ulimit -f 1024 && ulimit -n 256 && ulimit -v 65536 && ulimit -p 32 || exit 125');
+    expect(lines[1]).toBe('ulimit -f 1024 && ulimit -n 256 && ulimit -d 65536 && ulimit -p 32 || exit 125');
     expect(lines[2]).toContain(`cd '/workspace/it'\\''s'`);
     expect(lines[3]).toBe('echo hi');
     expect(buildExecScript({ workdir: '/w', cmd: 'x', limits: { fileBytes: 1024, openFiles: 1 }, gate: false })).not.toContain('read -r');

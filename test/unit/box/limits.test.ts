@@ -92,7 +92,7 @@ describe('limits probe: cgroup v2', () => {
     if (!probe.usable) throw new Error('unreachable');
     expect(probe.warning).toMatch(/fall back to rlimits/);
     expect(probe.warning).toContain('memory, pids not delegated');
-    expect(probe.warning).toContain('RLIMIT_AS');
+    expect(probe.warning).toContain('RLIMIT_DATA');
     expect(probe.reason).toContain('rlimits, not cgroups');
   });
 
