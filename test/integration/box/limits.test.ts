@@ -1,6 +1,7 @@
 // Limits fail closed on real bwrap sandboxes (box.md §6.6 "Resource limits"): a failed cgroup join fails
 // the exec and kills it, `limits: cgroup` without a usable tree is box.unavailable, rlimit mode is announced,
 // caps memory by RLIMIT_DATA (JIT runtimes still start) and CPU time of one-shot commands.
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,6 +10,7 @@ import { ConfigSchema } from '../../../src/core/config.js';
 import { LbotError } from '../../../src/core/errors.js';
 import { BwrapBackend } from '../../../src/runtime/box/bwrap.js';
 import { NODE_MOUNT } from '../../../src/runtime/box/bwrap-args.js';
+import { createSessionCgroup, joinCgroup, probeLimits, removeSessionCgroup } from '../../../src/runtime/box/limits.js';
 import { createBoxService, type BoxService } from '../../../src/runtime/box/service.js';
 import { boxFixture, bwrapSkipReason, disposeFixture, limitsMode, waitFor, type BoxFixture } from './helpers.js';
 
@@ -82,6 +84,28 @@ describe.skipIf(bwrapSkipReason !== null)(`box limits on bwrap${bwrapSkipReason 
     expect(perr.message).toContain(removed);
     await new Promise((r) => setTimeout(r, 500));
     expect(existsSync(marker)).toBe(false);
+  });
+
+  it.skipIf(cgroupSkip !== null)(`joining a real session cgroup: a process that already exited is skipped, a live one is moved${cgroupSkip ? ` (skipped: ${cgroupSkip})` : ''}`, async () => {
+    const probe = probeLimits('cgroup');
+    if (!probe.usable) throw new Error(probe.reason);
+    const dirs = createSessionCgroup(probe.plan, `join-test-${process.pid}`, { cpus: 1, memory_mb: 64, pids_limit: 16 });
+    try {
+      const gone = spawn('true');
+      await new Promise((r) => gone.on('exit', r));
+      expect(() => joinCgroup(dirs, gone.pid ?? 0)).not.toThrow();
+      const live = spawn('sleep', ['30']);
+      try {
+        joinCgroup(dirs, live.pid ?? 0);
+        const own = readFileSync(`/proc/${live.pid}/cgroup`, 'utf8');
+        expect(own).toContain(`/join-test-${process.pid}`);
+      } finally {
+        live.kill('SIGKILL');
+        await new Promise((r) => live.on('exit', r));
+      }
+    } finally {
+      await removeSessionCgroup(dirs);
+    }
   });
 
   it('limits: cgroup without a usable cgroup tree: starting a session is box.unavailable naming what is missing', async () => {
