@@ -47,9 +47,13 @@ export function tightenPrivateFile(file: string): void {
  * ever visible), and tightens it when it does. For files another library opens by name (SQLite).
  */
 export function createPrivateFile(file: string): void {
-  const fd = openSync(file, constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW, PRIVATE_FILE_MODE);
-  closeSync(fd);
-  tightenPrivateFile(file);
+  try {
+    closeSync(openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, PRIVATE_FILE_MODE));
+  } catch (err) {
+    // An existing file is the opener's to judge (a read-only database gets SQLite's own error).
+    if (!(err instanceof Error && 'code' in err && err.code === 'EEXIST')) throw err;
+    tightenPrivateFile(file);
+  }
 }
 
 /**
