@@ -140,8 +140,11 @@ describe.skipIf(bwrapSkipReason !== null)('box sessions', () => {
     mkdirSync(path.join(a, 'one'), { recursive: true });
     const g = f.open({ allowed_mount_roots: [a] });
     await g.exec({ session_id: 'x', cmd: 'echo a > /tmp/mark' });
-    const { result } = await g.exec({ session_id: 'x', cmd: 'ls /mnt/one >/dev/null && cat /tmp/mark 2>&1 || true', extra_mounts: [{ host_path: path.join(a, 'one'), mount_path: '/mnt/one', mode: 'ro' }] });
+    const { result } = await g.exec({ session_id: 'x', cmd: 'ls /mnt/one >/dev/null && echo mounted; cat /tmp/mark 2>&1; echo "cat-exit=$?"', extra_mounts: [{ host_path: path.join(a, 'one'), mount_path: '/mnt/one', mode: 'ro' }] });
+    // The new mount is there and the old session's /tmp is gone: the session was recreated.
+    expect(result.stdout).toContain('mounted\n');
     expect(result.stdout).toContain('No such file');
+    expect(result.stdout).toContain('cat-exit=1');
   });
 
   it('drops a shutdown serve instance’s non-persistent sessions', async () => {
