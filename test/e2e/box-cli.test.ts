@@ -223,6 +223,8 @@ describe.skipIf(bwrapSkipReason !== null)('lbot box with bwrap', () => {
     const allowed = path.join(s.root, 'allowed');
     mkdirSync(path.join(allowed, 'proj'), { recursive: true });
     writeFileSync(path.join(allowed, 'proj', 'hello.txt'), 'hi');
+    // As root the sandbox runs as the unprivileged sandbox uid: the operator grants it the workspace.
+    if (process.getuid?.() === 0) chownSync(path.join(allowed, 'proj'), 65532, 65532);
     writeFileSync(path.join(s.dataDir, 'lbot.config.json'), JSON.stringify({ box: { workspace_quota_mb: 0, allowed_mount_roots: [allowed] } }));
     const ok = await s.lbot(['box', 'exec', '--host-path', path.join(allowed, 'proj'), '--', 'ls', '/workspace']);
     expect(ok).toMatchObject({ exitCode: 0, stdout: 'hello.txt' });
