@@ -274,6 +274,7 @@ export function registerBox(program: Command, getCtx: GetContext): void {
           `profile: ${s.profile}`,
           `sessions: ${s.active_sessions}, managed processes: ${s.managed_processes}, session TTL: ${s.session_ttl_sec} s`,
           `recent errors: ${s.recent_error_count}`,
+          ...(s.quota_stops ?? []).map((q) => `stopped: session ${q.session_id} at ${q.stopped_at}: error[${q.code}]: ${q.message}`),
         ].join('\n'),
       );
     });

@@ -159,5 +159,7 @@ export type BoxStatus = {
   managed_processes: number;
   session_ttl_sec: number;
   recent_error_count: number;
+  /** Sessions the quota watcher stopped, until the next command on that id reports it (box.quota_exceeded). */
+  quota_stops?: Array<{ session_id: string; code: 'box.quota_exceeded'; message: string; stopped_at: string }>;
   connector_error?: string;
 };

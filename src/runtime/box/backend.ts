@@ -20,6 +20,25 @@ export const SessionRecordSchema = z.strictObject({
 export type SessionRecord = z.infer<typeof SessionRecordSchema>;
 
 /** `seccomp` says what syscall filter sandboxes get: `filter` (lbot's), `engine` (the container engine's), `none`. */
+const IdentitySchema = z.strictObject({ pid: z.number().int(), start: z.string(), boot: z.string() });
+
+/**
+ * What the detached quota watcher of a session needs, without the backend object: what to measure
+ * (directories walked like `measureUsage`, plus filesystems whose used space counts) and how to stop
+ * every process of the session (kill the PID namespace's init, kill the processes carrying an env
+ * marker, or run a command). Crosses a process boundary, hence a schema.
+ */
+export const QuotaWatchPlanSchema = z.strictObject({
+  dirs: z.array(z.string()),
+  statfs: z.array(z.string()),
+  stop: z.discriminatedUnion('kind', [
+    z.strictObject({ kind: z.literal('pidns'), init: IdentitySchema }),
+    z.strictObject({ kind: z.literal('env_marker'), name: z.string(), value: z.string() }),
+    z.strictObject({ kind: z.literal('command'), argv: z.array(z.string()).min(1) }),
+  ]),
+});
+export type QuotaWatchPlan = z.infer<typeof QuotaWatchPlanSchema>;
+
 export type BackendProbe = { available: boolean; reason: string; limits_mode?: string; seccomp?: 'filter' | 'engine' | 'none' };
 
 export type StartContext = {
@@ -71,6 +90,8 @@ export interface SandboxBackend {
   stopSession(record: SessionRecord): Promise<void>;
   /** Bytes used by the session's writable storage (workspace, /tmp, home), for the quota checks. */
   usage(record: SessionRecord): Promise<number>;
+  /** How a quota watcher measures this session and stops its processes (null: the backend cannot say). */
+  quotaWatch?(record: SessionRecord): QuotaWatchPlan | null;
   /** Removes sandboxes of this data dir that no session record references. */
   cleanupOrphans(known: ReadonlySet<string>): Promise<void>;
 }

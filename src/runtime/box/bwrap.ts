@@ -28,7 +28,7 @@ import {
   type ShellLimits,
   type SystemLink,
 } from './bwrap-args.js';
-import { execRunOptions, type BackendProbe, type ExecRequest, type ProcessLaunch, type SandboxBackend, type SessionRecord, type StartContext } from './backend.js';
+import { execRunOptions, type BackendProbe, type QuotaWatchPlan, type ExecRequest, type ProcessLaunch, type SandboxBackend, type SessionRecord, type StartContext } from './backend.js';
 
 const IdentitySchema = z.strictObject({ pid: z.number().int(), start: z.string(), boot: z.string() });
 
@@ -443,6 +443,15 @@ export class BwrapBackend implements SandboxBackend {
     if (record.info.host_path !== null && record.info.host_path_mode !== 'none') dirs.push(record.info.host_path);
     else if (!state.volume) dirs.push(state.workspace_dir);
     return used + (await measureUsage(dirs));
+  }
+
+  /** The same measurement as `usage` for the quota watcher; stopping means killing the PID namespace's init. */
+  quotaWatch(record: SessionRecord): QuotaWatchPlan {
+    const state = parseState(record);
+    const dirs = state.volume ? [] : [state.tmp_dir, state.home_dir];
+    if (record.info.host_path !== null && record.info.host_path_mode !== 'none') dirs.push(record.info.host_path);
+    else if (!state.volume) dirs.push(state.workspace_dir);
+    return { dirs, statfs: state.volume ? [`/proc/${state.ns.pid}/root/tmp`] : [], stop: { kind: 'pidns', init: state.ns } };
   }
 
   async cleanupOrphans(known: ReadonlySet<string>): Promise<void> {

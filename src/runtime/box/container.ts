@@ -10,7 +10,7 @@ import type { BoxSpec, ManagedProcessSpec } from '../../core/box/model.js';
 import { findExecutable, probeCommand } from './host-tools.js';
 import { runProcess, type RunOutcome } from './run-process.js';
 import { buildExecArgs, buildInspectArgs, buildListArgs, buildRemoveArgs, buildRunArgs, containerName, ownerId, wrapForContainer } from './container-args.js';
-import { execRunOptions, type BackendProbe, type ExecRequest, type ProcessLaunch, type SandboxBackend, type SessionRecord, type StartContext } from './backend.js';
+import { execRunOptions, type BackendProbe, type QuotaWatchPlan, type ExecRequest, type ProcessLaunch, type SandboxBackend, type SessionRecord, type StartContext } from './backend.js';
 
 const ContainerStateSchema = z.strictObject({ container: z.string(), dir: z.string(), workspace_dir: z.string() });
 type ContainerState = z.infer<typeof ContainerStateSchema>;
@@ -111,6 +111,12 @@ export class ContainerBackend implements SandboxBackend {
   async usage(record: SessionRecord): Promise<number> {
     const s = this.#state(record);
     return measureUsage([record.info.host_path ?? s.workspace_dir]);
+  }
+
+  /** The quota watcher stops a container session with `<engine> kill`. */
+  quotaWatch(record: SessionRecord): QuotaWatchPlan {
+    const s = this.#state(record);
+    return { dirs: [record.info.host_path ?? s.workspace_dir], statfs: [], stop: { kind: 'command', argv: [this.#cli, 'kill', s.container] } };
   }
 
   async cleanupOrphans(known: ReadonlySet<string>): Promise<void> {

@@ -1,5 +1,6 @@
 // The host backend: no isolation at all, only when named explicitly (box.md §6.2); dirs stand in for mounts.
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
 import { measureUsage, fileSizeLimitBytes } from '../../core/box/quota.js';
@@ -9,10 +10,14 @@ import type { BoxSpec, ManagedProcessSpec } from '../../core/box/model.js';
 import { LbotError } from '../../core/errors.js';
 import { SANDBOX_PATH, buildExecScript } from './bwrap-args.js';
 import { runProcess, type RunOutcome } from './run-process.js';
-import { execRunOptions, type BackendProbe, type ExecRequest, type ProcessLaunch, type SandboxBackend, type SessionRecord, type StartContext } from './backend.js';
+import { execRunOptions, type BackendProbe, type QuotaWatchPlan, type ExecRequest, type ProcessLaunch, type SandboxBackend, type SessionRecord, type StartContext } from './backend.js';
 
 const HostStateSchema = z.strictObject({ dir: z.string(), workspace_dir: z.string(), tmp_dir: z.string(), home_dir: z.string() });
 type HostState = z.infer<typeof HostStateSchema>;
+
+/** Every process of a host session carries this variable (last, so --env cannot replace it): how the quota watcher finds them. */
+const SESSION_MARKER = 'LBOT_BOX_SESSION';
+const markerOf = (state: HostState) => createHash('sha256').update(state.dir).digest('hex').slice(0, 24);
 
 function parse(record: SessionRecord): HostState {
   const s = HostStateSchema.safeParse(record.backend_state);
@@ -43,7 +48,7 @@ export class HostBackend implements SandboxBackend {
   }
 
   #env(state: HostState, extra: Record<string, string>): Record<string, string> {
-    return { PATH: SANDBOX_PATH, HOME: state.home_dir, TMPDIR: state.tmp_dir, LANG: 'C.UTF-8', PYTHONUNBUFFERED: '1', ...extra };
+    return { PATH: SANDBOX_PATH, HOME: state.home_dir, TMPDIR: state.tmp_dir, LANG: 'C.UTF-8', PYTHONUNBUFFERED: '1', ...extra, [SESSION_MARKER]: markerOf(state) };
   }
 
   async exec(record: SessionRecord, req: ExecRequest): Promise<RunOutcome> {
@@ -85,6 +90,12 @@ export class HostBackend implements SandboxBackend {
   async usage(record: SessionRecord): Promise<number> {
     const state = parse(record);
     return measureUsage([record.info.host_path ?? state.workspace_dir, state.tmp_dir, state.home_dir]);
+  }
+
+  /** No namespaces to kill: the watcher stops the processes that carry the session's env marker (best effort, no isolation). */
+  quotaWatch(record: SessionRecord): QuotaWatchPlan {
+    const state = parse(record);
+    return { dirs: [record.info.host_path ?? state.workspace_dir, state.tmp_dir, state.home_dir], statfs: [], stop: { kind: 'env_marker', name: SESSION_MARKER, value: markerOf(state) } };
   }
 
   async cleanupOrphans(known: ReadonlySet<string>): Promise<void> {

@@ -8,7 +8,7 @@ import type { BoxConfig } from '../../core/config.js';
 import { boxError, validationError } from '../../core/box/errors.js';
 import { assertNoSymlinkOnPath, createMountPolicy, validateSpecMounts, type MountPolicy } from '../../core/box/mounts.js';
 import { getProfile } from '../../core/box/profiles.js';
-import { QUOTA_MARGIN_BYTES, quotaExceeded, quotaLimitBytes, measureUsage } from '../../core/box/quota.js';
+import { QUOTA_MARGIN_BYTES, quotaExceeded, quotaLimitBytes, quotaUnreadable, measureUsage, unmeasurablePath, type QuotaPhase } from '../../core/box/quota.js';
 import { assertSessionId } from '../../core/box/session-id.js';
 import { buildSpec, isUnderPath, type SpecRequest } from '../../core/box/spec.js';
 import { truncateText } from '../../core/box/truncate.js';
@@ -32,6 +32,7 @@ import { identityOf } from './proc.js';
 import { ProcessManager } from './processes.js';
 import { createBackends, selectBackend, type BackendSet } from './select.js';
 import { SessionStore, backendConflict } from './sessions.js';
+import { clearQuotaStop, ensureQuotaWatcher, markCommand, pendingQuotaStops, stopQuotaWatcher, takeQuotaStop } from './quota-watch.js';
 import type { RunOutcome } from './run-process.js';
 import type { Owner, SandboxBackend, SessionRecord } from './backend.js';
 
@@ -102,7 +103,10 @@ export class BoxService {
       ttlSec: opts.config.session_ttl_sec,
       maxSessions: opts.config.max_sessions,
       owner: this.#owner,
-      beforeDrop: (record) => this.#procs.stopAll(record.info.session_id),
+      beforeDrop: async (record) => {
+        stopQuotaWatcher(this.layout, record.info.session_id);
+        await this.#procs.stopAll(record.info.session_id);
+      },
       hasRunningProcesses: (sid) => this.#procs.hasRunning(sid),
       warn: this.#warn,
     });
@@ -169,6 +173,44 @@ export class BoxService {
     throw backendConflict(record.info.session_id, stored, requested);
   }
 
+  /** Usage for a quota check; a workspace lbot cannot measure counts as over quota (box.quota_exceeded). */
+  async #usage(phase: QuotaPhase, measure: () => Promise<number>, limit: number, where: string, sid: string): Promise<number> {
+    try {
+      return await measure();
+    } catch (err) {
+      if (unmeasurablePath(err) !== null) throw quotaUnreadable(phase, err, limit, where, sid);
+      throw err;
+    }
+  }
+
+  /** A quota stop the session's watcher recorded is reported by the next command on that id (the session is removed). */
+  async #reportQuotaStop(sid: string): Promise<void> {
+    const stopped = takeQuotaStop(this.layout, sid);
+    if (!stopped) return;
+    await this.#store.drop(sid);
+    throw stopped;
+  }
+
+  /**
+   * Starts the session's quota watcher when its quota is not enforced by a size-limited filesystem: it
+   * outlives this command and stops the session's processes (background ones too) on a breach.
+   */
+  async #watchQuota(record: SessionRecord, backend: SandboxBackend): Promise<boolean> {
+    const info = record.info;
+    if (info.workspace_quota_mb <= 0 || (record.backend_state.volume === true && info.host_path === null)) return false;
+    const plan = backend.quotaWatch?.(record) ?? null;
+    if (!plan) return false;
+    const limit = quotaLimitBytes(info.workspace_quota_mb);
+    await ensureQuotaWatcher(this.layout, record, plan, {
+      limitBytes: limit,
+      thresholdBytes: limit + QUOTA_MARGIN_BYTES,
+      where: info.host_path ?? 'the session workspace',
+      errorsFile: this.layout.errorsFile,
+      errorsLock: path.join(this.layout.locksDir, 'errors.lock'),
+    });
+    return true;
+  }
+
   #ensureEnabled(): void {
     if (!this.config.enabled) {
       throw boxError('box.unavailable', 'box is disabled in config (box.enabled = false)', { reason: 'disabled' }, 'set box.enabled to true in lbot.config.json (or unset LBOT__BOX__ENABLED)');
@@ -184,7 +226,9 @@ export class BoxService {
     const oneShot = !input.session_id;
     const sid = input.session_id ? assertSessionId(input.session_id) : `exec-${randomBytes(6).toString('hex')}`;
     let created = false;
+    let unmark = (): void => undefined;
     try {
+      if (!oneShot) await this.#reportQuotaStop(sid);
       const spec = this.buildSpec(input, sid);
       if (!spec.cmd.trim()) throw validationError('cmd must not be empty', { field: 'cmd' });
       const stored = this.#store.read(sid);
@@ -195,13 +239,15 @@ export class BoxService {
       const limit = quotaLimitBytes(spec.workspace_quota_mb);
       const where = spec.host_path ?? 'the session workspace';
       if (spec.workspace_quota_mb > 0) {
-        const used = existing ? await backend.usage(existing) : spec.host_path ? await measureUsage([spec.host_path]) : 0;
+        const hostPath = spec.host_path;
+        const used = await this.#usage('before', () => (existing ? backend.usage(existing) : hostPath ? measureUsage([hostPath]) : Promise.resolve(0)), limit, where, sid);
         if (used > limit) throw quotaExceeded('before', used, limit, where, sid);
       }
       const got = await this.#store.getOrCreate(spec, backend, { oneShot, known: existing });
       created = got.created;
       const record = got.record;
       const hardQuota = record.backend_state.volume === true && spec.host_path === null;
+      if (!oneShot && (await this.#watchQuota(record, backend))) unmark = markCommand(this.layout, sid);
       const outcome = await backend.exec(record, {
         cmd: spec.cmd,
         workdir: spec.workdir,
@@ -217,7 +263,14 @@ export class BoxService {
               watchdog: {
                 intervalMs: WATCHDOG_INTERVAL_MS,
                 check: async () => {
-                  const used = await backend.usage(record);
+                  let used: number;
+                  try {
+                    used = await backend.usage(record);
+                  } catch (err) {
+                    const unreadable = unmeasurablePath(err);
+                    if (unreadable !== null) return `lbot: stopped: the workspace cannot be measured for its quota (${unreadable} cannot be read by lbot)`;
+                    throw err;
+                  }
                   return used > limit + QUOTA_MARGIN_BYTES ? `lbot: stopped: the workspace quota of ${spec.workspace_quota_mb} MiB was exceeded (${used} bytes used)` : null;
                 },
               },
@@ -225,10 +278,14 @@ export class BoxService {
           : {}),
       });
       this.#store.touch(sid);
+      if (!oneShot) await this.#reportQuotaStop(sid);
       if (outcome.status === 'timed_out') {
         await this.#store.drop(sid);
       } else if (spec.workspace_quota_mb > 0) {
-        const used = await backend.usage(record);
+        const used = await this.#usage('after', () => backend.usage(record), limit, where, sid).catch(async (err: unknown) => {
+          await this.#store.drop(sid);
+          throw err;
+        });
         if (used > limit) {
           await this.#store.drop(sid);
           throw quotaExceeded('after', used, limit, where, sid);
@@ -241,6 +298,7 @@ export class BoxService {
       if (!opts.internal && e.code !== 'box.unavailable') await this.#errors.record(e, input.query_id ?? null);
       throw e;
     } finally {
+      unmark();
       if (oneShot && (created || this.#store.read(sid))) await this.#store.drop(sid);
     }
   }
@@ -308,7 +366,14 @@ export class BoxService {
 
   /** Removes a session and everything in it (`lbot box rm`). */
   async removeSession(id: string): Promise<void> {
-    await this.#store.remove(assertSessionId(id));
+    const sid = assertSessionId(id);
+    try {
+      await this.#store.remove(sid);
+    } catch (err) {
+      // An id whose session a quota stop removed is still known until its stop is reported.
+      if (!(toLbotError(err).code === 'box.session_not_found' && takeQuotaStop(this.layout, sid))) throw err;
+    }
+    clearQuotaStop(this.layout, sid);
   }
 
   errors(): ErrorRecord[] {
@@ -326,6 +391,7 @@ export class BoxService {
       managed_processes: running,
       session_ttl_sec: this.config.session_ttl_sec,
       recent_error_count: this.errors().length,
+      ...quotaStopsField(pendingQuotaStops(this.layout)),
     };
     try {
       const { backend, probe } = await selectBackend(this.#backends, this.config, this.#override);
@@ -357,12 +423,14 @@ export class BoxService {
       await this.#errors.record(err, null);
       throw err;
     }
+    await this.#reportQuotaStop(sid);
     let record = this.#store.read(sid);
     if (!record || !(await this.#store.isAlive(record))) {
       const spec = this.buildSpec({ cmd: 'true' }, sid);
       record = (await this.#store.getOrCreate(spec, await this.#select())).record;
     } else this.#assertBackend(record);
     const rec = record;
+    await this.#watchQuota(rec, this.#backendOf(rec));
     return withLock(this.layout.sessionLock(sid), () =>
       this.#procs.start(rec, this.#backendOf(rec), parsed.data, {
         ...(opts.replace ? { replace: true } : {}),
@@ -447,6 +515,12 @@ export class BoxService {
       if (o.kind === 'serve' && o.pid === me.pid && o.start === me.start && !record.info.persistent) await this.#store.drop(record.info.session_id);
     }
   }
+}
+
+/** Sessions the quota watcher stopped whose stop no command has reported yet (absent when none). */
+function quotaStopsField(stops: ReturnType<typeof pendingQuotaStops>): Pick<BoxStatus, 'quota_stops'> {
+  if (stops.length === 0) return {};
+  return { quota_stops: stops.map((s) => ({ session_id: s.session_id, code: s.code, message: s.message, stopped_at: s.stopped_at })) };
 }
 
 /** Creates the box service of a data dir. */
