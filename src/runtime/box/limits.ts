@@ -151,7 +151,12 @@ function v1Tree(host: CgroupHost): { plan: CgroupPlan } | { missing: string } {
 
 /** Decides which cgroup tree to use without changing anything; `missing` names what is not there. */
 export function findCgroupTree(host: CgroupHost): { plan: CgroupPlan } | { missing: string } {
-  if (!existsSync(host.root)) return { missing: `no cgroup filesystem at ${host.root}` };
+  try {
+    statSync(host.root);
+  } catch (err) {
+    const code = errnoOf(err);
+    return { missing: code === 'ENOENT' ? `no cgroup filesystem at ${host.root}` : `${host.root} cannot be reached by uid ${host.uid} (${code ?? errText(err)})` };
+  }
   return existsSync(path.join(host.root, 'cgroup.controllers')) ? v2Tree(host) : v1Tree(host);
 }
 
