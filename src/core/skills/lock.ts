@@ -5,6 +5,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { LbotError } from '../errors.js';
 import { parseJsonText } from '../json-parse.js';
+import { ensurePrivateDir } from '../stores/private-files.js';
 
 export const LOCK_FILE_NAME = 'skills.lock.json';
 const MUTEX_DIR = '.skills.lck';
@@ -83,7 +84,7 @@ export async function writeLock(dataDir: string, lock: LockFile): Promise<void> 
     if (entry) skills[name] = entry;
   }
   const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  await mkdir(dataDir, { recursive: true });
+  ensurePrivateDir(dataDir);
   try {
     await writeFile(tmp, `${JSON.stringify({ ...lock, skills }, null, 2)}\n`, { mode: 0o644 });
     await rename(tmp, file);
@@ -108,7 +109,7 @@ function pidAlive(pid: number): boolean {
  */
 export async function acquireSkillMutex(dataDir: string): Promise<() => Promise<void>> {
   const dir = path.join(dataDir, MUTEX_DIR);
-  await mkdir(dataDir, { recursive: true });
+  ensurePrivateDir(dataDir); // a data dir a skill command creates is 0700 like any other
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       await mkdir(dir);

@@ -74,6 +74,14 @@ describe('files that hold secrets are private to their owner (umask 022)', () =>
     expectPrivate([path.join(dataDir, 'lbot.config.json')]);
   });
 
+  it('lbot skill install: a data dir it creates is 0700', async () => {
+    const s = await scenario();
+    const dataDir = path.join(s.root, 'skill-data');
+    const r = await s.lbot(['--data-dir', dataDir, 'skill', 'install', path.join(REPO_ROOT, 'fixtures', 'skills', 'hello-skill.zip')], { globals: false });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(octal(modeOf(dataDir))).toBe('0700');
+  });
+
   it('lbot serve: serve.token, the database with its live -wal/-shm and the data dir are private, even over an old 0644 token', async () => {
     const s = await scenario();
     const dataDir = path.join(s.root, 'serve-data');
