@@ -9,11 +9,14 @@ import { execa } from 'execa';
 import { REPO_ROOT } from '../../helpers/plugins.js';
 import { freePort } from '../../integration/mcp/helpers.js';
 import { boxBackend } from '../../helpers/box.js';
+import { withReason } from '../../helpers/skip.js';
 
 const FIXTURES = path.join(REPO_ROOT, 'fixtures', 'mcp');
 const fixture = (name: string) => path.join(FIXTURES, name);
 const EVERYTHING = path.join(REPO_ROOT, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
 const SLOW = !!process.env.LBOT_SKIP_SLOW;
+/** Whether a box backend works here (native exec and box-hosted servers need one). */
+const BOX = boxBackend();
 if (SLOW) console.warn('AC-153 and AC-154 are skipped: LBOT_SKIP_SLOW is set (they wait for real retry delays and a 30 s handshake budget)');
 
 async function mcpJson(s: Scenario, args: string[], env?: Record<string, string>): Promise<{ exitCode: number; json: Record<string, unknown>; stderr: string; stdout: string }> {
@@ -60,7 +63,7 @@ describe('lbot mcp (acceptance §7)', () => {
     expect(dup.json).toMatchObject({ error: { code: 'mcp.exists' } });
   });
 
-  it.skipIf(SLOW)('AC-153 crash on start: 4 attempts, then error', async () => {
+  it.skipIf(SLOW)(withReason('AC-153 crash on start: 4 attempts, then error', SLOW && 'LBOT_SKIP_SLOW is set: it waits for real retry delays'), async () => {
     const s = await scenario();
     await s.lbot(['mcp', 'add', 'bad', '--', 'node', fixture('crash-on-start.js')]);
     const r = await mcpJson(s, ['test', 'bad']);
@@ -70,7 +73,7 @@ describe('lbot mcp (acceptance §7)', () => {
     expect(r.exitCode).toBe(6);
   });
 
-  it.skipIf(SLOW)('AC-154 handshake timeout of a host stdio server', async () => {
+  it.skipIf(SLOW)(withReason('AC-154 handshake timeout of a host stdio server', SLOW && 'LBOT_SKIP_SLOW is set: it waits for the 30 s handshake budget'), async () => {
     const s = await scenario();
     await s.lbot(['mcp', 'add', 'mute', '--', 'node', fixture('no-handshake.js')]);
     const r = await mcpJson(s, ['test', 'mute']);
@@ -115,25 +118,30 @@ describe('lbot mcp (acceptance §7)', () => {
     expect(list(r.json, 'warnings').join('\n')).toContain('srv__exec');
   });
 
-  it('AC-157 in a run: exec never reaches the MCP server; srv__exec does', async () => {
+  /** A run that calls `exec` and `srv__exec` with both granted; the context dump and both replies. */
+  async function execAndQualified(env?: Record<string, string>) {
     const s = await scenario();
     await s.lbot(['mcp', 'add', 'srv', '--', 'node', fixture('exec-tool.js')]);
     const binding = await bindingFile(s, { allowed_tool_names: ['exec', 'srv__exec'] });
-    const r = await s.run([dump, api('tools.call', { tool_name: 'exec', parameters: { command: 'echo native' } }), api('tools.call', { tool_name: 'srv__exec', parameters: { command: 'x' } }), done()], { json: true, args: ['--binding', binding] });
+    const r = await s.run([dump, api('tools.call', { tool_name: 'exec', parameters: { command: 'echo native' } }), api('tools.call', { tool_name: 'srv__exec', parameters: { command: 'x' } }), done()], { json: true, args: ['--binding', binding], ...(env ? { env } : {}) });
     expect(r.exitCode, r.stderr).toBe(0);
     const [ctx, exec, qualified] = reports(r.stdout);
     const tools = list(ctx, 'resources.tools');
     expect(tools.map((t) => pick(t, 'tool_name'))).toContain('srv__exec');
     expect(JSON.stringify(exec)).not.toContain('MCP-EXEC');
-    const nativeExec = tools.find((t) => pick(t, 'tool_name') === 'exec');
-    if (boxBackend().usable) {
-      expect(pick(nativeExec, 'tool_type')).toBe('native');
-      expect(exec).toMatchObject({ ok: true, result: { result: { stdout: 'native\n' } } });
-    } else {
-      console.warn(`AC-157: ${boxBackend().reason}; native exec is not granted (and never the MCP tool)`);
-      expect(nativeExec).toBeUndefined();
-    }
     expect(JSON.stringify(pick(qualified, 'result.result'))).toContain('MCP-EXEC x');
+    return { exec, nativeExec: tools.find((t) => pick(t, 'tool_name') === 'exec') };
+  }
+
+  it('AC-157 in a run without the box: exec is not granted (never the MCP tool); srv__exec reaches the server', async () => {
+    const { nativeExec } = await execAndQualified({ LBOT__BOX__ENABLED: 'false' });
+    expect(nativeExec).toBeUndefined();
+  });
+
+  it.skipIf(!BOX.usable)(withReason('AC-157 in a run with the box: exec is the native tool, never the MCP server; srv__exec reaches the server', !BOX.usable && BOX.reason), async () => {
+    const { exec, nativeExec } = await execAndQualified();
+    expect(pick(nativeExec, 'tool_type')).toBe('native');
+    expect(exec).toMatchObject({ ok: true, result: { result: { stdout: 'native\n' } } });
   });
 
   it('AC-159 remove a server: show exits 3 with mcp.not_found, runs no longer list its tools', async () => {
@@ -187,14 +195,10 @@ describe('lbot mcp (acceptance §7)', () => {
 });
 
 describe('box-hosted stdio servers', () => {
-  it('run as a managed process in the box: staged project, test session removed, runs use mcp-shared', async () => {
+  it.skipIf(!BOX.usable)(withReason('run as a managed process in the box: staged project, test session removed, runs use mcp-shared', !BOX.usable && BOX.reason), async () => {
     const s = await scenario();
     const status = await s.lbot(['--json', 'box', 'status']);
-    const available = (JSON.parse(status.stdout || '{}') as { available?: boolean }).available === true;
-    if (!available) {
-      console.warn(`box-hosted MCP test skipped: no usable box backend (${status.stdout.trim() || status.stderr.trim()})`);
-      return;
-    }
+    expect((JSON.parse(status.stdout || '{}') as { available?: boolean }).available, status.stdout + status.stderr).toBe(true);
     await s.writeConfig({ box: { allowed_mount_roots: [FIXTURES] } });
     await s.lbot(['mcp', 'add', 'boxed', '--in-box', '--', 'node', fixture('standalone-echo.js')]);
     const test = await mcpJson(s, ['test', 'boxed']);
@@ -207,8 +211,10 @@ describe('box-hosted stdio servers', () => {
     expect(JSON.stringify(reports(r.stdout)[0])).toContain('from the box');
     const sessions = JSON.parse((await s.lbot(['--json', 'box', 'sessions'])).stdout) as Array<{ session_id: string; managed_processes: number }>;
     expect(sessions.map((x) => x.session_id).filter((id) => id.startsWith('mcp-test-'))).toEqual([]);
+    // The run used the persistent mcp-shared session; its server stopped with the run.
     const shared = sessions.find((x) => x.session_id === 'mcp-shared');
-    if (shared) expect(shared.managed_processes).toBe(0);
+    expect(shared, JSON.stringify(sessions)).toBeDefined();
+    expect(shared?.managed_processes).toBe(0);
     await s.lbot(['box', 'rm', 'mcp-shared']);
   });
 });
