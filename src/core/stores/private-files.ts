@@ -1,6 +1,6 @@
 // Files only their owner may read: the data dir (0700) and the secrets in it (0600), whatever the umask.
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, constants, fsyncSync, lstatSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, constants, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
 
 export const PRIVATE_DIR_MODE = 0o700;
@@ -11,10 +11,14 @@ const myUid = (): number | undefined => process.getuid?.();
 /** Group/other permission bits. */
 const OPEN_BITS = 0o077;
 
+/** Files that mark a directory as an lbot data dir (one lbot may tighten). */
+const DATA_DIR_MARKERS = ['lbot.db', 'lbot.config.json', 'serve.token', 'skills.lock.json'];
+
 /**
  * Makes `dir` a directory only its owner can enter. A missing dir (and missing parents) is created
- * 0700; an existing dir owned by this user with group or other bits is tightened to 0700. A dir
- * owned by someone else is left alone: its owner decides who shares it.
+ * 0700; an existing dir owned by this user with group or other bits is tightened to 0700 when it is
+ * empty or already an lbot data dir. Any other directory (a home dir, `/srv`, `/sys` named by
+ * mistake) and a dir owned by someone else are left alone: lbot never re-modes what it did not make.
  */
 export function ensurePrivateDir(dir: string): void {
   const created = mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
@@ -22,8 +26,18 @@ export function ensurePrivateDir(dir: string): void {
   if (!st.isDirectory()) return; // the caller reports a path that is not a directory
   const uid = myUid();
   const ours = uid === undefined || st.uid === uid;
+  if (!ours || (st.mode & 0o777) === PRIVATE_DIR_MODE) return;
   // A created dir gets exactly 0700 even under an unusual umask (which could drop the owner's own bits).
-  if (ours && (created !== undefined || (st.mode & OPEN_BITS) !== 0) && (st.mode & 0o777) !== PRIVATE_DIR_MODE) chmodSync(dir, PRIVATE_DIR_MODE);
+  if (created !== undefined || ((st.mode & OPEN_BITS) !== 0 && isDataDirLike(dir))) chmodSync(dir, PRIVATE_DIR_MODE);
+}
+
+function isDataDirLike(dir: string): boolean {
+  try {
+    const names = readdirSync(dir);
+    return names.length === 0 || names.some((n) => DATA_DIR_MARKERS.includes(n));
+  } catch {
+    return false;
+  }
 }
 
 /**
