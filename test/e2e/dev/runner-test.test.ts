@@ -8,6 +8,7 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURE_RUNNERS } from '../../helpers/plugins.js';
 import { LBOT_BIN } from '../../helpers/serve.js';
+import { withReason } from '../../helpers/skip.js';
 
 type Check = { id: string; status: string; severity: string; evidence: string };
 type Report = { ok: boolean; plugin: string | null; checks: Check[]; counts: Record<string, number> };
@@ -31,9 +32,10 @@ async function runnerTest(dir: string, ...args: string[]): Promise<{ exitCode: n
 const failing = (r: Report) => r.checks.filter((c) => c.status === 'fail').map((c) => c.id);
 const statusOf = (r: Report, id: string) => r.checks.find((c) => c.id === id)?.status;
 
-/** Parses XML with Python's ElementTree (a real parser); null when python3 is missing. */
-async function parseXml(file: string): Promise<{ tests: number; failures: number; names: string[] } | null> {
-  if (!hasPython) return null;
+const NO_PYTHON = !hasPython && 'python3 is missing, and it is the real XML parser (ElementTree) these checks use';
+
+/** Parses XML with Python's ElementTree (a real parser); the tests calling it are skipped without python3. */
+async function parseXml(file: string): Promise<{ tests: number; failures: number; names: string[] }> {
   const script = 'import sys, json, xml.etree.ElementTree as E\nr = E.parse(sys.argv[1]).getroot()\nprint(json.dumps({"tests": int(r.get("tests")), "failures": int(r.get("failures")), "names": [c.get("name") for c in r.iter("testcase")]}))';
   const r = await execa('python3', ['-c', script, file]);
   return JSON.parse(r.stdout) as { tests: number; failures: number; names: string[] };
@@ -51,9 +53,14 @@ describe('AC-178 conformance pass', () => {
     expect(report.checks.every((c) => ['pass', 'n/a'].includes(c.status))).toBe(true);
     const xml = await readFile(junit, 'utf8');
     expect(xml).toContain('<testsuites name="lbot runner test"');
+  });
+
+  it.skipIf(!hasPython)(withReason('the passing JUnit XML parses with a real XML parser: one testcase per check, no failures', NO_PYTHON), async () => {
+    const junit = path.join(tmp, 'out-parsed.xml');
+    const { exitCode, report } = await runnerTest(path.join(FIXTURE_RUNNERS, 'scripted'), '--junit', junit);
+    expect(exitCode, JSON.stringify(report, null, 2)).toBe(0);
     const parsed = await parseXml(junit);
-    if (!parsed) console.warn('python3 is missing: out.xml was checked without a real XML parser');
-    else expect(parsed).toEqual({ tests: report.checks.length, failures: 0, names: report.checks.map((c) => c.id) });
+    expect(parsed).toEqual({ tests: report.checks.length, failures: 0, names: report.checks.map((c) => c.id) });
   });
 
   it('the echo fixture passes and the text report lists every check', async () => {
@@ -64,7 +71,7 @@ describe('AC-178 conformance pass', () => {
     expect(r.stdout).toContain('acme/echo: ');
   });
 
-  it.skipIf(!hasPython)('the Python stdlib runner passes, streaming checks included', async () => {
+  it.skipIf(!hasPython)(withReason('the Python stdlib runner passes, streaming checks included', !hasPython && 'python3 is missing'), async () => {
     const { exitCode, report } = await runnerTest(path.join(FIXTURE_RUNNERS, 'python-echo'));
     expect(exitCode, JSON.stringify(report.checks)).toBe(0);
     expect(statusOf(report, 'streaming.consistent')).toBe('pass');
@@ -115,8 +122,15 @@ describe('AC-179 conformance failures', () => {
     expect(r.stdout).toContain('failing: run.terminal_result');
     const xml = await readFile(junit, 'utf8');
     expect(xml).toMatch(/<testcase [^>]*name="run\.terminal_result"[^>]*>\s*<failure /);
+  });
+
+  it.skipIf(!hasPython)(withReason('the failing JUnit XML parses with a real XML parser and counts one failure', NO_PYTHON), async () => {
+    const junit = path.join(tmp, 'fail-parsed.xml');
+    const r = await execa(process.execPath, [LBOT_BIN, 'runner', 'test', path.join(CONFORMANCE, 'no-terminal'), '--junit', junit], { reject: false, env: { LBOT_HOME: undefined } });
+    expect(r.exitCode).toBe(1);
     const parsed = await parseXml(junit);
-    if (parsed) expect(parsed.failures).toBe(1);
+    expect(parsed.failures).toBe(1);
+    expect(parsed.names).toContain('run.terminal_result');
   });
 
   it('a directory without a plugin fails manifest.valid; a missing one is a usage error', async () => {
