@@ -7,6 +7,10 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { buildStoredZip, buildZip, skillMd, tempDir, writeZip } from '../integration/skill-zip.js';
+import { withReason } from '../helpers/skip.js';
+
+/** Whether lbot can be run in a namespace with no network (AC-142). */
+const OFFLINE = (await execa('unshare', ['-rn', 'true'], { reject: false })).exitCode === 0;
 
 const REPO = path.resolve(import.meta.dirname, '../..');
 const BIN = path.join(REPO, 'bin', 'lbot.js');
@@ -156,17 +160,29 @@ describe('lbot skill (built CLI)', () => {
     expect((await s.lbot(['skill', 'cat', 'ghost', 'x'])).exitCode).toBe(3);
   });
 
-  it('AC-142 remote sources are refused before any network request (exit 2, skill.invalid_source)', async () => {
+  const REMOTE_REFUSED = [
+    ['http://github.com/o/r/blob/main/x/SKILL.md'],
+    ['https://evil.example/x.zip'],
+    ['https://github.com/o/r/blob/main/x/SKILL.md', '--owner', 'someone-else'],
+    ['https://github.com/o/r/tree/main/x', '--repo', 'other-repo'],
+  ];
+
+  it('AC-142 remote sources are refused (exit 2, skill.invalid_source)', async () => {
     const s = await scenario();
-    const offline = (await execa('unshare', ['-rn', 'true'], { reject: false })).exitCode === 0;
-    if (!offline) console.warn('AC-142: unshare -rn is unavailable; running with the network present (the checks are still offline by construction)');
-    const wrap = offline ? ['unshare', '-rn'] : [];
-    for (const args of [
-      ['http://github.com/o/r/blob/main/x/SKILL.md'],
-      ['https://evil.example/x.zip'],
-      ['https://github.com/o/r/blob/main/x/SKILL.md', '--owner', 'someone-else'],
-      ['https://github.com/o/r/tree/main/x', '--repo', 'other-repo'],
-    ]) {
+    for (const args of REMOTE_REFUSED) {
+      const r = await s.lbot(['skill', 'install', ...args]);
+      expect(r.exitCode, args.join(' ')).toBe(2);
+      expect(r.stderr).toContain('error[skill.invalid_source]');
+    }
+  });
+
+  it.skipIf(!OFFLINE)(withReason('AC-142 remote sources are refused before any network request: the same refusals with no network at all', !OFFLINE && 'unshare -rn is unavailable, so lbot cannot be run without a network'), async () => {
+    const s = await scenario();
+    const wrap = ['unshare', '-rn'];
+    // The namespace really has no network: only the loopback interface.
+    const ifaces = await execa('unshare', ['-rn', 'sh', '-c', "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '"]);
+    expect(ifaces.stdout).toBe('lo');
+    for (const args of REMOTE_REFUSED) {
       const r = await s.lbot(['skill', 'install', ...args], {}, wrap);
       expect(r.exitCode, args.join(' ')).toBe(2);
       expect(r.stderr).toContain('error[skill.invalid_source]');
