@@ -333,6 +333,8 @@ describe('authorization and permissions', () => {
     expect(errorOf(r.stdout)?.code).toBe('runner.timeout');
     expect(r.stdout).not.toContain('late');
     const calls = await apiCalls(s, str(summaries(r.stdout)[0], 'run_id'));
+    // The late state.get reached the host (within the cancel grace) and was audited as denied.
+    expect(calls.map((c) => pick(c, 'action')), JSON.stringify(calls)).toContain('state.get');
     for (const c of calls) {
       expect(pick(c, 'decision')).toBe('denied');
       expect(['deadline_exceeded', 'unauthorized']).toContain(pick(c, 'code'));
