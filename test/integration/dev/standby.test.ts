@@ -1,5 +1,6 @@
 // The dev launcher with real processes: a reload takes the standby process, which loads the module as it
 // is at that moment; broken code fails the start like a cold start; close stops the standby.
+import { spawnSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -7,6 +8,9 @@ import type { PluginConnection } from '../../../src/core/host/ports.js';
 import { createPluginLauncher } from '../../../src/runtime/plugins/launcher.js';
 import { LAZY_BOOTSTRAP, StandbyLauncher } from '../../../src/runtime/dev/standby.js';
 import { createTempPlugins, groupGone, waitGroupGone, type TempPlugins } from '../../helpers/plugins.js';
+import { withReason } from '../../helpers/skip.js';
+
+const HAS_PYTHON = spawnSync('python3', ['--version']).status === 0;
 
 const hot = (reply: string) =>
   `import { completed, definePlugin, defineRunner, message } from 'lbot/sdk';\nexport default definePlugin({ runners: { default: defineRunner({ async *run() { yield message(${JSON.stringify(reply)}); yield completed(); } }) } });\n`;
@@ -68,15 +72,12 @@ describe('StandbyLauncher', () => {
     expect(groupGone(standbyGroups.at(-1) ?? -1) || (await waitGroupGone(standbyGroups.at(-1) ?? -1))).toBe(true);
   });
 
-  it('starts command plugins directly, without a standby', async () => {
+  it.skipIf(!HAS_PYTHON)(withReason('starts command plugins directly, without a standby', !HAS_PYTHON && 'python3 is missing, and the command plugin fixture (python-echo) runs on it'), async () => {
     plugins = await createTempPlugins(['python-echo']);
     const launcher = new StandbyLauncher(createPluginLauncher({ bootstrapPath: LAZY_BOOTSTRAP, onSpawn: (c) => c.pgid !== null && spawned.push(c.pgid) }));
     const spec = { identity: 'acme/python-echo', dir: plugins.dir('python-echo'), execution: { command: ['python3', 'main.py'] }, env: {} };
-    const conn = await launcher.start(spec, async () => null).catch((err: unknown) => {
-      console.warn(`python3 unavailable, command-plugin start not checked: ${String(err)}`);
-      return null;
-    });
-    if (conn) opened.push(conn);
+    const conn = await launcher.start(spec, async () => null);
+    opened.push(conn);
     // The direct path records no standby start and schedules no standby.
     expect(launcher.lastStart).toBeNull();
     expect(launcher.standbyCount()).toBe(0);
