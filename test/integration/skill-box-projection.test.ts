@@ -13,6 +13,7 @@ import { installSkills } from '../../src/core/skills/install.js';
 import { DEFAULT_SKILL_LIMITS } from '../../src/core/skills/limits.js';
 import { verifySkills } from '../../src/core/skills/verify.js';
 import { buildZip, skillMd, tempDir, writeZip } from './skill-zip.js';
+import { withReason } from '../helpers/skip.js';
 
 const HELLO = path.resolve(import.meta.dirname, '../../fixtures/skills/hello-skill.zip');
 
@@ -68,7 +69,7 @@ async function refusal(p: Promise<unknown>): Promise<LbotError> {
   throw new Error('expected a refusal');
 }
 
-describe.skipIf(bwrapReason !== null)('skills in a bubblewrap box', () => {
+describe.skipIf(bwrapReason !== null)(withReason('skills in a bubblewrap box', bwrapReason), () => {
   it('AC-139: exec of a skill script is refused until activate, then runs; two skills in one exec are refused', async () => {
     const run = await setupRun(['hello-skill', 'other']);
     const first = await refusal(execTool(run, 'sh /workspace/.skills/hello-skill/run.sh'));

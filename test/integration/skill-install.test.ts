@@ -16,6 +16,7 @@ import { getSkill, listSkills, readSkillFile, removeSkill, skillsRoot } from '..
 import { verifySkills } from '../../src/core/skills/verify.js';
 import { createSkillFetcher } from '../../src/runtime/skills/fetcher.js';
 import { buildZip, skillMd, tempDir, writeZip } from './skill-zip.js';
+import { withReason } from '../helpers/skip.js';
 
 const FIXTURES = path.resolve(import.meta.dirname, '../../fixtures/skills');
 const fixture = (name: string) => path.join(FIXTURES, name);
@@ -344,7 +345,7 @@ async function git(cwd: string, ...args: string[]): Promise<string> {
 const hasGit = (await execa('git', ['--version'], { reject: false })).exitCode === 0;
 if (!hasGit) console.warn('skipping git source tests: the git executable is not available');
 
-describe.skipIf(!hasGit)('git sources (local paths and file:// work offline)', () => {
+describe.skipIf(!hasGit)(withReason('git sources (local paths and file:// work offline)', !hasGit && 'the git executable is not available'), () => {
   it('installs from a repository path and a file:// URL at a ref, records the commit, and --frozen pins it', async () => {
     const { dir, dataDir, ctx } = await setup(createSkillFetcher());
     const repo = path.join(dir, 'repo');

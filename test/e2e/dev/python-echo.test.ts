@@ -6,6 +6,7 @@ import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FIXTURE_EVENTS, FIXTURE_RUNNERS } from '../../helpers/plugins.js';
 import { LBOT_BIN } from '../../helpers/serve.js';
+import { withReason } from '../../helpers/skip.js';
 
 const hasPython = (await execa('python3', ['--version'], { reject: false })).exitCode === 0;
 if (!hasPython) console.warn('python3 is missing: the python-echo run tests are skipped');
@@ -21,7 +22,7 @@ afterEach(async () => {
 const run = (event: string, extra: string[] = []) =>
   execa(process.execPath, [LBOT_BIN, '--data-dir', dataDir, ...extra, 'run', '--event', path.join(FIXTURE_EVENTS, event), '--plugin', path.join(FIXTURE_RUNNERS, 'python-echo')], { reject: false, env: { LBOT_HOME: undefined } });
 
-describe.skipIf(!hasPython)('python-echo via lbot run', () => {
+describe.skipIf(!hasPython)(withReason('python-echo via lbot run', !hasPython && 'python3 is missing'), () => {
   it('streams a cumulative delta, then the message, and exits 0', async () => {
     const r = await run('msg.json', ['--json']);
     expect(r.exitCode, r.stderr).toBe(0);

@@ -5,13 +5,14 @@ import { describe, expect, it } from 'vitest';
 import { boxBackend } from '../../helpers/box.js';
 import { REPO_ROOT } from '../../helpers/plugins.js';
 import { api, done, reports, scenario, SCRIPTED } from './harness.js';
+import { withReason } from '../../helpers/skip.js';
 
 const box = boxBackend();
 if (!box.usable) console.warn(`skills-in-runs tests skipped: ${box.reason}`);
 
 const exec = (command: string) => api('tools.call', { tool_name: 'exec', parameters: { command } });
 
-describe.skipIf(!box.usable)('skills in runs', () => {
+describe.skipIf(!box.usable)(withReason('skills in runs', !box.usable && box.reason), () => {
   it('mounts bound skills read-only, runs them only once activated, and refuses unbound ones', async () => {
     const s = await scenario();
     const install = await s.lbot(['skill', 'install', path.join(REPO_ROOT, 'fixtures', 'skills', 'hello-skill.zip')]);

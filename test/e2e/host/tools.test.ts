@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { boxBackend } from '../../helpers/box.js';
 import { api, done, dump, list, pick, reports, scenario, SCRIPTED, type Scenario } from './harness.js';
+import { withReason } from '../../helpers/skip.js';
 
 const box = boxBackend();
 if (!box.usable) console.warn(`native tool tests skipped: ${box.reason}`);
@@ -15,7 +16,7 @@ async function bindingFile(s: Scenario, resource_policy: Record<string, unknown>
 
 const toolNames = (ctx: unknown) => list(ctx, 'resources.tools').map((t) => pick(t, 'tool_name'));
 
-describe.skipIf(!box.usable)('native tools in runs', () => {
+describe.skipIf(!box.usable)(withReason('native tools in runs', !box.usable && box.reason), () => {
   it('a granted exec runs inside the conversation\'s box session; files persist across runs', async () => {
     const s = await scenario();
     const binding = await bindingFile(s, { allowed_tool_names: ['exec', 'read'] });

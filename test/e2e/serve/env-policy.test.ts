@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { boxBackend } from '../../helpers/box.js';
 import { createTempPlugins, FIXTURE_EVENTS, type TempPlugins } from '../../helpers/plugins.js';
 import { startServe, type ServeProcess } from '../../helpers/serve.js';
+import { withReason } from '../../helpers/skip.js';
 
 const SCRIPTED = 'plugin:acme/scripted/default';
 const readEvent = async (name: string): Promise<Record<string, unknown>> => JSON.parse(await readFile(path.join(FIXTURE_EVENTS, name), 'utf8')) as Record<string, unknown>;
@@ -134,7 +135,7 @@ describe('POST /v1/box/exec', () => {
 const box = boxBackend();
 if (!box.usable) console.warn(`native exec tool env test skipped: ${box.reason}`);
 
-describe.skipIf(!box.usable)('the native exec tool in a served run', () => {
+describe.skipIf(!box.usable)(withReason('the native exec tool in a served run', !box.usable && box.reason), () => {
   it('refuses env LD_PRELOAD: the runner gets env.denied and the command never runs', async () => {
     const f = await setup({
       box: { workspace_quota_mb: 0 },

@@ -8,6 +8,7 @@ import { ConfigSchema } from '../../../src/core/config.js';
 import { ContainerBackend } from '../../../src/runtime/box/container.js';
 import { probeCommand } from '../../../src/runtime/box/host-tools.js';
 import { createBoxService } from '../../../src/runtime/box/service.js';
+import { withReason } from '../../helpers/skip.js';
 
 const engines = await Promise.all(
   (['docker', 'podman'] as const).map(async (name) => ({ name, probe: await new ContainerBackend(name, os.tmpdir(), os.tmpdir(), 'probe', null).probe() })),
@@ -19,7 +20,7 @@ afterAll(() => {
 });
 
 describe.each(engines)('$name backend', ({ name, probe }) => {
-  it.skipIf(!probe.available)('runs a labelled container per session and removes it with the session', async () => {
+  it.skipIf(!probe.available)(withReason('runs a labelled container per session and removes it with the session', !probe.available && probe.reason), async () => {
     const root = realpathSync(mkdtempSync(path.join(os.tmpdir(), `lbot-${name}-it-`)));
     roots.push(root);
     const config = ConfigSchema.parse({ box: { backend: name, workspace_quota_mb: 0, image: 'busybox:latest' } }).box;

@@ -11,8 +11,10 @@ import { BwrapBackend } from '../../../src/runtime/box/bwrap.js';
 import { SessionRecordSchema } from '../../../src/runtime/box/backend.js';
 import { probeCommand } from '../../../src/runtime/box/host-tools.js';
 import { boxFixture, bwrapSkipReason, disposeFixture, type BoxFixture } from './helpers.js';
+import { withReason } from '../../helpers/skip.js';
 
 const isRoot = process.getuid?.() === 0;
+const NOT_ROOT = !isRoot && 'the tests do not run as root';
 const fixtures: BoxFixture[] = [];
 const temps: string[] = [];
 const fixture = (over: Record<string, unknown> = {}) => {
@@ -59,7 +61,7 @@ function spec(over: Partial<BoxSpec> = {}): BoxSpec {
 /** Runs syscalls by number from inside the sandbox (perl is part of every Debian base system). */
 const SYSCALL_PROBE = `perl -e 'for my $n (@ARGV) { $! = 0; my $r = syscall($n, 0, 0, 0, 0, 0); print "$n $r ", $! + 0, "\\n" }'`;
 
-describe.skipIf(bwrapSkipReason !== null)('bwrap hardening', () => {
+describe.skipIf(bwrapSkipReason !== null)(withReason('bwrap hardening', bwrapSkipReason), () => {
   it('applies the caller env inside the sandbox: LD_DEBUG_OUTPUT writes nothing on the host', async () => {
     // Below the env policy on purpose: even a variable the policy would refuse has no effect on the host.
     const f = fixture();
@@ -92,12 +94,12 @@ describe.skipIf(bwrapSkipReason !== null)('bwrap hardening', () => {
     expect(threads.result.stdout).toContain('child');
   });
 
-  it.skipIf(!isRoot)('as root, runs the sandbox as an unprivileged uid: root-owned files are not its own', async () => {
+  it.skipIf(!isRoot)(withReason('as root, runs the sandbox as an unprivileged uid: root-owned files are not its own', NOT_ROOT), async () => {
     const ws = temp();
     chmodSync(ws, 0o755);
     writeFileSync(path.join(ws, 'secret'), 'root only\n', { mode: 0o600 });
     const f = fixture({ allowed_mount_roots: [ws] });
-    const { result } = await f.box.exec({ session_id: 'who', host_path: ws, host_path_mode: 'ro', cmd: "id -u; cat /workspace/secret 2>/dev/null || echo denied; sleep 30 & echo $! > /tmp/pid; stat -c %u /workspace/secret" });
+    const { result } = await f.box.exec({ session_id: 'who', host_path: ws, host_path_mode: 'ro', cmd: "id -u; cat /workspace/secret 2>/tmp/err || { grep -q 'Permission denied' /tmp/err && echo denied; }; sleep 30 & echo $! > /tmp/pid; stat -c %u /workspace/secret" });
     const [uid, secret, owner] = result.stdout.trim().split('\n');
     expect(uid).not.toBe('0');
     expect(secret).toBe('denied');
@@ -110,7 +112,7 @@ describe.skipIf(bwrapSkipReason !== null)('bwrap hardening', () => {
     expect(hostUid(nsPid)).toBe(65532);
   });
 
-  it.skipIf(!isRoot)('as root, refuses a writable host path the sandbox uid cannot write, naming the fix', async () => {
+  it.skipIf(!isRoot)(withReason('as root, refuses a writable host path the sandbox uid cannot write, naming the fix', NOT_ROOT), async () => {
     const ws = temp();
     chmodSync(ws, 0o755);
     const f = fixture({ allowed_mount_roots: [ws] });
@@ -165,7 +167,7 @@ describe.skipIf(bwrapSkipReason !== null)('bwrap hardening', () => {
     await expect(f.box.exec({ host_path: '/tmp/../etc', cmd: 'true' })).rejects.toMatchObject({ code: 'box.mount_denied' });
   });
 
-  it.skipIf(!isRoot)('runs hardened for a non-root lbot too: nested user namespaces refused (setpriv --reuid)', async () => {
+  it.skipIf(!isRoot)(withReason('runs hardened for a non-root lbot too: nested user namespaces refused (setpriv --reuid)', NOT_ROOT && 'the tests do not run as root, so they cannot switch lbot to another uid with setpriv'), async () => {
     const home = temp();
     chmodSync(home, 0o777);
     const cli = path.resolve('bin/lbot.js');

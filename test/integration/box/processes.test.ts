@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { LbotError } from '../../../src/core/errors.js';
 import { FRAME, FrameDecoder, encodeFrame } from '../../../src/runtime/box/attach-protocol.js';
 import { boxFixture, bwrapSkipReason, disposeFixture, skipNotice, waitFor, type BoxFixture } from './helpers.js';
+import { withReason } from '../../helpers/skip.js';
 
 skipNotice('box managed process tests');
 const fixtures: BoxFixture[] = [];
@@ -50,7 +51,7 @@ function rawRelay(socket: string, send: Buffer | null): Promise<Record<string, u
   });
 }
 
-describe.skipIf(bwrapSkipReason !== null)('managed processes', () => {
+describe.skipIf(bwrapSkipReason !== null)(withReason('managed processes', bwrapSkipReason), () => {
   it('starts, lists, stops and refuses duplicates; exited processes report code and stderr (AC-108)', async () => {
     const f = fixture();
     await f.box.startProcess('p1', { process_id: 'a', command: 'sleep', args: ['600'] });

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LbotError } from '../../../src/core/errors.js';
 import { boxFixture, bwrapSkipReason, disposeFixture, pidGone, skipNotice, waitFor, type BoxFixture } from './helpers.js';
+import { withReason } from '../../helpers/skip.js';
 
 skipNotice('box session tests');
 const fixtures: BoxFixture[] = [];
@@ -64,7 +65,7 @@ describe('degradation without a sandbox', () => {
   });
 });
 
-describe.skipIf(bwrapSkipReason !== null)('box sessions', () => {
+describe.skipIf(bwrapSkipReason !== null)(withReason('box sessions', bwrapSkipReason), () => {
   it('refuses an incompatible spec and keeps the session usable (AC-092)', async () => {
     const f = fixture();
     await f.box.exec({ session_id: 's1', cmd: 'echo a > /tmp/a' });

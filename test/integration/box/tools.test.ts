@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { BindingSchema } from '../../../src/core/protocol/binding.js';
 import { createToolsHook } from '../../../src/runtime/tools/box-tools.js';
 import { boxFixture, bwrapSkipReason, disposeFixture, skipNotice, type BoxFixture } from './helpers.js';
+import { withReason } from '../../helpers/skip.js';
 
 skipNotice('native tool tests');
 const fixtures: BoxFixture[] = [];
@@ -32,7 +33,7 @@ describe('native tools without a box', () => {
   });
 });
 
-describe.skipIf(bwrapSkipReason !== null)('native tools in a bwrap session', () => {
+describe.skipIf(bwrapSkipReason !== null)(withReason('native tools in a bwrap session', bwrapSkipReason), () => {
   it('are listed when granted and the box is available (AC-119)', async () => {
     const { tools } = await table({}, ['exec']);
     expect((await tools.list()).map((t) => t.name)).toEqual(['exec']);

@@ -13,6 +13,7 @@ import { eventRow } from '../../contract/event-log.case.js';
 import { stateColumns } from '../../contract/state-store.case.js';
 import { transcriptRow } from '../../contract/transcript.case.js';
 import { tempDir } from './temp-data-dir.js';
+import { withReason } from '../../helpers/skip.js';
 
 const dirs: string[] = [];
 function freshDir(): string {
@@ -107,7 +108,7 @@ describe('openSqliteStores', () => {
 
   const ro = unwritableDir();
   if (ro === null) console.warn('skipping the read-only data dir test: running as root and no read-only directory (/sys) is available');
-  it.skipIf(ro === null)('AC-201: a read-only data dir fails at open, naming the path', () => {
+  it.skipIf(ro === null)(withReason('AC-201: a read-only data dir fails at open, naming the path', ro === null && 'running as root and no read-only directory (/sys) is available'), () => {
     const dir = ro ?? '';
     const err = expectLbotError(() => openSqliteStores(dir), 'store.unavailable');
     expect(err.message.startsWith(`${dir}: `)).toBe(true);
