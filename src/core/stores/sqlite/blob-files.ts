@@ -1,8 +1,9 @@
 // Content-addressed artifact bytes: `<data-dir>/artifacts/sha256/ab/cdef…`, written to a temp file, fsynced, renamed.
-import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, existsSync, fstatSync, fsyncSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { closeSync, existsSync, fstatSync, fsyncSync, mkdirSync, openSync, readSync } from 'node:fs';
 import path from 'node:path';
 import { LbotError } from '../../errors.js';
+import { writePrivateFile } from '../private-files.js';
 import { reasonOf, storeUnavailable } from './store-errors.js';
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
@@ -33,21 +34,11 @@ export class BlobFiles {
     const file = this.pathOf(sha256);
     if (existsSync(file)) return sha256;
     const dir = path.dirname(file);
-    const tmp = path.join(dir, `.tmp-${process.pid}-${randomBytes(6).toString('hex')}`);
     try {
       mkdirSync(dir, { recursive: true });
-      const fd = openSync(tmp, 'wx', 0o600);
-      try {
-        let written = 0;
-        while (written < content.length) written += writeSync(fd, content, written, content.length - written);
-        fsyncSync(fd);
-      } finally {
-        closeSync(fd);
-      }
-      renameSync(tmp, file);
+      writePrivateFile(file, content);
       syncDir(dir);
     } catch (err) {
-      rmSync(tmp, { force: true });
       throw storeUnavailable(file, `cannot write artifact bytes: ${reasonOf(err)}`, err);
     }
     return sha256;
