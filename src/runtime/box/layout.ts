@@ -50,6 +50,10 @@ export class BoxLayout {
   sessionLock(id: string): string {
     return path.join(this.locksDir, `${id}.lock`);
   }
+  /** Held for the whole of one exec or process start/stop: a session runs one command at a time. */
+  execLock(id: string): string {
+    return path.join(this.locksDir, `${id}.exec.lock`);
+  }
   get globalLock(): string {
     return path.join(this.locksDir, 'global.lock');
   }

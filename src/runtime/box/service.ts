@@ -19,6 +19,7 @@ import {
   type BoxStatus,
   type ErrorRecord,
   type ManagedProcessInfo,
+  type ManagedProcessSpec,
   type SessionInfo,
   type ToolResult,
 } from '../../core/box/model.js';
@@ -71,6 +72,8 @@ export type BoxServiceOptions = {
 
 const INTERNAL_CAPTURE_BYTES = 16 * 1024 * 1024;
 const WATCHDOG_INTERVAL_MS = 250;
+/** How long a command waits for the one before it in the same session. */
+const EXEC_LOCK_WAIT_MS = 60 * 60_000;
 const HOST_WARNING = 'the host backend runs commands directly on this machine, without any isolation';
 
 export class BoxService {
@@ -225,6 +228,12 @@ export class BoxService {
     this.#ensureEnabled();
     const oneShot = !input.session_id;
     const sid = input.session_id ? assertSessionId(input.session_id) : `exec-${randomBytes(6).toString('hex')}`;
+    if (oneShot) return this.#run(input, opts, sid, true);
+    // One command at a time in a session, across lbot processes (box.md §5.1); sessions stay parallel.
+    return withLock(this.layout.execLock(sid), () => this.#run(input, opts, sid, false), { timeoutMs: EXEC_LOCK_WAIT_MS, what: `box session ${sid}` });
+  }
+
+  async #run(input: ExecInput, opts: ExecOptions, sid: string, oneShot: boolean): Promise<RawExecOutput> {
     let created = false;
     let unmark = (): void => undefined;
     try {
@@ -423,6 +432,10 @@ export class BoxService {
       await this.#errors.record(err, null);
       throw err;
     }
+    return withLock(this.layout.execLock(sid), () => this.#startProcess(sid, parsed.data, opts), { timeoutMs: EXEC_LOCK_WAIT_MS, what: `box session ${sid}` });
+  }
+
+  async #startProcess(sid: string, spec: ManagedProcessSpec, opts: { replace?: boolean }): Promise<ManagedProcessInfo> {
     await this.#reportQuotaStop(sid);
     let record = this.#store.read(sid);
     if (!record || !(await this.#store.isAlive(record))) {
@@ -432,7 +445,7 @@ export class BoxService {
     const rec = record;
     await this.#watchQuota(rec, this.#backendOf(rec));
     return withLock(this.layout.sessionLock(sid), () =>
-      this.#procs.start(rec, this.#backendOf(rec), parsed.data, {
+      this.#procs.start(rec, this.#backendOf(rec), spec, {
         ...(opts.replace ? { replace: true } : {}),
         countAll: () => this.#store.ids().reduce((n, id) => n + this.#procs.running(id).length, 0),
       }),
@@ -441,7 +454,8 @@ export class BoxService {
 
   async stopProcess(sessionId: string, processId: string): Promise<void> {
     const record = this.#requireSession(sessionId);
-    await withLock(this.layout.sessionLock(record.info.session_id), () => this.#procs.stop(record.info.session_id, processId));
+    const sid = record.info.session_id;
+    await withLock(this.layout.execLock(sid), () => withLock(this.layout.sessionLock(sid), () => this.#procs.stop(sid, processId)), { timeoutMs: EXEC_LOCK_WAIT_MS, what: `box session ${sid}` });
   }
 
   processStatus(sessionId: string, processId: string): ManagedProcessInfo {
