@@ -53,7 +53,7 @@ export const BoxConfigSchema = z.looseObject({
   workspace_quota_mb: z.number().nonnegative().default(1024),
   session_ttl_sec: z.number().nonnegative().default(1800),
   max_sessions: z.number().int().positive().default(16),
-  output_limit_chars: z.number().int().positive().default(30_000),
+  output_limit_chars: z.number().int().positive().default(4000),
   image: z.string().default('debian:bookworm-slim'),
   /** per_session: each session gets its own workspace; shared: every session mounts default_workspace. */
   workspace_scope: z.enum(['per_session', 'shared']).default('per_session'),

@@ -186,6 +186,22 @@ describe.skipIf(bwrapSkipReason !== null)(withReason('lbot box with bwrap', bwra
     expect(exact.v.stdout).toHaveLength(4000);
   });
 
+  it('truncates --json output to 4000 characters by default (head 60 % / tail 40 %); text mode is untruncated', async () => {
+    const s = scenario();
+    const gen = "head -c 10000 /dev/zero | tr '\\0' a; printf b; head -c 10000 /dev/zero | tr '\\0' c";
+    const { v } = await s.json<ExecJson>(['box', 'exec', '--', 'sh', '-c', gen]);
+    expect(v.stdout_truncated).toBe(true);
+    expect(Array.from(v.stdout)).toHaveLength(4000);
+    const m = /^(a+)\n\n\.\.\. \[\d+ characters truncated\] \.\.\.\n\n(c+)$/.exec(v.stdout);
+    expect(m).not.toBeNull();
+    const head = m?.[1]?.length ?? 0;
+    const tail = m?.[2]?.length ?? 0;
+    expect(head).toBe(Math.floor((head + tail) * 0.6));
+    const plain = await s.lbot(['box', 'exec', '--', 'sh', '-c', gen]);
+    expect(plain.exitCode).toBe(0);
+    expect(plain.stdout).toBe(`${'a'.repeat(10000)}b${'c'.repeat(10000)}`);
+  });
+
   it('has no network by default and forces locked profile fields (AC-096, AC-097)', async () => {
     const s = scenario({ workspace_quota_mb: 0, profile: 'offline_readonly' });
     const ifaces = await s.lbot(['box', 'exec', '--', 'sh', '-c', "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '"]);
