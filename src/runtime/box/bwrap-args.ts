@@ -67,13 +67,17 @@ export const KEEPER_SCRIPT = [
   // Tell the starter the sandbox is fully set up (mounts done), then let go of the pipe.
   'echo ready >&4; exec 4>&-',
   'ttl=$1; iv=$2',
+  // bwrap's init waits for every process of the namespace: ending the session means ending them all.
+  'end() { kill -9 -1 2>/dev/null; exit 0; }',
   'while :; do',
   '  sleep "$iv"',
+  // The session's state dir was deleted (its data dir removed): nobody can reach this session any more.
+  `  [ "$(stat -c %h ${STATE_MOUNT} 2>/dev/null || echo 0)" = 0 ] && end`,
   '  [ "$ttl" -gt 0 ] || continue',
   `  for f in ${STATE_MOUNT}/busy-*; do [ -e "$f" ] && continue 2; done`,
   `  last=$(stat -c %Y ${STATE_MOUNT}/last_used 2>/dev/null) || continue`,
   '  now=$(date +%s)',
-  '  [ $((now - last)) -gt "$ttl" ] && exit 0',
+  '  [ $((now - last)) -gt "$ttl" ] && end',
   'done',
 ].join('\n');
 

@@ -52,6 +52,8 @@ const OPEN_FILES = 256;
 const CPU_GRACE_SEC = 5;
 /** The holder's stdio slot that carries the seccomp filter to `bwrap --seccomp`. */
 const HOLDER_SECCOMP_FD = 5;
+/** How often a holder's keeper checks its TTL and whether its state dir still exists. */
+const KEEPER_INTERVAL_SEC = 5;
 const HOLDER_START_TIMEOUT_MS = 10_000;
 
 export type BwrapOptions = {
@@ -273,7 +275,7 @@ export class BwrapBackend implements SandboxBackend {
         groupFile,
         seccomp: { fd: HOLDER_SECCOMP_FD, filterFile, helperFile },
         stage: runAs ? { ...runAs, binds: stage.binds } : null,
-        keeper: { ttlSec: spec.persistent ? 0 : ctx.ttlSec, intervalSec: ctx.ttlSec > 0 ? Math.max(1, Math.min(30, Math.floor(ctx.ttlSec / 2))) : 3600 },
+        keeper: { ttlSec: spec.persistent ? 0 : ctx.ttlSec, intervalSec: ctx.ttlSec > 0 ? Math.max(1, Math.min(KEEPER_INTERVAL_SEC, Math.floor(ctx.ttlSec / 2))) : KEEPER_INTERVAL_SEC },
         volume: useVolume ? { volumeDir, sizeBytes: quotaFilesystemBytes(spec.workspace_quota_mb) } : null,
         volumeHop: useVolume ? { uid, gid } : null,
       },

@@ -180,3 +180,25 @@ describe.skipIf(bwrapSkipReason !== null)(withReason('bwrap hardening', bwrapSki
     expect(r.output).toMatch(/Seccomp:\s+2/);
   });
 });
+
+describe.skipIf(bwrapSkipReason !== null)(`bwrap holders${bwrapSkipReason ? ` (skipped: ${bwrapSkipReason})` : ''}`, () => {
+  it('ends a persistent session whose data dir was deleted, with every process in it', async () => {
+    const f = boxFixture();
+    await f.box.exec({ session_id: 'orphan', persistent: true, cmd: 'sleep 600 & true' });
+    const record = SessionRecordSchema.parse(JSON.parse(readFileSync(f.box.layout.recordFile('orphan'), 'utf8')));
+    const ns = record.backend_state.ns as { pid: number };
+    const holder = record.backend_state.holder as { pid: number };
+    rmSync(f.root, { recursive: true, force: true });
+    const gone = (pid: number) => {
+      try {
+        return readFileSync(`/proc/${pid}/stat`, 'utf8').split(' ')[2] === 'Z';
+      } catch {
+        return true;
+      }
+    };
+    const deadline = Date.now() + 20_000;
+    while (Date.now() < deadline && !(gone(ns.pid) && gone(holder.pid))) await new Promise((r) => setTimeout(r, 200));
+    expect(gone(ns.pid)).toBe(true);
+    expect(gone(holder.pid)).toBe(true);
+  });
+});
