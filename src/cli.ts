@@ -67,6 +67,9 @@ export async function main(argv: string[]): Promise<void> {
       return;
     }
     process.exitCode = (ctx?.output ?? fallbackOutput).error(err);
+  } finally {
+    // Large results to a slow pipe are still queued here; nothing may end the process before they are out.
+    await (ctx?.output ?? fallbackOutput).flush();
   }
 }
 

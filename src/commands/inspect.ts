@@ -1,5 +1,4 @@
 // Store inspection: `runs`, `events`, `transcript`, `artifacts` (acceptance.md §0.5). All support --json.
-import { writeSync } from 'node:fs';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { LbotError } from '../core/errors.js';
@@ -123,6 +122,6 @@ export function registerInspect(program: Command, getCtx: GetContext): void {
       });
       if (ctx.output.json) return ctx.output.result(result);
       if (result.content_base64 === null) return ctx.output.text(`reference: ${result.file_key ?? '(none)'} (no stored bytes)`);
-      writeSync(1, Buffer.from(result.content_base64, 'base64'));
+      await ctx.output.bytes(Buffer.from(result.content_base64, 'base64'));
     });
 }

@@ -17,7 +17,22 @@ export type Output = {
   info(message: string): void;
   /** Reports an error and returns the exit code it maps to (or `exitCode` when given). */
   error(err: unknown, exitCode?: number): number;
+  /** Writes raw bytes to stdout as they are; resolves once the stream has taken all of them. */
+  bytes(data: Uint8Array): Promise<void>;
+  /** Resolves once everything written to stdout and stderr so far has been handed to the OS (awaited before exit). */
+  flush(): Promise<void>;
 };
+
+/**
+ * Resolves when `stream` has accepted `chunk` and everything queued before it. All stdout goes through the
+ * stream (never fs.writeSync on fd 1: a pipe is non-blocking once the stream owns it, so a direct write can
+ * come back short or fail with EAGAIN when the reader is slow).
+ */
+function writeAll(stream: NodeJS.WritableStream, chunk: Uint8Array | string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    stream.write(chunk, (err?: Error | null) => (err ? reject(err) : resolve()));
+  });
+}
 
 export function createOutput(opts: OutputOptions, streams = { out: process.stdout, err: process.stderr }): Output {
   const write = (stream: NodeJS.WritableStream, s: string) => stream.write(s.endsWith('\n') ? s : `${s}\n`);
@@ -51,6 +66,13 @@ export function createOutput(opts: OutputOptions, streams = { out: process.stdou
       if (opts.debug && e.code === 'internal' && e.cause instanceof Error && e.cause.stack) write(streams.err, e.cause.stack);
       if (opts.json) write(streams.out, JSON.stringify({ ok: false, error: e.toJSON() }));
       return exitCode ?? exitCodeFor(e.code);
+    },
+    bytes(data) {
+      return writeAll(streams.out, data);
+    },
+    async flush() {
+      // A reader that went away (EPIPE) is not an error of the command; the bytes have nowhere to go.
+      await Promise.all([writeAll(streams.out, '').catch(() => undefined), writeAll(streams.err, '').catch(() => undefined)]);
     },
   };
 }
