@@ -2,21 +2,22 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { LbotError } from '../core/errors.js';
-import { StateScopeSchema } from '../core/protocol/binding.js';
+import { StateScopeSchema, type StateScope } from '../core/protocol/binding.js';
+import { decodeScopeKey } from '../core/stores/state-scope-key.js';
 import { serializeStateValue, STATE_VALUE_LIMIT_BYTES } from '../core/host/api/state.js';
 import { aliasStateKey } from '../core/host/state-scope.js';
-import { parseRunnerId } from '../core/protocol/runner-id.js';
 import { parseJsonText } from '../core/json-parse.js';
 import { parseFlags } from './shared/flags.js';
 import { LimitFlag } from './shared/schemas.js';
 import { withStores } from './shared/stores.js';
 import type { GetContext } from './index.js';
 
-/** Reads runner and binding back from a scope key `<scope>:<runner id>:<binding>:…`. */
-function columnsFromScopeKey(scopeKey: string): { runner_id: string; binding_identity: string } {
-  const m = /^(conversation|actor|subject|runner):(plugin:[^/:]+\/[^/:]+\/[^/:]+):([^:]+)/.exec(scopeKey);
-  if (!m?.[2] || !m[3] || !parseRunnerId(m[2])) throw new LbotError('invalid_argument', `--scope-key ${scopeKey} is not a state scope key`, { hint: 'copy scope_key from `lbot state list --json`' });
-  return { runner_id: m[2], binding_identity: m[3] };
+/** Reads scope, runner and binding back from an escaped scope key `<scope>:<runner id>:<binding>:…`. */
+function columnsFromScopeKey(scopeKey: string): { scope: StateScope; runner_id: string; binding_identity: string } {
+  const decoded = decodeScopeKey(scopeKey);
+  const [runner_id, binding_identity] = decoded?.parts ?? [];
+  if (!decoded || !runner_id || !binding_identity) throw new LbotError('invalid_argument', `--scope-key ${scopeKey} is not a state scope key`, { hint: 'copy scope_key from `lbot state list --json`' });
+  return { scope: decoded.scope, runner_id, binding_identity };
 }
 
 export function registerState(program: Command, getCtx: GetContext): void {
@@ -53,8 +54,7 @@ export function registerState(program: Command, getCtx: GetContext): void {
     .action(async (key: string, json: string, raw: unknown) => {
       const ctx = getCtx();
       const f = parseFlags(z.object({ scopeKey: z.string().min(1) }), raw);
-      const scope = StateScopeSchema.parse(f.scopeKey.split(':')[0]);
-      const cols = columnsFromScopeKey(f.scopeKey);
+      const { scope, ...cols } = columnsFromScopeKey(f.scopeKey);
       const value = parseJsonText(json, '<json>', 'invalid_argument');
       let text: string;
       try {

@@ -1,6 +1,7 @@
 // State scope keys and the key alias (runner-protocol.md §8.4–§8.5).
 import type { EventEnvelope } from '../protocol/event.js';
 import type { StateScope } from '../protocol/binding.js';
+import { encodeScopeKey, scopeParts } from '../stores/state-scope-key.js';
 
 export type ScopeKeys = Partial<Record<StateScope, string>>;
 
@@ -9,14 +10,25 @@ export function aliasStateKey(key: string): string {
   return key === 'conversation_id' ? 'external.conversation_id' : key;
 }
 
-/** Scope keys for one run; a scope whose identity the event lacks has no key. */
+/**
+ * Scope keys for one run; a scope whose identity the event lacks has no key. Parts are escaped
+ * (state-scope-key.ts), so ids containing `:` cannot make two scopes share a key.
+ */
 export function buildScopeKeys(runnerId: string, bindingIdentity: string, event: EventEnvelope): ScopeKeys {
-  const base = `${runnerId}:${bindingIdentity}`;
-  const keys: ScopeKeys = { runner: `runner:${base}` };
-  if (event.conversation_id) {
-    keys.conversation = `conversation:${base}:${event.conversation_id}${event.thread_id ? `:${event.thread_id}` : ''}`;
+  const id = {
+    runner_id: runnerId,
+    binding_identity: bindingIdentity,
+    conversation_id: event.conversation_id,
+    thread_id: event.thread_id,
+    actor_type: event.actor?.actor_type ?? null,
+    actor_id: event.actor?.actor_id ?? null,
+    subject_type: event.subject?.subject_type ?? null,
+    subject_id: event.subject?.subject_id ?? null,
+  };
+  const keys: ScopeKeys = {};
+  for (const scope of ['runner', 'conversation', 'actor', 'subject'] as const) {
+    const parts = scopeParts(scope, id);
+    if (parts) keys[scope] = encodeScopeKey(scope, parts);
   }
-  if (event.actor?.actor_id) keys.actor = `actor:${base}:${event.actor.actor_type || 'user'}:${event.actor.actor_id}`;
-  if (event.subject?.subject_id) keys.subject = `subject:${base}:${event.subject.subject_type || 'unknown'}:${event.subject.subject_id}`;
   return keys;
 }

@@ -5,6 +5,7 @@ import { applyDeliveryPolicy, availableApis, buildRunContext } from '../../../sr
 import { computeDeadline, DEFAULT_RUN_TIMEOUT_S } from '../../../src/core/host/deadline.js';
 import { buildResources } from '../../../src/core/host/resources.js';
 import { aliasStateKey, buildScopeKeys } from '../../../src/core/host/state-scope.js';
+import { decodeScopeKey, migrateLegacyScopeKey } from '../../../src/core/stores/state-scope-key.js';
 import { binding, descriptor, envelope, RUNNER_ID } from './fixtures.js';
 
 const NOW_MS = 1_700_000_000_000;
@@ -25,17 +26,18 @@ describe('computeDeadline (AC-005)', () => {
 
 describe('state scope keys (§8.5)', () => {
   it('builds one key per scope the event has an identity for', () => {
+    const R = 'plugin%3Aacme/scripted/default';
     expect(buildScopeKeys(RUNNER_ID, 'b1', envelope())).toEqual({
-      runner: `runner:${RUNNER_ID}:b1`,
-      conversation: `conversation:${RUNNER_ID}:b1:c1`,
-      actor: `actor:${RUNNER_ID}:b1:user:u1`,
-      subject: `subject:${RUNNER_ID}:b1:message:m1`,
+      runner: `runner:${R}:b1`,
+      conversation: `conversation:${R}:b1:c1`,
+      actor: `actor:${R}:b1:user:u1`,
+      subject: `subject:${R}:b1:message:m1`,
     });
   });
 
   it('includes the thread, and leaves out scopes without identity', () => {
     const keys = buildScopeKeys(RUNNER_ID, 'b1', envelope({ thread_id: 't9', actor: null, subject: null }));
-    expect(keys.conversation).toBe(`conversation:${RUNNER_ID}:b1:c1:t9`);
+    expect(keys.conversation).toBe(`conversation:plugin%3Aacme/scripted/default:b1:c1:t9`);
     expect(keys.actor).toBeUndefined();
     expect(keys.subject).toBeUndefined();
     expect(buildScopeKeys(RUNNER_ID, 'b1', envelope({ conversation_id: null })).conversation).toBeUndefined();
@@ -46,6 +48,31 @@ describe('state scope keys (§8.5)', () => {
     expect(buildScopeKeys(RUNNER_ID, 'b2', envelope()).conversation).not.toBe(a.conversation);
     expect(buildScopeKeys('plugin:acme/other/default', 'b1', envelope()).conversation).not.toBe(a.conversation);
     expect(buildScopeKeys(RUNNER_ID, 'b1', envelope({ conversation_id: 'c2' })).actor).toBe(a.actor);
+  });
+
+  it('escapes the parts: conversation "a" thread "b" and conversation "a:b" get different keys', () => {
+    const threaded = buildScopeKeys(RUNNER_ID, 'b1', envelope({ conversation_id: 'a', thread_id: 'b' })).conversation;
+    const colon = buildScopeKeys(RUNNER_ID, 'b1', envelope({ conversation_id: 'a:b', thread_id: null })).conversation;
+    expect(threaded).toBe('conversation:plugin%3Aacme/scripted/default:b1:a:b');
+    expect(colon).toBe('conversation:plugin%3Aacme/scripted/default:b1:a%3Ab');
+    expect(buildScopeKeys(RUNNER_ID, 'b:1', envelope()).runner).not.toBe(buildScopeKeys(RUNNER_ID, 'b%3A1', envelope()).runner);
+    expect(decodeScopeKey(colon ?? '')).toEqual({ scope: 'conversation', parts: [RUNNER_ID, 'b1', 'a:b'] });
+    expect(decodeScopeKey(threaded ?? '')).toEqual({ scope: 'conversation', parts: [RUNNER_ID, 'b1', 'a', 'b'] });
+    expect(decodeScopeKey(buildScopeKeys(RUNNER_ID, 'b%3A1', envelope()).runner ?? '')?.parts).toEqual([RUNNER_ID, 'b%3A1']);
+  });
+
+  it('reads keys written before schema version 3: by the row identity, else only when unambiguous', () => {
+    const id = { runner_id: RUNNER_ID, binding_identity: 'b1', conversation_id: 'onebot:group:1', thread_id: null, actor_type: null, actor_id: null, subject_type: null, subject_id: null };
+    const old = `conversation:${RUNNER_ID}:b1:onebot:group:1`;
+    expect(migrateLegacyScopeKey('conversation', old, id)).toBe('conversation:plugin%3Aacme/scripted/default:b1:onebot%3Agroup%3A1');
+    const none = { ...id, runner_id: 'x', binding_identity: 'x', conversation_id: null };
+    expect(migrateLegacyScopeKey('conversation', old, none)).toBeNull();
+    expect(migrateLegacyScopeKey('runner', `runner:${RUNNER_ID}:b1`, none)).toBe('runner:plugin%3Aacme/scripted/default:b1');
+    expect(migrateLegacyScopeKey('runner', `runner:${RUNNER_ID}:pipeline:b1`, none)).toBeNull();
+    expect(migrateLegacyScopeKey('runner', `runner:${RUNNER_ID}:pipeline:b1`, { ...id, binding_identity: 'pipeline:b1' })).toBe('runner:plugin%3Aacme/scripted/default:pipeline%3Ab1');
+    expect(migrateLegacyScopeKey('actor', `actor:${RUNNER_ID}:b1:user:u1`, none)).toBe('actor:plugin%3Aacme/scripted/default:b1:user:u1');
+    expect(migrateLegacyScopeKey('actor', `actor:${RUNNER_ID}:b1:user:u:1`, none)).toBeNull();
+    expect(migrateLegacyScopeKey('conversation', `runner:${RUNNER_ID}:b1`, id)).toBeNull();
   });
 
   it('aliases conversation_id and nothing else (AC-047)', () => {

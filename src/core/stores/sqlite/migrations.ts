@@ -1,8 +1,39 @@
 // Versioned schema of lbot.db: an append-only list of migrations, applied once under BEGIN IMMEDIATE.
 import type Database from 'better-sqlite3';
+import { StateScopeSchema } from '../../protocol/binding.js';
+import { migrateLegacyScopeKey } from '../state-scope-key.js';
+import { textOrNull, rowsOf, text, num } from './columns.js';
 import { storeUnavailable } from './store-errors.js';
 
-export type Migration = { version: number; name: string; sql: string };
+/** `sql` runs first, then `up` (a data rewrite SQL alone cannot express), in the same transaction. */
+export type Migration = { version: number; name: string; sql: string; up?: (db: Database.Database) => void };
+
+/**
+ * Version 3: state scope keys become escaped (state-scope-key.ts). An old key is rewritten when its row's
+ * identity columns rebuild it exactly or it has exactly one reading; any other key stays as it was
+ * (listed by `lbot state list`, no longer reached by runs).
+ */
+function escapeStateScopeKeys(db: Database.Database): void {
+  const update = db.prepare('UPDATE OR IGNORE agent_runner_state SET scope_key = ? WHERE id = ?');
+  const rows = rowsOf(
+    db.prepare('SELECT id, scope, scope_key, runner_id, binding_identity, conversation_id, thread_id, actor_type, actor_id, subject_type, subject_id FROM agent_runner_state').all(),
+  );
+  for (const row of rows) {
+    const scope = StateScopeSchema.safeParse(text(row, 'scope'));
+    if (!scope.success) continue;
+    const next = migrateLegacyScopeKey(scope.data, text(row, 'scope_key'), {
+      runner_id: text(row, 'runner_id'),
+      binding_identity: text(row, 'binding_identity'),
+      conversation_id: textOrNull(row, 'conversation_id'),
+      thread_id: textOrNull(row, 'thread_id'),
+      actor_type: textOrNull(row, 'actor_type'),
+      actor_id: textOrNull(row, 'actor_id'),
+      subject_type: textOrNull(row, 'subject_type'),
+      subject_id: textOrNull(row, 'subject_id'),
+    });
+    if (next !== null) update.run(next, num(row, 'id'));
+  }
+}
 
 /**
  * Never edit a released migration; add a new one. `PRAGMA user_version` holds the applied version
@@ -161,6 +192,7 @@ ALTER TABLE runs ADD COLUMN owner_pid INTEGER;
 ALTER TABLE runs ADD COLUMN owner_host TEXT;
 `,
   },
+  { version: 3, name: 'escaped state scope keys', sql: '', up: escapeStateScopeKeys },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
@@ -193,7 +225,8 @@ export function migrate(db: Database.Database, file: string, nowS: number): void
     const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
     for (const m of MIGRATIONS) {
       if (m.version <= current) continue;
-      db.exec(m.sql);
+      if (m.sql) db.exec(m.sql);
+      m.up?.(db);
       record.run(m.version, m.name, nowS);
     }
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
