@@ -299,7 +299,7 @@ export class StdioPluginConnection implements PluginConnection {
   /** A bad line poisons the whole channel: fail everything in flight and stop the group. */
   #corrupt(violation: FrameViolation): void {
     if (this.#failure) return;
-    const message = `plugin ${this.identity} broke the protocol: ${violation.reason}; the line starts with ${JSON.stringify(violation.excerpt)}`;
+    const message = `plugin ${this.identity} broke the protocol: ${violation.reason}; the line starts with "${violation.excerpt}"`;
     this.#fail({ code: 'runner.protocol_error', message });
     this.#child.stdout.destroy();
     if (this.pgid !== null) signalGroup(this.pgid, 'SIGKILL');

@@ -7,13 +7,54 @@ const NEWLINE = 0x0a;
 /** How much of an offending line an error message quotes (acceptance AC-198). */
 export const EXCERPT_BYTES = 80;
 
-/** A line that corrupts the channel: why, and the first bytes of it. */
+/** The longest excerpt, in characters after escaping. */
+export const EXCERPT_MAX_CHARS = 200;
+
+/**
+ * A line that corrupts the channel: why, and the first bytes of it as the body of a JSON string
+ * (quotes, backslashes and control characters escaped) where bytes that are not UTF-8 read `\xNN`.
+ * It never holds U+FFFD or raw bytes, so it is safe to store and to print.
+ */
 export type FrameViolation = { reason: string; excerpt: string };
 
 export type Frame = { kind: 'message'; message: RpcMessage } | { kind: 'violation'; violation: FrameViolation };
 
-function excerptOf(bytes: Buffer): string {
-  return bytes.subarray(0, EXCERPT_BYTES).toString('utf8');
+const fatalUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Length of the valid UTF-8 sequence starting at `i`, or 0 when the byte there does not start one. */
+function utf8SequenceAt(bytes: Uint8Array, i: number): number {
+  const b = bytes[i] ?? 0;
+  const n = b < 0x80 ? 1 : b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
+  if (n <= 1 || i + n > bytes.length) return n === 1 ? 1 : 0;
+  try {
+    fatalUtf8.decode(bytes.subarray(i, i + n));
+    return n;
+  } catch {
+    return 0;
+  }
+}
+
+/** The escaped excerpt of the first EXCERPT_BYTES bytes of a line (at most EXCERPT_MAX_CHARS characters). */
+export function excerptOf(bytes: Uint8Array): string {
+  const head = bytes.subarray(0, EXCERPT_BYTES);
+  let out = '';
+  for (let i = 0; i < head.length; ) {
+    const n = utf8SequenceAt(head, i);
+    const piece = n === 0 ? `\\x${(head[i] ?? 0).toString(16).padStart(2, '0')}` : JSON.stringify(Buffer.from(head.subarray(i, i + n)).toString('utf8')).slice(1, -1);
+    if (out.length + piece.length > EXCERPT_MAX_CHARS) break;
+    out += piece;
+    i += n === 0 ? 1 : n;
+  }
+  return out;
+}
+
+function isUtf8(bytes: Uint8Array): boolean {
+  try {
+    fatalUtf8.decode(bytes);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function headBytes(chunks: Buffer[]): Buffer {
@@ -80,6 +121,8 @@ export class LineSplitter {
 
 /** Parses one line as a JSON-RPC 2.0 message; anything else is a violation that quotes the line. */
 export function decodeLine(line: Buffer): Frame | null {
+  // A line that is not UTF-8 is refused rather than decoded with replacement characters.
+  if (!isUtf8(line)) return { kind: 'violation', violation: { reason: 'the plugin wrote a line that is not valid UTF-8', excerpt: excerptOf(line) } };
   const text = line.toString('utf8').replace(/\r$/, '');
   if (text.trim() === '') return null;
   let value: unknown;

@@ -58,6 +58,23 @@ describe('decodeLine', () => {
     expect(decodeLine(Buffer.from('{"id":1,"method":"x"}'))).toMatchObject({ kind: 'violation', violation: { reason: expect.stringContaining('not a JSON-RPC 2.0 message') } });
     expect(decodeLine(Buffer.from('[1,2]'))).toMatchObject({ kind: 'violation' });
   });
+
+  it('refuses a line that is not UTF-8, quoting it escaped with \\xNN and no replacement characters', () => {
+    // Valid JSON once decoded with replacement, so only the UTF-8 check stops it.
+    const line = Buffer.concat([Buffer.from('{"jsonrpc":"2.0","method":"x","params":{"s":"a'), Buffer.from([0xff, 0xc3, 0x28]), Buffer.from('é\\"\\n"}}')]);
+    const frame = decodeLine(line);
+    expect(frame).toMatchObject({ kind: 'violation', violation: { reason: 'the plugin wrote a line that is not valid UTF-8' } });
+    const excerpt = frame?.kind === 'violation' ? frame.violation.excerpt : '';
+    expect(excerpt).not.toContain('\uFFFD');
+    expect(excerpt).toBe('{\\"jsonrpc\\":\\"2.0\\",\\"method\\":\\"x\\",\\"params\\":{\\"s\\":\\"a\\xff\\xc3(é\\\\\\"\\\\n\\"}}');
+  });
+
+  it('bounds an escaped excerpt to 200 characters', () => {
+    const frame = decodeLine(Buffer.alloc(500, 0xfe));
+    const excerpt = frame?.kind === 'violation' ? frame.violation.excerpt : '';
+    expect(excerpt.length).toBeLessThanOrEqual(200);
+    expect(excerpt).toMatch(/^(\\xfe)+$/);
+  });
 });
 
 describe('LineWriter', () => {
