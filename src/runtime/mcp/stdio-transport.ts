@@ -7,7 +7,7 @@ import type { Readable, Writable } from 'node:stream';
 import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { signalGroup, trackGroup, untrackGroup } from '../plugins/spawn.js';
+import { FAMILY_ENV, adoptFamily, newFamily, signalGroup, trackGroup, untrackGroup } from '../plugins/spawn.js';
 import { StderrTail } from '../plugins/stderr-tail.js';
 import { LineBuffer, LineTooLongError } from './line-buffer.js';
 
@@ -108,9 +108,10 @@ export class ProcessGroupStdioTransport implements Transport {
   #spawn(): Promise<void> {
     const { file, args } = resolveServerCommand(this.#params.command);
     const cwd = this.#params.cwd ? path.resolve(this.#params.cwd) : process.cwd();
+    const family = newFamily();
     const child = spawn(file, args, {
       cwd,
-      env: serverEnv(this.#params.env, this.#params.hostEnv),
+      env: { ...serverEnv(this.#params.env, this.#params.hostEnv), [FAMILY_ENV]: family },
       detached: true,
       stdio: ['pipe', 'pipe', 'pipe'],
       windowsHide: true,
@@ -124,6 +125,7 @@ export class ProcessGroupStdioTransport implements Transport {
         this.#onExit({ code: null, signal: null });
       });
       child.once('spawn', () => {
+        if (child.pid) adoptFamily(child.pid, family);
         if (child.pid) trackGroup(child.pid);
         resolve();
       });

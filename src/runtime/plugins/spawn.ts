@@ -1,5 +1,7 @@
 // Starts a plugin process: argv from the manifest's `execution`, own process group, piped stdio.
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Readable, Writable } from 'node:stream';
@@ -32,7 +34,51 @@ export function resolveCommand(execution: Execution, dir: string, bootstrap: str
 
 /** Spawns detached (own process group) so the whole group can be signalled with kill(-pid). */
 export function spawnPlugin(cmd: { file: string; args: string[] }, cwd: string, env: Record<string, string>): PluginProcess {
-  return spawn(cmd.file, cmd.args, { cwd, env, detached: true, stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
+  const family = newFamily();
+  const child = spawn(cmd.file, cmd.args, { cwd, env: { ...env, [FAMILY_ENV]: family }, detached: true, stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
+  if (child.pid) adoptFamily(child.pid, family);
+  return child;
+}
+
+/**
+ * Every process lbot starts for a plugin or an MCP server carries a random family marker in its env,
+ * which its descendants inherit. A descendant that left the process group (setsid) or was orphaned
+ * is still found by the marker and ends with the family.
+ */
+export const FAMILY_ENV = 'LBOT_PROCESS_FAMILY';
+
+/** Process group leader → family marker. */
+const families = new Map<number, string>();
+
+export function newFamily(): string {
+  return randomBytes(12).toString('hex');
+}
+
+/** Links the family marker to the group leader `pid`, so signalling the group reaches the family. */
+export function adoptFamily(pid: number, family: string): void {
+  families.set(pid, family);
+}
+
+/** Live processes whose environment carries `family` (only processes this user may read). */
+export function familyMembers(family: string): number[] {
+  const needle = `${FAMILY_ENV}=${family}`;
+  const out: number[] = [];
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return out;
+  }
+  for (const name of names) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid) || pid <= 1 || pid === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(needle)) out.push(pid);
+    } catch {
+      // exited meanwhile, or another user's process
+    }
+  }
+  return out;
 }
 
 /** A printable command line for error messages. */
@@ -40,14 +86,27 @@ export function describeCommand(cmd: { file: string; args: string[] }): string {
   return [cmd.file, ...cmd.args].map((a) => (/^[\w./:=@-]+$/.test(a) ? a : JSON.stringify(a))).join(' ');
 }
 
-/** Sends `signal` to the whole process group; false when the group no longer exists. */
+/** Sends `signal` to the whole process group and its family; false when none of them exists any more. */
 export function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
+  let reached = false;
   try {
     process.kill(-pgid, signal);
-    return true;
+    reached = true;
   } catch {
-    return false;
+    // the group is gone; family members outside it may not be
   }
+  const family = families.get(pgid);
+  if (family !== undefined && signal !== 0) {
+    for (const pid of familyMembers(family)) {
+      try {
+        process.kill(pid, signal);
+        reached = true;
+      } catch {
+        // exited meanwhile
+      }
+    }
+  }
+  return reached;
 }
 
 const liveGroups = new Set<number>();
@@ -63,9 +122,11 @@ export function trackGroup(pgid: number): void {
   });
 }
 
-/** Forgets a group once it has been reaped. */
+/** Forgets a group once its leader has been reaped; whatever of its family is left ends with it. */
 export function untrackGroup(pgid: number): void {
   liveGroups.delete(pgid);
+  signalGroup(pgid, 'SIGKILL');
+  families.delete(pgid);
 }
 
 /** Process groups started by this process and not yet reaped. */

@@ -161,7 +161,8 @@ describe('plugin launcher', () => {
     expect(env.LBOT_PLUGIN_IDENTITY).toBe('acme/scripted');
     expect(env.FROM_BINDING).toBe('yes');
     expect(env.LANG).toBe('C.UTF-8');
-    const allowed = new Set(['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR', 'LBOT_PROTOCOL_VERSION', 'LBOT_PLUGIN_IDENTITY', 'FROM_BINDING']);
+    expect(env.LBOT_PROCESS_FAMILY).toMatch(/^[0-9a-f]{24}$/);
+    const allowed = new Set(['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR', 'LBOT_PROTOCOL_VERSION', 'LBOT_PLUGIN_IDENTITY', 'LBOT_PROCESS_FAMILY', 'FROM_BINDING']);
     expect(Object.keys(env).filter((k) => !allowed.has(k))).toEqual([]);
   });
 
