@@ -39,3 +39,17 @@ it('ends a setsid grandchild of a runner when the run is over', async () => {
   for (const pid of left) process.kill(pid, 'SIGKILL');
   expect(left).toEqual([]);
 });
+
+it('ends a setsid grandchild of an MCP stdio server when the server stops', async () => {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'lbot-family-'));
+  temps.push(root);
+  const marker = String((Date.now() + 7) % 1_000_000_000);
+  const data = path.join(root, 'data');
+  const lbot = (args: string[]) => execa(process.execPath, [LBOT_BIN, '--data-dir', data, ...args], { reject: false });
+  expect((await lbot(['mcp', 'add', 'fam', '--', 'node', path.join(REPO_ROOT, 'fixtures/mcp/setsid-child.js'), marker])).exitCode).toBe(0);
+  const t = await lbot(['--json', 'mcp', 'test', 'fam']);
+  expect(t.stdout).toContain('"status":"connected"');
+  const left = sleepers(`0.${marker}`);
+  for (const pid of left) process.kill(pid, 'SIGKILL');
+  expect(left).toEqual([]);
+});
