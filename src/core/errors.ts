@@ -20,6 +20,8 @@ export const ERROR_CODES = [
   'plugins.disabled',
   'binding.not_found',
   'unknown',
+  // host: the lbot process running a run ended (crash, kill -9) before the run finished; retryable
+  'host.interrupted',
   // host API (wire) codes that can surface locally too
   'unauthorized',
   'not_found',

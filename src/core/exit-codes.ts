@@ -35,6 +35,7 @@ export const EXIT_CODES: Record<ErrorCode, number> = {
   'plugins.disabled': EXIT.unavailable,
   'binding.not_found': EXIT.notFound,
   unknown: EXIT.runFailed,
+  'host.interrupted': EXIT.runFailed,
   unauthorized: EXIT.denied,
   not_found: EXIT.notFound,
   deadline_exceeded: EXIT.timeout,

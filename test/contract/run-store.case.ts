@@ -97,7 +97,10 @@ export function runStoreContract(name: string, open: OpenStore<{ runs: RunStore 
       s.runs.markInterrupted(['r1', 'r2', 'ghost']);
       expect(s.runs.get('r1')?.status).toBe('interrupted');
       expect(s.runs.get('r1')?.ended_at).not.toBeNull();
+      // a host-side error, retryable, so a client can tell it from a runner failure
+      expect(s.runs.get('r1')?.error).toMatchObject({ code: 'host.interrupted', retryable: true });
       expect(s.runs.get('r2')?.status).toBe('completed');
+      expect(s.runs.get('r2')?.error).toBeNull();
       s.runs.markInterrupted([]);
     });
   });

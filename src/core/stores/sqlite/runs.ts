@@ -65,6 +65,9 @@ function collect(audit: Audit, kind: string, body: unknown): void {
   }
 }
 
+/** The error of a run whose host process ended before the run did: a host failure, not the runner's. */
+const INTERRUPTED_MESSAGE = 'the lbot process running this run ended (crashed or was killed) before the run finished; the run can be retried';
+
 function runError(row: Row): RunError | null {
   const raw = textOrNull(row, 'error_json');
   if (raw === null) return null;
@@ -222,8 +225,13 @@ export class SqliteRunStore implements RunStore {
     if (run_ids.length === 0) return;
     this.store.run('marking runs interrupted', () => {
       this.store
-        .prepare(`UPDATE runs SET status = 'interrupted', ended_at = ? WHERE status = 'running' AND run_id IN (SELECT value FROM json_each(?))`)
-        .run(this.store.now(), JSON.stringify(run_ids));
+        .prepare(
+          `UPDATE runs SET status = 'interrupted', ended_at = ?,
+             error_json = json_object('code', 'host.interrupted', 'message', ?, 'retryable', json('true'),
+               'details', json_object('owner_pid', owner_pid, 'owner_host', owner_host))
+           WHERE status = 'running' AND run_id IN (SELECT value FROM json_each(?))`,
+        )
+        .run(this.store.now(), INTERRUPTED_MESSAGE, JSON.stringify(run_ids));
     });
   }
 }
