@@ -18,8 +18,9 @@ export type ServeProcess = {
   stop(signal?: NodeJS.Signals): Promise<{ exitCode: number | undefined }>;
 };
 
-export async function startServe(opts: { dataDir: string; pluginsDir: string; args?: string[]; env?: Record<string, string> }): Promise<ServeProcess> {
-  const proc = execa(process.execPath, [LBOT_BIN, '--data-dir', opts.dataDir, '--plugins', opts.pluginsDir, '--json', 'serve', '--port', '0', ...(opts.args ?? [])], {
+/** Without `pluginsDir`, serve uses its default plugins dir `<data-dir>/plugins`. */
+export async function startServe(opts: { dataDir: string; pluginsDir?: string; args?: string[]; env?: Record<string, string> }): Promise<ServeProcess> {
+  const proc = execa(process.execPath, [LBOT_BIN, '--data-dir', opts.dataDir, ...(opts.pluginsDir === undefined ? [] : ['--plugins', opts.pluginsDir]), '--json', 'serve', '--port', '0', ...(opts.args ?? [])], {
     env: { ...opts.env },
     reject: false,
     buffer: false,

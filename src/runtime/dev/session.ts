@@ -139,7 +139,7 @@ export async function startDev(opts: DevOptions): Promise<DevSession> {
       watcher = await createWatcher({
         root,
         debounceMs: opts.debounceMs ?? DEFAULT_DEBOUNCE_MS,
-        ignore: ignoreRule({ root, extraIgnored: [path.resolve(opts.dataDir)], pluginDirOf, executedDir }),
+        ignore: ignoreRule({ root, extraIgnored: [path.resolve(opts.dataDir)], extraKept: [path.join(path.resolve(opts.dataDir), 'plugins')], pluginDirOf, executedDir }),
         onError: (err) => bus.emit({ type: 'dev.warning', message: `watcher: ${toLbotError(err).message}` }),
         onBatch: (paths) => {
           const byPlugin = new Map<string, string[]>();

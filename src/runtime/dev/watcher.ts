@@ -25,9 +25,17 @@ const EDITOR_TEMP = /(?:~|\.sw[px]|\.tmp|\.tsbuildinfo)$|(?:^|[\\/])\.#[^\\/]*$|
  * The ignore rule of one watched root: dependencies, VCS and data dirs always; build output unless the
  * plugin executes from it (`execution.node.path: dist/main.js` keeps `dist/` watched, its `src/` too).
  */
-export function ignoreRule(opts: { root: string; extraIgnored: readonly string[]; pluginDirOf(absPath: string): string | null; executedDir(pluginDir: string): string | null }): (absPath: string) => boolean {
+export function ignoreRule(opts: {
+  root: string;
+  extraIgnored: readonly string[];
+  /** Directories inside an `extraIgnored` one that stay watched (`<data-dir>/plugins` inside the data dir). */
+  extraKept?: readonly string[];
+  pluginDirOf(absPath: string): string | null;
+  executedDir(pluginDir: string): string | null;
+}): (absPath: string) => boolean {
+  const inside = (p: string, d: string) => p === d || p.startsWith(`${d}${path.sep}`);
   return (absPath) => {
-    if (opts.extraIgnored.some((d) => absPath === d || absPath.startsWith(`${d}${path.sep}`))) return true;
+    if (opts.extraIgnored.some((d) => inside(absPath, d)) && !(opts.extraKept ?? []).some((k) => inside(absPath, k) || (inside(k, absPath) && inside(opts.root, absPath)))) return true;
     if (absPath === opts.root) return false;
     if (EDITOR_TEMP.test(absPath)) return true;
     if (path.relative(opts.root, absPath).split(path.sep).some((p) => ALWAYS_IGNORED.has(p))) return true;

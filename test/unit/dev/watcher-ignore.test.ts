@@ -37,3 +37,19 @@ describe('watcher ignore rule', () => {
     expect(rule(p('ts', 'build', 'x.js'))).toBe(true);
   });
 });
+
+describe('watcher ignore rule with the plugins dir inside the data dir', () => {
+  const data = path.resolve('/work/data');
+  const d = (...parts: string[]) => path.join(data, ...parts);
+  const pluginDirOf = (r: string) => (abs: string) => {
+    const first = path.relative(r, abs).split(path.sep)[0];
+    return first && !first.startsWith('..') ? path.join(r, first) : null;
+  };
+  it('watches <data-dir>/plugins and ignores the data files beside it', () => {
+    for (const r of [d('plugins'), data]) {
+      const inData = ignoreRule({ root: r, extraIgnored: [data], extraKept: [d('plugins')], pluginDirOf: pluginDirOf(r), executedDir: () => null });
+      for (const f of [r, d('plugins'), d('plugins', 'hot'), d('plugins', 'hot', 'main.js'), d('plugins', 'hot', 'manifest.yaml')]) expect(inData(f), `${r}: ${f}`).toBe(false);
+      for (const f of [d('lbot.db'), d('lbot.db-wal'), d('artifacts', 'a1'), d('box', 's1', 'x'), d('skills', 'k', 'SKILL.md'), d('logs', 'serve.log')]) expect(inData(f), `${r}: ${f}`).toBe(true);
+    }
+  });
+});
