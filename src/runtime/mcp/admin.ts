@@ -195,12 +195,13 @@ export type ToolListing = {
 export async function listTools(ctx: AdminContext, name?: string): Promise<ToolListing> {
   const all = readMcpConfig(ctx.configFile.config);
   const records = name ? [{ ...findRecord(ctx.configFile.config, name), enabled: true }] : all.servers.filter((s) => s.enabled);
-  const manager = transientManager(ctx);
+  // Session warnings (tools dropped from a listing, capped descriptions) join the listing's warnings.
+  const warnings: string[] = [];
+  const manager = transientManager({ ...ctx, warn: (m) => warnings.push(m) });
   const sessions: McpSession[] = records.map((r) => manager.createSession(r, true));
   try {
     await Promise.all(sessions.map((s) => (name ? s.start() : s.firstOutcome())));
     const opts = { callTimeoutMs: all.settings.call_timeout_sec * 1000, prefixAll: all.settings.tool_name_prefix, deadlineOf: () => null };
-    const warnings: string[] = [];
     const table = await buildToolTable(
       sessions.filter((s) => s.status === 'connected').map((s) => new McpToolSource(s, opts)),
       (m) => warnings.push(m),

@@ -3,7 +3,6 @@
 // call tools with a timeout. The ready signal fires exactly once per start.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { isRecord } from '../../core/json.js';
 import type { ContentElement, JsonObject } from '../../core/protocol/event.js';
 import { LBOT_VERSION } from '../../version.js';
 import type { McpServerRecord } from './config.js';
@@ -11,6 +10,7 @@ import type { McpConnection, McpConnector } from './connectors.js';
 import { McpCallError, McpPhaseError, type McpErrorPhase } from './errors.js';
 import { redactText, secretValues } from './masking.js';
 import { convertToolResult, flattenError, McpToolError } from './results.js';
+import { ToolListCollector, ToolsListPageSchema, type ListedTool } from './tool-list.js';
 
 export type McpStatus = 'idle' | 'disabled' | 'connecting' | 'connected' | 'error' | 'closed';
 
@@ -50,8 +50,7 @@ const MAX_TOOL_PAGES = 100;
 const MAX_LOGGED_ERRORS = 20;
 const LIST_CHANGED_DEBOUNCE_MS = 100;
 
-/** A tool as the server lists it. */
-export type ListedTool = { name: string; description: string; inputSchema: JsonObject };
+export type { ListedTool } from './tool-list.js';
 
 type Live = { conn: McpConnection; client: Client; closed: Promise<void> };
 
@@ -73,11 +72,6 @@ function withTimeout<T>(work: Promise<T>, ms: number, onTimeout: () => Error): P
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(onTimeout()), Math.max(0, ms))));
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
-}
-
-function toListedTool(raw: { name: string; description?: string | undefined; inputSchema: unknown }): ListedTool {
-  const schema: JsonObject = isRecord(raw.inputSchema) ? raw.inputSchema : { type: 'object' };
-  return { name: raw.name, description: raw.description ?? '', inputSchema: schema };
 }
 
 export class McpSession {
@@ -382,17 +376,21 @@ export class McpSession {
     return /\b401\b|unauthori[sz]ed/i.test(flattenError(err)) ? ' (the server requires authorization; lbot supports static headers only, e.g. --header "Authorization=Bearer …"; OAuth flows are not supported)' : '';
   }
 
+  /**
+   * Lists the tools page by page. The result is read with a permissive schema and each tool is checked
+   * on its own (tool-list.ts), so one malformed tool is dropped instead of failing the whole listing.
+   */
   async #listTools(client: Client, timeoutMs: number): Promise<ListedTool[]> {
-    const out: ListedTool[] = [];
+    const out = new ToolListCollector(this.name, (m) => this.#log(m));
     let cursor: string | undefined;
     for (let page = 0; page < MAX_TOOL_PAGES; page++) {
-      const res = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout: timeoutMs });
-      out.push(...res.tools.map(toListedTool));
-      if (!res.nextCursor || res.nextCursor === cursor) return out;
+      const res = await client.request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, ToolsListPageSchema, { timeout: timeoutMs });
+      out.add(res.tools);
+      if (out.full || !res.nextCursor || res.nextCursor === cursor) return out.finish();
       cursor = res.nextCursor;
     }
     this.#log(`MCP server ${this.name}: stopped listing tools after ${MAX_TOOL_PAGES} pages`);
-    return out;
+    return out.finish();
   }
 
   /** Waits while connected; resolves with the failure that ended the connection (or shutdown). */

@@ -118,6 +118,33 @@ describe('lbot mcp (acceptance §7)', () => {
     expect(list(r.json, 'warnings').join('\n')).toContain('srv__exec');
   });
 
+  it('a server listing 10,000 tools with one malformed tool and a 5 MiB description stays connected; the bad tool is dropped with a warning', async () => {
+    const s = await scenario();
+    await s.lbot(['mcp', 'add', 'many', '--', 'node', fixture('many-tools.js')]);
+    const test = await mcpJson(s, ['test', 'many']);
+    expect(test.exitCode, test.stderr).toBe(0);
+    expect(test.json).toMatchObject({ status: 'connected', ok: true, retry_count: 0 });
+    const tested = list(test.json, 'tools');
+    expect(tested).toHaveLength(9999);
+    expect(tested).not.toContain('tool_04321');
+    expect(test.stderr).toMatch(/warning: .*tool "tool_04321" is dropped: inputSchema/);
+    const tools = await mcpJson(s, ['tools', 'many']);
+    expect(tools.exitCode, tools.stderr).toBe(0);
+    const listed = list(tools.json, 'tools');
+    expect(listed).toHaveLength(9999);
+    const big = listed.find((t) => pick(t, 'name') === 'tool_00007');
+    const description = String(pick(big, 'description'));
+    expect(description.startsWith('BIG-START')).toBe(true);
+    expect(description).toContain('description truncated');
+    expect(Buffer.byteLength(description)).toBeLessThanOrEqual(64 * 1024);
+    const warnings = list(tools.json, 'warnings').join('\n');
+    expect(warnings).toContain('tool "tool_04321" is dropped: inputSchema');
+    expect(warnings).toMatch(/tool "tool_00007": its description of \d+ bytes is truncated/);
+    const call = await mcpJson(s, ['call', 'many', 'tool_09999', '--args', '{"text":"hi"}']);
+    expect(call.exitCode, call.stderr).toBe(0);
+    expect(JSON.stringify(call.json)).toContain('tool_09999:hi');
+  });
+
   /** A run that calls `exec` and `srv__exec` with both granted; the context dump and both replies. */
   async function execAndQualified(env?: Record<string, string>) {
     const s = await scenario();

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { McpCallError } from '../../../src/runtime/mcp/errors.js';
 import { MAX_LINE_BYTES } from '../../../src/runtime/mcp/line-buffer.js';
+import { MAX_DESCRIPTION_BYTES, MAX_LISTING_BYTES, MAX_TOOLS_PER_SERVER } from '../../../src/runtime/mcp/tool-list.js';
 import { fixture, openSession, stdioRecord } from './helpers.js';
 
 const failureOf = async (p: Promise<unknown>) => {
@@ -53,6 +54,44 @@ describe('hostile servers', () => {
     await session.start();
     expect(session.runtimeInfo()).toMatchObject({ status: 'error', error_phase: 'mcp_init', retry_count: 1 });
     expect(session.runtimeInfo().error_message).toContain('longer than');
+  });
+
+  it('one malformed tool of 10,000 is dropped with a warning, a 5 MiB description is capped, the rest are listed and callable', async () => {
+    const { session, logs } = openSession(stdioRecord('many', ['node', fixture('many-tools.js')]));
+    await session.start();
+    expect(session.runtimeInfo()).toMatchObject({ status: 'connected', tool_count: 9999, retry_count: 0 });
+    const names = session.tools.map((t) => t.name);
+    expect(names).not.toContain('tool_04321');
+    expect(names).toContain('tool_09999');
+    expect(logs.filter((m) => m.includes('tool "tool_04321" is dropped: inputSchema'))).toHaveLength(1);
+    const big = session.tools.find((t) => t.name === 'tool_00007');
+    expect(big?.description.startsWith('BIG-START xxx')).toBe(true);
+    expect(big?.description).toContain('description truncated');
+    expect(big?.description).not.toContain('BIG-END');
+    expect(Buffer.byteLength(big?.description ?? '')).toBeLessThanOrEqual(MAX_DESCRIPTION_BYTES);
+    expect(logs.some((m) => m.includes('tool "tool_00007"') && m.includes('truncated'))).toBe(true);
+    expect(await session.callTool('tool_09999', { text: 'hi' }, { timeoutMs: 5000 })).toEqual([{ type: 'text', text: 'tool_09999:hi' }]);
+  });
+
+  it(`a listing over ${MAX_TOOLS_PER_SERVER} tools across pages keeps the first ${MAX_TOOLS_PER_SERVER} with one warning`, async () => {
+    const { session, logs } = openSession(stdioRecord('lots', ['node', fixture('many-tools.js')], { TOOL_COUNT: String(MAX_TOOLS_PER_SERVER + 50), PAGE_SIZE: '999', BIG_INDEX: '-1' }));
+    await session.start();
+    expect(session.runtimeInfo()).toMatchObject({ status: 'connected', tool_count: MAX_TOOLS_PER_SERVER });
+    expect(logs.filter((m) => m.includes(`lists more than ${MAX_TOOLS_PER_SERVER} tools`)), logs.join("\n")).toHaveLength(1);
+    expect(await session.callTool('tool_00000', { text: 'a' }, { timeoutMs: 5000 })).toEqual([{ type: 'text', text: 'tool_00000:a' }]);
+  });
+
+  it('a listing over the byte budget keeps the tools that fit, with one warning', async () => {
+    const env = { TOOL_COUNT: '200', PAGE_SIZE: '20', DESCRIPTION_BYTES: '60000', BAD_INDEX: '-1', BIG_INDEX: '-1' };
+    const { session, logs } = openSession(stdioRecord('fat', ['node', fixture('many-tools.js')], env));
+    await session.start();
+    expect(session.status).toBe('connected');
+    const kept = session.tools.length;
+    expect(kept).toBeGreaterThan(100);
+    expect(kept).toBeLessThan(200);
+    const bytes = session.tools.reduce((n, t) => n + Buffer.byteLength(t.name) + Buffer.byteLength(t.description) + Buffer.byteLength(JSON.stringify(t.inputSchema)), 0);
+    expect(bytes).toBeLessThanOrEqual(MAX_LISTING_BYTES);
+    expect(logs.filter((m) => m.includes(`exceeds ${MAX_LISTING_BYTES} bytes`))).toHaveLength(1);
   });
 
   it('a tool named exec is listed under its own name by the session (the tool manager qualifies it)', async () => {
