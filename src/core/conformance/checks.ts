@@ -147,7 +147,10 @@ export const CHECKS: readonly CheckSpec[] = [
       const why = noRuns(e);
       if (why) return blocked(why);
       const bad = e.runs.filter((r) => r.channel === null && r.error?.code === 'runner.protocol_error');
-      return bad.length ? fail(bad.map((r) => `${label(r)}: ${r.error?.message ?? ''}`).join('; ')) : pass(`${e.runs.reduce((n, r) => n + r.results.length, 0)} result(s) accepted`);
+      const stray = e.strayResults ?? [];
+      const found = [...bad.map((r) => `${label(r)}: ${r.error?.message ?? ''}`), ...stray.slice(0, 5)];
+      if (stray.length > 5) found.push(`${stray.length - 5} more run/result(s) for foreign run ids`);
+      return found.length ? fail(found.join('; ')) : pass(`${e.runs.reduce((n, r) => n + r.results.length, 0)} result(s) accepted`);
     },
   },
   {

@@ -55,4 +55,6 @@ export type Evidence = {
   shutdown: ShutdownEvidence | null;
   /** The host's cancel grace period, ms. */
   graceMs: number;
+  /** run/result notifications the host dropped because they named no run it had given (foreign run_id). */
+  strayResults?: string[];
 };

@@ -18,6 +18,7 @@ import type { Stores } from '../../core/stores/types.js';
 import { LBOT_VERSION } from '../../version.js';
 import { systemClock } from '../clock.js';
 import { createModelProvider } from '../models/providers.js';
+import type { PluginWarning } from '../plugins/connection.js';
 import { createPluginLauncher } from '../plugins/launcher.js';
 import { readJsonObject } from '../input-files.js';
 import { ConnectionWatch } from './instrument.js';
@@ -37,6 +38,8 @@ export type ConformanceOptions = {
 export const DEFAULT_PROBE_TIMEOUT_S = 10;
 export const DEFAULT_INIT_TIMEOUT_MS = 10_000;
 const SHUTDOWN_TIMEOUT_MS = 1000;
+/** The connection's warning for a run/result naming a run id the host never gave the plugin. */
+const STRAY_RESULT = /sent a run\/result for unknown run /;
 const CLOSE_GRACE_MS = 2000;
 
 /** Reads the plugin in `dir` (and nothing else of its parent directory) with the host's own discovery. */
@@ -129,7 +132,11 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'lbot-runner-test-'));
     const stores = openSqliteStores(dataDir);
     const watch = new ConnectionWatch();
-    const launcher = watch.wrap(createPluginLauncher({ initializeTimeoutMs: opts.initializeTimeoutMs ?? DEFAULT_INIT_TIMEOUT_MS, graceMs: CLOSE_GRACE_MS, shutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS }));
+    const stray: Array<{ run_id: string; message: string }> = [];
+    const onWarning = (w: PluginWarning) => {
+      if (w.run_id !== undefined && STRAY_RESULT.test(w.message)) stray.push({ run_id: w.run_id, message: w.message });
+    };
+    const launcher = watch.wrap(createPluginLauncher({ initializeTimeoutMs: opts.initializeTimeoutMs ?? DEFAULT_INIT_TIMEOUT_MS, graceMs: CLOSE_GRACE_MS, shutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS, onWarning }));
     const host = createHost({ stores, launcher, catalog: async () => catalog, config, models: createModelProvider([]), clock: systemClock, version: LBOT_VERSION, warn: () => undefined });
     try {
       const hs = performance.now();
@@ -157,6 +164,8 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
         }
       }
       evidence.shutdown = await shutdown(host, watch);
+      const given = new Set(evidence.runs.map((r) => r.run_id));
+      evidence.strayResults = stray.filter((w) => !given.has(w.run_id)).map((w) => w.message);
     } finally {
       await host.close();
       stores.close();

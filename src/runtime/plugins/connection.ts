@@ -117,8 +117,8 @@ export class StdioPluginConnection implements PluginConnection {
     // Pipe errors surface as the process's exit; without a listener they would crash lbot.
     child.stdout.on('error', () => undefined);
     child.stderr.on('error', () => undefined);
-    child.stderr.setEncoding('utf8');
-    child.stderr.on('data', (text: string) => this.#stderr.push(text));
+    // Raw bytes: the tail decodes them itself so invalid UTF-8 is kept escaped, not replaced.
+    child.stderr.on('data', (chunk: Buffer) => this.#stderr.push(chunk));
     child.on('error', (err) => this.#onSpawnError(err));
     child.on('exit', (code, signal) => this.#onExit(code, signal));
     child.on('close', () => this.#finish());

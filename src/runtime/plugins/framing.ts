@@ -34,6 +34,35 @@ function utf8SequenceAt(bytes: Uint8Array, i: number): number {
   }
 }
 
+/** Decodes UTF-8, writing each byte that is not part of a valid sequence as `\\xNN` (never U+FFFD). */
+export function decodeUtf8Escaped(bytes: Uint8Array): string {
+  let out = '';
+  for (let i = 0; i < bytes.length; ) {
+    const n = utf8SequenceAt(bytes, i);
+    if (n === 0) {
+      out += `\\x${(bytes[i] ?? 0).toString(16).padStart(2, '0')}`;
+      i += 1;
+    } else {
+      out += Buffer.from(bytes.subarray(i, i + n)).toString('utf8');
+      i += n;
+    }
+  }
+  return out;
+}
+
+/** How many bytes at the end of `bytes` start a UTF-8 sequence that the next chunk may complete. */
+export function incompleteUtf8Tail(bytes: Uint8Array): number {
+  for (let i = Math.max(0, bytes.length - 3); i < bytes.length; i++) {
+    const b = bytes[i] ?? 0;
+    const n = b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
+    if (n === 0 || i + n <= bytes.length) continue;
+    let continuation = true;
+    for (let j = i + 1; j < bytes.length; j++) if (((bytes[j] ?? 0) & 0xc0) !== 0x80) continuation = false;
+    if (continuation) return bytes.length - i;
+  }
+  return 0;
+}
+
 /** The escaped excerpt of the first EXCERPT_BYTES bytes of a line (at most EXCERPT_MAX_CHARS characters). */
 export function excerptOf(bytes: Uint8Array): string {
   const head = bytes.subarray(0, EXCERPT_BYTES);

@@ -94,6 +94,7 @@ describe('AC-179 conformance failures', () => {
     ['ignores-cancel', 'cancel.honoured'],
     ['stack-trace', 'stdout.protocol_only'],
     ['foreign-run-id', 'api.own_run_id'],
+    ['foreign-result', 'results.well_formed'],
     ['no-initialize', 'initialize.handshake'],
   ];
   it.each(cases)('%s fails exactly %s and exits 1', async (fixture, check) => {
@@ -101,6 +102,7 @@ describe('AC-179 conformance failures', () => {
     expect(exitCode).toBe(1);
     expect(failing(report)).toEqual([check]);
     expect(report.checks.find((c) => c.id === check)?.evidence).not.toBe('');
+    if (fixture === 'foreign-result') expect(report.checks.find((c) => c.id === check)?.evidence).toMatch(/unknown run not-/);
   });
 
   it('an undeclared result type is a warning: exit 0, and exit 1 with --strict', async () => {

@@ -206,6 +206,38 @@ describe('reliability and bad input', () => {
     expect(message).not.toContain('TAIL-BEYOND-80');
   });
 
+  /** Every text value of every table of the scenario's database. */
+  const storedTexts = (s: Scenario): string[] => {
+    const db = new Database(dbFile(s), { readonly: true, fileMustExist: true });
+    try {
+      const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all().map(String);
+      const texts: string[] = [];
+      for (const t of tables) {
+        for (const row of db.prepare(`SELECT * FROM "${t}"`).raw().all()) {
+          if (Array.isArray(row)) for (const v of row) if (typeof v === 'string') texts.push(v);
+        }
+      }
+      return texts;
+    } finally {
+      db.close();
+    }
+  };
+
+  it('stderr that is not UTF-8 is kept escaped in the run record, without replacement characters', async () => {
+    const s = await scenario();
+    const bad = Buffer.concat([Buffer.from('oops '), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from(' end')]);
+    const r = await s.run([{ stderr_base64: bad.toString('base64') }, { exit: 1 }], { json: true });
+    expect(r.exitCode, r.stderr).toBe(1);
+    expect(errorOf(r.stdout)?.code).toBe('runner.crashed');
+    const runId = str(summaries(r.stdout)[0], 'run_id');
+    const record = JSON.stringify(await s.json(['runs', 'show', runId]));
+    expect(record).not.toContain('\uFFFD');
+    expect(record).toMatch(/oops (\\)+xff(\\)+xfe(\\)+xc3 end/);
+    const texts = storedTexts(s);
+    expect(texts.some((v) => /oops (\\)+xff(\\)+xfe(\\)+xc3 end/.test(v))).toBe(true);
+    expect(texts.filter((v) => v.includes('\uFFFD'))).toEqual([]);
+  });
+
   it('a line that is not UTF-8 fails the run with runner.protocol_error, stored as an escaped excerpt', async () => {
     const s = await scenario();
     const bad = Buffer.concat([Buffer.from('{"jsonrpc":"2.0","method":"x","params":{"s":"ab'), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from('cd"}}')]);
@@ -219,22 +251,11 @@ describe('reliability and bad input', () => {
     expect(message).toContain('not valid UTF-8');
     expect(message).toContain('\\"s\\":\\"ab\\xff\\xfe\\xc3cd\\"');
     expect(message.length).toBeLessThan(400);
-    // Nowhere in the database: no replacement character in any text value.
-    const db = new Database(dbFile(s), { readonly: true, fileMustExist: true });
-    try {
-      const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all().map(String);
-      const texts: string[] = [];
-      for (const t of tables) {
-        for (const row of db.prepare(`SELECT * FROM "${t}"`).raw().all()) {
-          if (Array.isArray(row)) for (const v of row) if (typeof v === 'string') texts.push(v);
-        }
-      }
-      // (stored as is, or inside a JSON column where the backslashes are escaped once more)
-      expect(texts.some((v) => /ab(\\)+xff(\\)+xfe(\\)+xc3cd/.test(v))).toBe(true);
-      expect(texts.filter((v) => v.includes('\uFFFD'))).toEqual([]);
-    } finally {
-      db.close();
-    }
+    // Nowhere in the database: no replacement character in any text value (the excerpt is stored as is,
+    // or inside a JSON column where the backslashes are escaped once more).
+    const texts = storedTexts(s);
+    expect(texts.some((v) => /ab(\\)+xff(\\)+xfe(\\)+xc3cd/.test(v))).toBe(true);
+    expect(texts.filter((v) => v.includes('\uFFFD'))).toEqual([]);
   });
 
   /** `lbot run` of a runner in a scenario with the giant-line fixture, under /usr/bin/time when `measure`. */

@@ -130,4 +130,15 @@ describe('StderrTail', () => {
     for (let i = 0; i < 40; i++) t.push(`${'y'.repeat(1000)}\n`);
     expect(Buffer.byteLength(t.text())).toBeLessThanOrEqual(8 * 1024);
   });
+
+  it('keeps bytes that are not UTF-8 as \\xNN and joins a character split across chunks', () => {
+    const seen: string[] = [];
+    const t = new StderrTail((l) => seen.push(l));
+    const euro = Buffer.from('€');
+    t.push(Buffer.concat([Buffer.from('bad '), Buffer.from([0xff, 0xc3, 0x28]), Buffer.from(' ok '), euro.subarray(0, 2)]));
+    t.push(Buffer.concat([euro.subarray(2), Buffer.from('\nend '), Buffer.from([0xe2, 0x82])]));
+    t.flush();
+    expect(seen).toEqual(['bad \\xff\\xc3( ok €', 'end \\xe2\\x82']);
+    expect(t.text()).not.toContain('\uFFFD');
+  });
 });
