@@ -113,7 +113,21 @@ export function createHost(deps: HostDeps): Host {
     deps.warn(message);
     deps.stores.runs.addWarning(run_id, message);
   };
-  const audits = new AuditBuffer(deps.stores.runs, deps.clock, (err) => deps.warn(`writing the audit of proxy calls failed: ${err instanceof Error ? err.message : String(err)}`));
+  // A run whose audit could not be written does not end `completed`: it fails with the store error.
+  const auditFailures = new Map<string, unknown>();
+  const auditFailed = (err: unknown, run_ids: readonly string[]) => {
+    deps.warn(`writing the audit of proxy calls failed${run_ids.length ? ` (runs ${run_ids.join(', ')})` : ''}: ${err instanceof Error ? err.message : String(err)}`);
+    for (const id of run_ids) if (!auditFailures.has(id)) auditFailures.set(id, err);
+  };
+  const writeNow = (run_ids: readonly string[], write: () => void) => {
+    try {
+      write();
+    } catch (err) {
+      auditFailed(err, run_ids);
+      throw err;
+    }
+  };
+  const audits = new AuditBuffer(deps.stores.runs, auditFailed);
   const router = new ProxyRouter({
     sessions,
     env: {
@@ -126,7 +140,8 @@ export function createHost(deps: HostDeps): Host {
       limits: { stateValueBytes: STATE_VALUE_LIMIT_BYTES, storageValueBytes: deps.config.storage.max_value_bytes },
       warn: warnRun,
     },
-    audit: (run_id, entry) => (sessions.get(run_id) ? audits.add(run_id, entry) : deps.stores.runs.addApiCall(run_id, entry)),
+    audit: (run_id, entry) => (sessions.get(run_id) ? audits.add(run_id, entry) : writeNow([], () => deps.stores.runs.addApiCall(run_id, entry))),
+    auditUnattributed: (entry) => writeNow([], () => deps.stores.runs.addUnattributedCall(entry)),
     observe: (record) => deps.observer?.onProxyCall?.(record),
     runnerOf: (run_id) => deps.stores.runs.get(run_id)?.runner_id ?? null,
   });
@@ -326,6 +341,12 @@ export function createHost(deps: HostDeps): Host {
       sessions.unregister(run_id);
       tables.delete(run_id);
       audits.flush();
+      const auditErr = auditFailures.get(run_id);
+      auditFailures.delete(run_id);
+      if (auditErr !== undefined && outcome.status === 'completed') {
+        outcome.status = 'failed';
+        outcome.error = runErrorOf(auditErr);
+      }
       deps.stores.runs.finish(run_id, outcome.status, outcome.error, deps.clock.now() / 1000, stderrTail);
       deps.observer?.onRunEnded?.(outcome);
     }

@@ -99,8 +99,10 @@ function checkResource(session: RunSession, resource: string, params: Record<str
 export type ProxyRouterDeps = {
   sessions: SessionRegistry;
   env: HandlerEnv;
-  /** Appends an audit entry to a run record (ignored for unknown runs). */
-  audit(run_id: string, entry: ApiCallAudit): void;
+  /** Appends an audit entry to a run record; settles once the entry is durable (rejects when it could not be written). */
+  audit(run_id: string, entry: ApiCallAudit): void | Promise<void>;
+  /** Appends the audit entry of a call no run can be named for; durable on return. */
+  auditUnattributed(entry: ApiCallAudit): void;
   /** Runner id of a finished run, for attributing late calls (AC-028). */
   runnerOf(run_id: string): string | null;
   /** Sees every answered call with its params and outcome (record/replay, dev dashboard). */
@@ -116,19 +118,24 @@ export class ProxyRouter {
     const session = claimed ? this.deps.sessions.get(claimed) : undefined;
     const method = call.method;
     let resource: string | null = null;
+    let outcome: { ok: true; result: unknown } | { ok: false; error: ApiError };
     try {
       if (!isProxyMethod(method)) throw new ApiError('invalid_argument', `unknown method ${method}`, 'unknown_method');
       resource = auditResource(method, call.params, session);
-      const result = await this.dispatch(method, call, session);
-      this.record(call, claimed, { action: method, resource, decision: 'allowed', code: null });
-      this.deps.observe?.({ run_id: claimed, caller_plugin: call.caller_plugin, action: method, params: call.params, outcome: { ok: true, result } });
-      return result;
+      outcome = { ok: true, result: await this.dispatch(method, call, session) };
     } catch (err) {
-      const apiErr = toApiError(err);
-      this.record(call, claimed, { action: method, resource, decision: 'denied', code: apiErr.code });
-      this.deps.observe?.({ run_id: claimed, caller_plugin: call.caller_plugin, action: method, params: call.params, outcome: { ok: false, error: apiErr.toWire() } });
-      throw apiErr;
+      outcome = { ok: false, error: toApiError(err) };
     }
+    // The answer waits for the audit row: an answered call is always on record (a crash loses only unanswered ones).
+    try {
+      await this.record(call, claimed, { action: method, resource, decision: outcome.ok ? 'allowed' : 'denied', code: outcome.ok ? null : outcome.error.code });
+    } catch {
+      outcome = { ok: false, error: new ApiError('runtime_error', `${method}: the audit of this call could not be written; the call is refused`, 'audit_failed', {}, true) };
+    }
+    const wire = outcome.ok ? { ok: true as const, result: outcome.result } : { ok: false as const, error: outcome.error.toWire() };
+    this.deps.observe?.({ run_id: claimed, caller_plugin: call.caller_plugin, action: method, params: call.params, outcome: wire });
+    if (!outcome.ok) throw outcome.error;
+    return outcome.result;
   }
 
   private async dispatch<M extends ProxyMethod>(method: M, call: ProxyCall, session: RunSession | undefined): Promise<ProxyResult<M>> {
@@ -161,19 +168,21 @@ export class ProxyRouter {
 
   /**
    * Attributes an audit entry: to the claimed run when the caller owns it, else to the caller's live
-   * runs (a foreign or unknown run id, AC-027/AC-029), else to the claimed finished run of this plugin (AC-028).
+   * runs (a foreign or unknown run id, AC-027/AC-029), else to the claimed finished run of this plugin (AC-028),
+   * else to the unattributed audit with the caller's plugin identity. Settles once every entry is durable.
    */
-  private record(call: ProxyCall, claimed: string, entry: Omit<ApiCallAudit, 'at' | 'caller_plugin' | 'as_run_id'>): void {
+  private async record(call: ProxyCall, claimed: string, entry: Omit<ApiCallAudit, 'at' | 'caller_plugin' | 'as_run_id'>): Promise<void> {
     const full: ApiCallAudit = { ...entry, at: this.deps.env.clock.now() / 1000, caller_plugin: call.caller_plugin, as_run_id: claimed };
     const owned = claimed ? this.deps.sessions.get(claimed) : undefined;
-    if (owned && owned.plugin_identity === call.caller_plugin) return this.deps.audit(claimed, full);
+    if (owned && owned.plugin_identity === call.caller_plugin) return await this.deps.audit(claimed, full);
     const live = this.deps.sessions.byPlugin(call.caller_plugin);
     if (live.length > 0) {
-      for (const s of live) this.deps.audit(s.run_id, full);
+      await Promise.all(live.map((s) => this.deps.audit(s.run_id, full)));
       return;
     }
     const runner = claimed ? this.deps.runnerOf(claimed) : null;
     const parts = runner ? parseRunnerId(runner) : null;
-    if (parts && pluginIdentity(parts) === call.caller_plugin) this.deps.audit(claimed, full);
+    if (parts && pluginIdentity(parts) === call.caller_plugin) return await this.deps.audit(claimed, full);
+    this.deps.auditUnattributed(full);
   }
 }

@@ -145,6 +145,10 @@ export interface RunStore {
   addApiCall(run_id: string, call: ApiCallAudit): void;
   /** Appends many audit entries (of one or more runs) in one transaction. */
   addApiCalls(entries: ReadonlyArray<{ run_id: string; call: ApiCallAudit }>): void;
+  /** Appends the audit of a call no run can be named for (its plugin had no live run). Durable on return. */
+  addUnattributedCall(call: ApiCallAudit): void;
+  /** Audit entries of unattributed calls, oldest first; the newest `limit` with a limit. */
+  unattributedCalls(opts?: { caller_plugin?: string; limit?: number }): ApiCallAudit[];
   addObserved(run_id: string, notice: ObservedNotice): void;
   addResult(run_id: string, result: JsonObject): void;
   addStateWrite(run_id: string, write: { scope: string; key: string }): void;

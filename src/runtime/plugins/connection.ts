@@ -360,13 +360,24 @@ export class StdioPluginConnection implements PluginConnection {
   #onRequest(message: RpcRequest): void {
     const { id, method } = message;
     if (!isProxyMethod(method)) {
-      this.#writer.write({ jsonrpc: '2.0', id, error: { code: METHOD_NOT_FOUND, message: `method not found: ${method}` } });
       const runId = message.params.run_id;
-      if (typeof runId === 'string' && this.#runs.has(runId)) {
-        this.#failRun(runId, `plugin ${this.identity} called unknown host method ${JSON.stringify(method)} during run ${runId}`);
-      } else {
-        this.#warn(`answered unknown method ${JSON.stringify(method)} with -32601`, typeof runId === 'string' ? runId : undefined);
-      }
+      const answer = () => {
+        this.#writer.write({ jsonrpc: '2.0', id, error: { code: METHOD_NOT_FOUND, message: `method not found: ${method}` } });
+        if (typeof runId === 'string' && this.#runs.has(runId)) {
+          this.#failRun(runId, `plugin ${this.identity} called unknown host method ${JSON.stringify(method)} during run ${runId}`);
+        } else {
+          this.#warn(`answered unknown method ${JSON.stringify(method)} with -32601`, typeof runId === 'string' ? runId : undefined);
+        }
+      };
+      // The host refuses (and audits) the unknown method before the refusal is answered.
+      const unknownParams: Record<string, unknown> = { ...message.params };
+      delete unknownParams.caller_plugin_identity;
+      const unknownCall: ProxyCall = { caller_plugin: this.identity, method, params: unknownParams, signal: new AbortController().signal, notify: () => undefined };
+      Promise.resolve()
+        .then(() => this.#onApiCall(unknownCall))
+        .catch(() => undefined)
+        .finally(answer)
+        .catch((err: unknown) => this.#warn(`could not answer ${method}: ${err instanceof Error ? err.message : String(err)}`));
       return;
     }
     // The caller identity comes from the connection alone (runner-protocol.md §1.3).

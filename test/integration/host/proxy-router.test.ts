@@ -40,6 +40,7 @@ beforeEach(async () => {
       warn: () => {},
     },
     audit: (run_id, entry) => stores.runs.addApiCall(run_id, entry),
+    auditUnattributed: (entry) => stores.runs.addUnattributedCall(entry),
     runnerOf: (run_id) => stores.runs.get(run_id)?.runner_id ?? null,
   });
 });
@@ -119,6 +120,39 @@ describe('proxy router', () => {
     sessions.unregister('run-c');
     await refusal(call('b', 'state.get', { run_id: 'run-c', scope: 'conversation', key: 'k' }));
     expect(audit('run-c')).toEqual([]);
+    // ... it is audited without a run, under the caller's plugin identity
+    expect(stores.runs.unattributedCalls({ caller_plugin: 'acme/b' })).toEqual([expect.objectContaining({ action: 'state.get', decision: 'denied', code: 'unauthorized', as_run_id: 'run-c' })]);
+  });
+
+  it('audits unknown methods and calls no run can be named for (foreign or unknown run ids, no live run)', async () => {
+    start('run-a', 'a');
+    expect((await refusal(call('a', 'nope.method', { run_id: 'run-a' }))).reason).toBe('unknown_method');
+    expect(audit('run-a')).toEqual([expect.objectContaining({ action: 'nope.method', decision: 'denied', code: 'invalid_argument', caller_plugin: 'acme/a' })]);
+    expect((await refusal(call('z', 'history.page', { run_id: 'run-a' }))).reason).toBe('identity_mismatch');
+    expect((await refusal(call('z', 'nope.method', {}))).reason).toBe('unknown_method');
+    expect(audit('run-a')).toHaveLength(1);
+    expect(stores.runs.unattributedCalls({ caller_plugin: 'acme/z' })).toEqual([
+      expect.objectContaining({ action: 'history.page', decision: 'denied', code: 'unauthorized', caller_plugin: 'acme/z', as_run_id: 'run-a' }),
+      expect.objectContaining({ action: 'nope.method', decision: 'denied', code: 'invalid_argument', caller_plugin: 'acme/z', as_run_id: '' }),
+    ]);
+  });
+
+  it('refuses a call whose audit cannot be written instead of answering it unrecorded', async () => {
+    start('run-a', 'a');
+    const failing = new ProxyRouter({
+      sessions,
+      env: { stores, models: createModelProvider(models), toolsFor: () => undefined, knowledgeBases: [], retrieve: async () => [], clock, limits: { stateValueBytes: 262_144, storageValueBytes: 1024 }, warn: () => {} },
+      audit: () => Promise.reject(new Error('disk full')),
+      auditUnattributed: () => {
+        throw new Error('disk full');
+      },
+      runnerOf: () => null,
+    });
+    const c = (plugin: string, params: Record<string, unknown>): ProxyCall => ({ caller_plugin: plugin, method: 'history.page', params, signal: new AbortController().signal, notify: () => {} });
+    for (const p of [failing.handle(c('acme/a', { run_id: 'run-a' })), failing.handle(c('acme/z', { run_id: 'x' }))]) {
+      const err = await refusal(p);
+      expect([err.code, err.reason]).toEqual(['runtime_error', 'audit_failed']);
+    }
   });
 
   it('answers deadline_exceeded after deadline_at (AC-035)', async () => {

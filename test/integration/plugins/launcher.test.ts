@@ -192,10 +192,17 @@ describe('plugin launcher', () => {
     expect(calls[2]?.params.run_id).toBe(foreign);
   });
 
-  it('answers an unknown method with -32601 and fails only that run', async () => {
-    const conn = await start('scripted');
+  it('answers an unknown method with -32601 and fails only that run, after the host has seen (and audited) it', async () => {
+    const seen: ProxyCall[] = [];
+    const conn = await start('scripted', {
+      api: async (call) => {
+        seen.push(call);
+        throw new ApiError('invalid_argument', `unknown method ${call.method}`, 'unknown_method');
+      },
+    });
     const params = runParams([{ api: { action: 'nope.method', args: {} }, report: true }, { emit: { type: 'run.completed', data: {} } }]);
     const err = await runError(conn.run(params, () => undefined));
+    expect(seen.map((c) => [c.method, c.caller_plugin, c.params.run_id])).toEqual([['nope.method', 'acme/scripted', params.run_id]]);
     expect(err.code).toBe('runner.protocol_error');
     expect(err.message).toContain('nope.method');
     const next = await runScript(conn, [{ emit: { type: 'run.completed', data: {} } }]);

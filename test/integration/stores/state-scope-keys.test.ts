@@ -6,6 +6,7 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildScopeKeys } from '../../../src/core/host/state-scope.js';
 import { stateColumns } from '../../../src/core/host/event-record.js';
+import { MIGRATIONS, SCHEMA_VERSION } from '../../../src/core/stores/sqlite/migrations.js';
 import { openSqliteStores } from '../../../src/core/stores/sqlite/open.js';
 import { envelope, RUNNER_ID } from '../../unit/host/fixtures.js';
 import { tempDir } from './temp-data-dir.js';
@@ -41,11 +42,11 @@ describe('state scope keys on SQLite', () => {
 
   it('migration 3 rewrites old unescaped keys it can read back and keeps the others', () => {
     const dir = freshDir();
-    openSqliteStores(dir).close();
     const file = path.join(dir, 'lbot.db');
+    // A database at schema version 2, as an older lbot left it.
     const db = new Database(file);
+    for (const m of MIGRATIONS) if (m.version <= 2) db.exec(m.sql);
     db.pragma('user_version = 2');
-    db.prepare('DELETE FROM schema_migrations WHERE version >= 3').run();
     const insert = db.prepare(`INSERT INTO agent_runner_state (runner_id, binding_identity, scope, scope_key, state_key, value_json, conversation_id, thread_id, created_at, updated_at)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 0)`);
     // Written by a run: the identity columns rebuild the old key exactly.
@@ -68,7 +69,7 @@ describe('state scope keys on SQLite', () => {
     }
     const after = new Database(file, { readonly: true });
     try {
-      expect(after.pragma('user_version', { simple: true })).toBe(3);
+      expect(after.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
     } finally {
       after.close();
     }

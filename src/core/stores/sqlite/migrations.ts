@@ -193,6 +193,19 @@ ALTER TABLE runs ADD COLUMN owner_host TEXT;
 `,
   },
   { version: 3, name: 'escaped state scope keys', sql: '', up: escapeStateScopeKeys },
+  {
+    version: 4,
+    name: 'audit of proxy calls no run can be named for',
+    sql: `
+-- Refused calls that name no run of their plugin while it has none live (unknown or foreign run ids).
+CREATE TABLE unattributed_calls (
+  id            INTEGER PRIMARY KEY,
+  caller_plugin TEXT NOT NULL,
+  body_json     TEXT NOT NULL
+);
+CREATE INDEX unattributed_calls_plugin ON unattributed_calls (caller_plugin, id);
+`,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

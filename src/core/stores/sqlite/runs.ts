@@ -164,6 +164,30 @@ export class SqliteRunStore implements RunStore {
     });
   }
 
+  addUnattributedCall(call: ApiCallAudit): void {
+    this.store.write('appending to the audit of unattributed calls', () => {
+      this.store.prepare('INSERT INTO unattributed_calls (caller_plugin, body_json) VALUES (?, ?)').run(call.caller_plugin, JSON.stringify(call));
+    });
+  }
+
+  unattributedCalls(opts: { caller_plugin?: string; limit?: number } = {}): ApiCallAudit[] {
+    const where = opts.caller_plugin === undefined ? '' : 'WHERE caller_plugin = ?';
+    const params: unknown[] = opts.caller_plugin === undefined ? [] : [opts.caller_plugin];
+    let sql = `SELECT body_json FROM unattributed_calls ${where} ORDER BY id DESC`;
+    if (opts.limit !== undefined) {
+      sql += ' LIMIT ?';
+      params.push(Math.max(0, Math.trunc(opts.limit)));
+    }
+    return this.store.run('reading the audit of unattributed calls', () => {
+      const out: ApiCallAudit[] = [];
+      for (const row of rowsOf(this.store.prepare(sql).all(...params))) {
+        const parsed = ApiCallAuditSchema.safeParse(tryParseJson(text(row, 'body_json')));
+        if (parsed.success) out.push(parsed.data);
+      }
+      return out.reverse();
+    });
+  }
+
   addObserved(run_id: string, notice: ObservedNotice): void {
     this.#add(run_id, 'observed', notice);
   }

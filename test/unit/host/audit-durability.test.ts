@@ -1,0 +1,98 @@
+// The host answers a proxy call only once its audit row is committed, and a failed audit write is not
+// dropped: the call is refused and the run fails with the store error.
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConfigSchema } from '../../../src/core/config.js';
+import { LbotError } from '../../../src/core/errors.js';
+import { ApiError } from '../../../src/core/host/api-error.js';
+import { createHost } from '../../../src/core/host/host.js';
+import type { PluginConnection, PluginLauncher, ProxyCallHandler, RunnerCatalog } from '../../../src/core/host/ports.js';
+import type { ApiCallAudit } from '../../../src/core/stores/types.js';
+import { openSqliteStores, type SqliteStores } from '../../../src/core/stores/sqlite/open.js';
+import { systemClock } from '../../../src/runtime/clock.js';
+import { createModelProvider } from '../../../src/runtime/models/providers.js';
+import { binding, descriptor, envelope } from './fixtures.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+type Seen = { outcome: 'answered' | 'refused'; reason: string | null; auditAtAnswer: ApiCallAudit[] };
+
+/** A host whose one fake plugin makes one `history.page` call per run and then completes. */
+function setup(): { stores: SqliteStores; seen: Seen[]; warnings: string[]; run: () => ReturnType<ReturnType<typeof createHost>['run']>; close: () => Promise<void> } {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'lbot-audit-'));
+  dirs.push(dataDir);
+  const stores = openSqliteStores(dataDir);
+  const seen: Seen[] = [];
+  const warnings: string[] = [];
+  const connection = (handler: ProxyCallHandler): PluginConnection => ({
+    identity: 'acme/scripted',
+    pgid: null,
+    async run(params, onResult) {
+      const call = { caller_plugin: 'acme/scripted', method: 'history.page', params: { run_id: params.run_id }, signal: new AbortController().signal, notify: () => undefined };
+      try {
+        await handler(call);
+        seen.push({ outcome: 'answered', reason: null, auditAtAnswer: stores.runs.get(params.run_id)?.api_calls ?? [] });
+      } catch (err) {
+        seen.push({ outcome: 'refused', reason: err instanceof ApiError ? err.reason : String(err), auditAtAnswer: stores.runs.get(params.run_id)?.api_calls ?? [] });
+      }
+      onResult({ type: 'message.completed', data: { message: { role: 'assistant', content: 'done' } } });
+      onResult({ type: 'run.completed', data: {} });
+      return { status: 'completed' };
+    },
+    cancel: () => undefined,
+    activeRuns: () => [],
+    stderrTail: () => '',
+    close: async () => undefined,
+    kill: async () => undefined,
+    exited: new Promise(() => undefined),
+  });
+  const launcher: PluginLauncher = { start: async (_spec, handler) => connection(handler) };
+  const d = descriptor();
+  const catalog: RunnerCatalog = { runners: [d], plugins: new Map([['acme/scripted', { identity: 'acme/scripted', dir: d.plugin_dir, execution: { node: { path: 'main.js' } } }]]), warnings: [] };
+  const host = createHost({ stores, launcher, catalog: async () => catalog, config: ConfigSchema.parse({}), models: createModelProvider([]), clock: systemClock, version: 'test', warn: (m) => warnings.push(m) });
+  return {
+    stores,
+    seen,
+    warnings,
+    run: () => host.run({ event: envelope(), binding: binding() }),
+    close: async () => {
+      await host.close();
+      stores.close();
+    },
+  };
+}
+
+describe('audit of proxy calls', () => {
+  it('a refused call is answered only after its audit row is committed', async () => {
+    const h = setup();
+    try {
+      const outcome = await h.run();
+      expect(outcome.status).toBe('completed');
+      expect(h.seen).toEqual([{ outcome: 'refused', reason: 'permission_denied', auditAtAnswer: [expect.objectContaining({ action: 'history.page', decision: 'denied', code: 'unauthorized' })] }]);
+    } finally {
+      await h.close();
+    }
+  });
+
+  it('a failed audit write refuses the call, is logged, and fails the run with the store error', async () => {
+    const h = setup();
+    h.stores.runs.addApiCalls = () => {
+      throw new LbotError('store.unavailable', 'disk full');
+    };
+    try {
+      const outcome = await h.run();
+      expect(h.seen.map((s) => [s.outcome, s.reason])).toEqual([['refused', 'audit_failed']]);
+      expect(outcome.status).toBe('failed');
+      expect(outcome.error).toMatchObject({ code: 'store.unavailable' });
+      expect(h.stores.runs.get(outcome.run_id)).toMatchObject({ status: 'failed', error: { code: 'store.unavailable' } });
+      expect(h.warnings.some((w) => w.includes('writing the audit of proxy calls failed') && w.includes(outcome.run_id))).toBe(true);
+    } finally {
+      await h.close();
+    }
+  });
+});
