@@ -103,5 +103,16 @@ export function runStoreContract(name: string, open: OpenStore<{ runs: RunStore 
       expect(s.runs.get('r2')?.error).toBeNull();
       s.runs.markInterrupted([]);
     });
+
+    it('keeps the audit of calls no run can be named for, per plugin, oldest first', () => {
+      const call = (at: number, caller_plugin: string) => ({ at, action: 'state.get', resource: null, decision: 'denied' as const, code: 'unauthorized', caller_plugin, as_run_id: 'ghost' });
+      s.runs.addUnattributedCall(call(1, 'acme/a'));
+      s.runs.addUnattributedCall(call(2, 'acme/b'));
+      s.runs.addUnattributedCall(call(3, 'acme/a'));
+      expect(s.runs.unattributedCalls().map((c) => c.at)).toEqual([1, 2, 3]);
+      expect(s.runs.unattributedCalls({ caller_plugin: 'acme/a' })).toEqual([call(1, 'acme/a'), call(3, 'acme/a')]);
+      expect(s.runs.unattributedCalls({ limit: 1 }).map((c) => c.at)).toEqual([3]);
+      expect(s.runs.get('ghost')).toBeNull();
+    });
   });
 }
