@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { LbotError } from './core/errors.js';
 import { EXIT } from './commands/shared/exit-codes.js';
-import { createOutput } from './commands/shared/output.js';
+import { createOutput, isClosedPipe } from './commands/shared/output.js';
 import { resolveGlobalFlags, type CliContext } from './commands/shared/context.js';
 import { LBOT_VERSION } from './version.js';
 import { registerCommands } from './commands/index.js';
@@ -33,6 +33,10 @@ function overrideExits(cmd: Command): void {
 }
 
 export async function main(argv: string[]): Promise<void> {
+  // A reader that closes early (`lbot … | head`) ends the output quietly instead of crashing on EPIPE.
+  process.stdout.on('error', (err) => {
+    if (!isClosedPipe(err)) throw err;
+  });
   let ctx: CliContext | undefined;
   const fallbackOutput = createOutput({ json: argv.includes('--json'), verbose: false, debug: argv.includes('--debug') });
   const program = createProgram(() => {

@@ -30,8 +30,13 @@ export type Output = {
  */
 function writeAll(stream: NodeJS.WritableStream, chunk: Uint8Array | string): Promise<void> {
   return new Promise((resolve, reject) => {
-    stream.write(chunk, (err?: Error | null) => (err ? reject(err) : resolve()));
+    stream.write(chunk, (err?: Error | null) => (err && !isClosedPipe(err) ? reject(err) : resolve()));
   });
+}
+
+/** True for the error of writing to a pipe whose reader has gone (`lbot … | head`): the output just ends there. */
+export function isClosedPipe(err: unknown): boolean {
+  return err instanceof Error && 'code' in err && (err.code === 'EPIPE' || err.code === 'ERR_STREAM_DESTROYED');
 }
 
 export function createOutput(opts: OutputOptions, streams = { out: process.stdout, err: process.stderr }): Output {
@@ -71,7 +76,7 @@ export function createOutput(opts: OutputOptions, streams = { out: process.stdou
       return writeAll(streams.out, data);
     },
     async flush() {
-      // A reader that went away (EPIPE) is not an error of the command; the bytes have nowhere to go.
+      // Nothing to report if a stream failed: the bytes have nowhere to go.
       await Promise.all([writeAll(streams.out, '').catch(() => undefined), writeAll(streams.err, '').catch(() => undefined)]);
     },
   };

@@ -20,12 +20,12 @@ function payload(): Buffer {
 const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 
 /** Runs `lbot args | (sleep 1; consumer)` through a real shell pipe and returns the consumer's stdout. */
-async function throughSlowPipe(s: Scenario, args: readonly string[], consumer: string): Promise<{ out: string; lbotExit: string }> {
+async function throughSlowPipe(s: Scenario, args: readonly string[], consumer: string): Promise<{ out: string; lbotExit: string; stderr: string }> {
   const quoted = [process.execPath, LBOT_BIN, '--data-dir', s.dataDir, '--plugins', s.plugins.pluginsDir, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
   // The reader sleeps before reading so the pipe buffer fills and lbot's writes meet a full pipe.
   const script = `${quoted} | (sleep 1; ${consumer}); echo "exit=\${PIPESTATUS[0]}" >&2`;
   const r = await execa('bash', ['-c', script], { cwd: s.root, reject: false, stripFinalNewline: false, env: { LBOT_HOME: undefined }, timeout: 60_000, maxBuffer: 64 * 1024 * 1024 });
-  return { out: r.stdout, lbotExit: /exit=(\d+)/.exec(r.stderr)?.[1] ?? `none: ${r.stderr}` };
+  return { out: r.stdout, lbotExit: /exit=(\d+)/.exec(r.stderr)?.[1] ?? `none: ${r.stderr}`, stderr: r.stderr };
 }
 
 describe('stdout to a slow pipe', () => {
@@ -46,6 +46,12 @@ describe('stdout to a slow pipe', () => {
     const parsed = JSON.parse(json.out) as { content_base64: string; has_more: boolean };
     expect(parsed.has_more).toBe(false);
     expect(sha256(Buffer.from(parsed.content_base64, 'base64'))).toBe(sha256(bytes));
+
+    // A reader that stops early: lbot ends quietly, no EPIPE crash.
+    const head = await throughSlowPipe(s, ['artifacts', 'read', 'big'], 'head -c 100 | wc -c');
+    expect(head.out.trim()).toBe('100');
+    expect(head.lbotExit, head.stderr).toBe('0');
+    expect(head.stderr).not.toMatch(/EPIPE|Unhandled|error/i);
   });
 
   it('a large --json listing arrives whole', async () => {
