@@ -302,6 +302,19 @@ export const CHECKS: readonly CheckSpec[] = [
       return s.exitedBySelf ? pass(`${how} ${Math.round(s.ms)} ms after shutdown`) : fail(`${how} ${Math.round(s.ms)} ms after shutdown; it must exit after answering shutdown or when stdin closes`);
     },
   },
+  {
+    id: 'process.no_leftovers',
+    title: 'no process the plugin started keeps running after the plugin exits',
+    severity: 'error',
+    judge: (e) => {
+      if (!e.shutdown) return blocked(e.handshake?.ok ? 'no live plugin process was left to shut down' : 'the plugin never started');
+      if (e.leftovers === undefined || e.leftovers === null) return blocked('the process tree could not be observed (no /proc)');
+      const left = e.leftovers;
+      if (left.length === 0) return pass('no process of the plugin outlived it');
+      const shown = left.slice(0, 5).map((p) => `pid ${p.pid} (${p.command.slice(0, 80)})`);
+      return fail(`${left.length} process(es) the plugin started were still running after it exited: ${shown.join(', ')}${left.length > 5 ? ', …' : ''} (killed by the suite); a runner must stop what it starts before it answers run`);
+    },
+  },
 ];
 
 /** Judges the evidence with every check of the catalogue, in catalogue order. */

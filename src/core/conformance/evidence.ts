@@ -57,4 +57,6 @@ export type Evidence = {
   graceMs: number;
   /** run/result notifications the host dropped because they named no run it had given (foreign run_id). */
   strayResults?: string[];
+  /** Processes the plugin started that were still running after it exited (null: not observable). */
+  leftovers?: Array<{ pid: number; command: string }> | null;
 };

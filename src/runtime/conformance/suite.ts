@@ -22,6 +22,7 @@ import type { PluginWarning } from '../plugins/connection.js';
 import { createPluginLauncher } from '../plugins/launcher.js';
 import { readJsonObject } from '../input-files.js';
 import { ConnectionWatch } from './instrument.js';
+import { processesOf, processTreeObservable, reapLeftovers } from './leftovers.js';
 import { CANCEL_AFTER_MS, DEADLINE_PROBE_S, probeEvent } from './probes.js';
 
 export type ConformanceOptions = {
@@ -38,6 +39,8 @@ export type ConformanceOptions = {
 export const DEFAULT_PROBE_TIMEOUT_S = 10;
 export const DEFAULT_INIT_TIMEOUT_MS = 10_000;
 const SHUTDOWN_TIMEOUT_MS = 1000;
+/** How long the processes of an exited plugin get to end on their own before they count as left over. */
+const LEFTOVER_SETTLE_MS = 1000;
 /** The connection's warning for a run/result naming a run id the host never gave the plugin. */
 const STRAY_RESULT = /sent a run\/result for unknown run /;
 const CLOSE_GRACE_MS = 2000;
@@ -163,7 +166,11 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
           }
         }
       }
+      const observable = await processTreeObservable();
+      const roots = watch.connections.flatMap((c) => (c.pgid !== null && c.exitStatus === null ? [c.pgid] : []));
+      const started = observable ? await processesOf(roots) : [];
       evidence.shutdown = await shutdown(host, watch);
+      evidence.leftovers = observable ? await reapLeftovers(started, LEFTOVER_SETTLE_MS) : null;
       const given = new Set(evidence.runs.map((r) => r.run_id));
       evidence.strayResults = stray.filter((w) => !given.has(w.run_id)).map((w) => w.message);
     } finally {

@@ -1,6 +1,6 @@
 // `lbot runner test` on real plugins (AC-178, AC-179): the scripted, echo, Python and scaffolded runners
 // pass; each rule-breaking conformance fixture fails exactly the check named for it.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -103,6 +103,19 @@ describe('AC-179 conformance failures', () => {
     expect(failing(report)).toEqual([check]);
     expect(report.checks.find((c) => c.id === check)?.evidence).not.toBe('');
     if (fixture === 'foreign-result') expect(report.checks.find((c) => c.id === check)?.evidence).toMatch(/unknown run not-/);
+  });
+
+  const noProc = existsSync('/proc/self/stat') ? null : 'no /proc to observe the process tree';
+  it.skipIf(noProc !== null)(withReason('leaves-process fails exactly process.no_leftovers, names the left process and kills it', noProc), async () => {
+    const { exitCode, report } = await runnerTest(path.join(CONFORMANCE, 'leaves-process'));
+    expect(exitCode).toBe(1);
+    expect(failing(report)).toEqual(['process.no_leftovers']);
+    const evidence = report.checks.find((c) => c.id === 'process.no_leftovers')?.evidence ?? '';
+    expect(evidence).toMatch(/pid \d+ \(sleep 600\)/);
+    // The suite killed what the plugin left behind.
+    const pids = [...evidence.matchAll(/pid (\d+)/g)].map((m) => Number(m[1]));
+    expect(pids.length).toBeGreaterThan(0);
+    for (const pid of pids) expect(existsSync(`/proc/${pid}`) && readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('sleep')).toBe(false);
   });
 
   it('an undeclared result type is a warning: exit 0, and exit 1 with --strict', async () => {

@@ -165,3 +165,19 @@ describe('JUnit report', () => {
     expect(stack).toEqual([]);
   });
 });
+
+describe('process.no_leftovers', () => {
+  it('fails with the pid and command of a process left running, passes with none, is blocked when not observed', () => {
+    const left = runChecks({ ...evidence(), leftovers: [{ pid: 4242, command: 'sleep 600' }] });
+    expect(failing(left)).toEqual(['process.no_leftovers']);
+    expect(left.find((c) => c.id === 'process.no_leftovers')?.evidence).toContain('pid 4242 (sleep 600)');
+    expect(statusOf(runChecks({ ...evidence(), leftovers: [] }), 'process.no_leftovers')).toBe('pass');
+    expect(statusOf(runChecks({ ...evidence(), leftovers: null }), 'process.no_leftovers')).toBe('blocked');
+  });
+
+  it('a run/result for a foreign run id fails results.well_formed with the dropped notification as evidence', () => {
+    const r = runChecks({ ...evidence(), strayResults: ['protocol error: plugin acme/x sent a run/result for unknown run not-r1; dropped'] });
+    expect(failing(r)).toEqual(['results.well_formed']);
+    expect(r.find((c) => c.id === 'results.well_formed')?.evidence).toContain('unknown run not-r1');
+  });
+});
