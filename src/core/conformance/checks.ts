@@ -115,15 +115,20 @@ export const CHECKS: readonly CheckSpec[] = [
       // A crash on a non-message event is events.non_message's finding.
       const judged = e.runs.filter((r) => MESSAGE_PROBES.has(r.probe) && !cutShort(r) && !(NON_MESSAGE_PROBES.has(r.probe) && crashed(r)));
       if (judged.length === 0) return blocked('every probe run was cut short (see stdout.protocol_only and results.well_formed)');
-      const missing = judged.filter((r) => !r.results.some((x) => x.type !== null && (TERMINAL_RESULT_TYPES as readonly string[]).includes(x.type)));
-      if (missing.length === 0) return pass(`${judged.length} probe run(s) each sent a terminal result`);
+      const terminal = (r: ProbeRun) => r.results.some((x) => x.type !== null && (TERMINAL_RESULT_TYPES as readonly string[]).includes(x.type));
+      // A terminal result sent only once the host cancelled the run at its deadline does not count:
+      // an ordinary message must be answered within its deadline.
+      const overran = judged.filter((r) => terminal(r) && r.status === 'timed_out');
+      const missing = judged.filter((r) => !terminal(r));
+      if (missing.length === 0 && overran.length === 0) return pass(`${judged.length} probe run(s) each sent a terminal result`);
       return fail(
-        missing
-          .map((r) => {
+        [
+          ...overran.map((r) => `${label(r)}: ran past its ${r.deadlineS} s deadline and finished only after the host cancelled it`),
+          ...missing.map((r) => {
             const how = crashed(r) ? `the plugin process died (${r.error?.message.split('\n')[0] ?? ''})` : r.status === 'timed_out' ? `did not finish within ${r.deadlineS} s` : `answered run with status ${r.reply ?? 'none'}`;
             return `${label(r)}: ${how} and sent no run.completed or run.failed (results: ${r.results.map((x) => x.type ?? '?').join(', ') || 'none'})`;
-          })
-          .join('; '),
+          }),
+        ].join('; '),
       );
     },
   },

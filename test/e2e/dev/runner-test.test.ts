@@ -96,13 +96,16 @@ describe('AC-179 conformance failures', () => {
     ['foreign-run-id', 'api.own_run_id'],
     ['foreign-result', 'results.well_formed'],
     ['no-initialize', 'initialize.handshake'],
+    ['overruns-deadline', 'run.terminal_result'],
   ];
   it.each(cases)('%s fails exactly %s and exits 1', async (fixture, check) => {
-    const { exitCode, report } = await runnerTest(path.join(CONFORMANCE, fixture));
+    // A runner that overruns every deadline gets short ones, so its probes end quickly.
+    const { exitCode, report } = await runnerTest(path.join(CONFORMANCE, fixture), ...(fixture === 'overruns-deadline' ? ['--probe-timeout', '2'] : []));
     expect(exitCode).toBe(1);
     expect(failing(report)).toEqual([check]);
     expect(report.checks.find((c) => c.id === check)?.evidence).not.toBe('');
     if (fixture === 'foreign-result') expect(report.checks.find((c) => c.id === check)?.evidence).toMatch(/unknown run not-/);
+    if (fixture === 'overruns-deadline') expect(report.checks.find((c) => c.id === check)?.evidence).toMatch(/ran past its \d+ s deadline/);
   });
 
   const noProc = existsSync('/proc/self/stat') ? null : 'no /proc to observe the process tree';
