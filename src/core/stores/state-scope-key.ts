@@ -3,18 +3,10 @@
 // binding ids contain colons). Also reads the unescaped keys of schema versions before 3, for the migration.
 import { StateScopeSchema, type StateScope } from '../protocol/binding.js';
 import { parseRunnerId } from '../protocol/runner-id.js';
+import type { StateContextColumns } from './types.js';
 
 /** The identity columns of a state row, as stored in `agent_runner_state`. */
-export type ScopeIdentity = {
-  runner_id: string;
-  binding_identity: string;
-  conversation_id: string | null;
-  thread_id: string | null;
-  actor_type: string | null;
-  actor_id: string | null;
-  subject_type: string | null;
-  subject_id: string | null;
-};
+export type ScopeIdentity = Omit<StateContextColumns, 'bot_id' | 'workspace_id'>;
 
 function escapePart(part: string): string {
   return part.replaceAll('%', '%25').replaceAll(':', '%3A');
