@@ -23,6 +23,7 @@ import { createPluginLauncher } from '../plugins/launcher.js';
 import { readJsonObject } from '../input-files.js';
 import { ConnectionWatch } from './instrument.js';
 import { processesOf, processTreeObservable, reapLeftovers } from './leftovers.js';
+import { observeFamilyExit } from '../plugins/spawn.js';
 import { CANCEL_AFTER_MS, DEADLINE_PROBE_S, probeEvent } from './probes.js';
 
 export type ConformanceOptions = {
@@ -169,8 +170,13 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
       const observable = await processTreeObservable();
       const roots = watch.connections.flatMap((c) => (c.pgid !== null && c.exitStatus === null ? [c.pgid] : []));
       const started = observable ? await processesOf(roots) : [];
+      // lbot ends a plugin's leftover processes when the plugin exits; those it had to end count too.
+      const ended = new Set<number>();
+      const unobserve = observeFamilyExit((pids) => pids.forEach((pid) => ended.add(pid)));
       evidence.shutdown = await shutdown(host, watch);
-      evidence.leftovers = observable ? await reapLeftovers(started, LEFTOVER_SETTLE_MS) : null;
+      unobserve();
+      const running = observable ? await reapLeftovers(started, LEFTOVER_SETTLE_MS) : null;
+      evidence.leftovers = running === null ? null : [...started.filter((p) => ended.has(p.pid)), ...running.filter((p) => !ended.has(p.pid))];
       const given = new Set(evidence.runs.map((r) => r.run_id));
       evidence.strayResults = stray.filter((w) => !given.has(w.run_id)).map((w) => w.message);
     } finally {

@@ -122,9 +122,25 @@ export function trackGroup(pgid: number): void {
   });
 }
 
+const familyExitObservers = new Set<(survivors: number[]) => void>();
+
+/**
+ * Tells `listener` which processes of a family were still running when its leader was reaped (just
+ * before lbot ends them): `lbot runner test` reports them as leftovers. Returns the unsubscribe.
+ */
+export function observeFamilyExit(listener: (survivors: number[]) => void): () => void {
+  familyExitObservers.add(listener);
+  return () => familyExitObservers.delete(listener);
+}
+
 /** Forgets a group once its leader has been reaped; whatever of its family is left ends with it. */
 export function untrackGroup(pgid: number): void {
   liveGroups.delete(pgid);
+  const family = families.get(pgid);
+  if (family !== undefined && familyExitObservers.size > 0) {
+    const survivors = familyMembers(family);
+    if (survivors.length > 0) for (const listener of familyExitObservers) listener(survivors);
+  }
   signalGroup(pgid, 'SIGKILL');
   families.delete(pgid);
 }
