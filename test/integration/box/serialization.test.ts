@@ -19,9 +19,14 @@ describe.skipIf(bwrapSkipReason !== null)(`box session serialisation${bwrapSkipR
     fixtures.push(f);
     await f.box.exec({ session_id: 'one', cmd: ': > /tmp/log' });
     const step = (name: string) => f.box.exec({ session_id: 'one', cmd: `echo ${name}-start >> /tmp/log; sleep 0.5; echo ${name}-end >> /tmp/log` });
-    await Promise.all([step('a'), step('b'), f.box.startProcess('one', { process_id: 'p', command: 'sh', args: ['-c', 'echo p-start >> /tmp/log; echo p-end >> /tmp/log; sleep 60'] })]);
-    const { result } = await f.box.exec({ session_id: 'one', cmd: 'cat /tmp/log' });
-    const lines = result.stdout.trim().split('\n');
+    await Promise.all([step('a'), step('b'), f.box.startProcess('one', { process_id: 'p', command: 'sh', args: ['-c', "printf 'p-start\\np-end\\n' >> /tmp/log; sleep 60"] })]);
+    // The managed process writes its lines after its start returned: wait for them (bounded).
+    let lines: string[] = [];
+    for (let i = 0; i < 50 && lines.length < 6; i++) {
+      const { result } = await f.box.exec({ session_id: 'one', cmd: 'cat /tmp/log' });
+      lines = result.stdout.trim().split('\n');
+      if (lines.length < 6) await new Promise((r) => setTimeout(r, 100));
+    }
     expect(lines).toHaveLength(6);
     // Every start is followed directly by its own end.
     for (let i = 0; i < lines.length; i += 2) expect(lines[i + 1]).toBe((lines[i] ?? '').replace('-start', '-end'));
