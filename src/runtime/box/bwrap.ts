@@ -78,7 +78,6 @@ const DEFAULT_SECCOMP_HELPER = fileURLToPath(new URL('../../../dist/native/lbot-
 
 type Capabilities = {
   tools: HostTools & { bwrap: string };
-  disableUserns: boolean;
   limits: LimitsMode;
   limitsPlan: LimitsPlan;
   limitsReason: string;
@@ -118,10 +117,13 @@ function dirKey(sessionId: string): string {
 export class BwrapBackend implements SandboxBackend {
   readonly name = 'bwrap' as const;
   readonly #opts: BwrapOptions;
+  /** Root hosts: the unprivileged ids sandboxes run as; null when lbot is not root. */
+  readonly #runAs: { uid: number; gid: number } | null;
   #caps: Promise<Capabilities | string> | undefined;
 
   constructor(opts: BwrapOptions) {
     this.#opts = opts;
+    this.#runAs = process.getuid?.() === 0 ? { uid: opts.sandboxUid ?? DEFAULT_SANDBOX_ID, gid: opts.sandboxGid ?? DEFAULT_SANDBOX_ID } : null;
   }
 
   /** Probes once per instance: binaries, a smoke sandbox, the limits mode, the quota volume. */
@@ -145,8 +147,6 @@ export class BwrapBackend implements SandboxBackend {
     if (!run.ok) return `bubblewrap cannot create namespaces here (${run.detail || 'smoke test failed'}); unprivileged user namespaces may be disabled`;
     const seccomp = await this.#probeSeccomp();
     if (typeof seccomp === 'string') return seccomp;
-    const help = await probeCommand([bwrap, '--help'], 5000);
-    const disableUserns = help.output.includes('--disable-userns');
     const limits = probeLimits(this.#opts.limits, cgroupHost(this.#opts.cgroupRoot));
     if (!limits.usable) return limits.reason;
     if (limits.warning) warnLimitsOnce(limits.warning, this.#opts.warn);
@@ -160,7 +160,7 @@ export class BwrapBackend implements SandboxBackend {
     let nprocFlag: Capabilities['nprocFlag'] = null;
     if ((await probeCommand(['/bin/sh', '-c', 'ulimit -u 64'], 5000)).ok) nprocFlag = '-u';
     else if ((await probeCommand(['/bin/sh', '-c', 'ulimit -p 64'], 5000)).ok) nprocFlag = '-p';
-    return { tools: { bwrap, nsenter, setpriv, unshare: unshare ?? 'unshare' }, disableUserns, limits: limits.plan.mode, limitsPlan: limits.plan, limitsReason: limits.reason, volume, mapUser, nprocFlag, systemLinks: links, seccomp };
+    return { tools: { bwrap, nsenter, setpriv, unshare: unshare ?? 'unshare' }, limits: limits.plan.mode, limitsPlan: limits.plan, limitsReason: limits.reason, volume, mapUser, nprocFlag, systemLinks: links, seccomp };
   }
 
   /** The filter for this machine's architecture, checked by loading it once through the helper. */
@@ -195,19 +195,19 @@ export class BwrapBackend implements SandboxBackend {
     const volume = caps.volume && caps.mapUser;
     const notes = [caps.limitsReason, volume ? 'quota: size-limited tmpfs' : 'quota: watchdog'];
     notes.push(`seccomp: ${caps.seccomp.denied.length} syscalls refused, no new namespaces (nested user namespaces off)`);
-    if (process.getuid?.() === 0) notes.push(`sandboxes run as uid ${this.#opts.sandboxUid ?? DEFAULT_SANDBOX_ID}:${this.#opts.sandboxGid ?? DEFAULT_SANDBOX_ID}, not root`);
+    if (this.#runAs) notes.push(`sandboxes run as uid ${this.#runAs.uid}:${this.#runAs.gid}, not root`);
     return { available: true, reason: notes.join('; '), limits_mode: caps.limits, seccomp: 'filter' };
   }
 
   async startSession(spec: BoxSpec, ctx: StartContext): Promise<{ backend_session_id: string; state: Record<string, unknown> }> {
     const caps = await this.#ready();
     const key = dirKey(spec.session_id);
-    const privileged = process.getuid?.() === 0;
     // As root, the sandbox never runs as root: the holder and every exec drop to the sandbox uid first,
     // so files it may see are not its own and an escape lands as an unprivileged user. Either way the
     // sandbox keeps the uid it runs as (no nested user namespace bwrap would create, which nsenter
     // could not join); seccomp refuses every new namespace inside.
-    const runAs = privileged ? { uid: this.#opts.sandboxUid ?? DEFAULT_SANDBOX_ID, gid: this.#opts.sandboxGid ?? DEFAULT_SANDBOX_ID } : null;
+    const runAs = this.#runAs;
+    const privileged = runAs !== null;
     const uid = runAs?.uid ?? process.getuid?.() ?? 1000;
     const gid = runAs?.gid ?? process.getgid?.() ?? 1000;
     // Host mounts are pinned: the inode each validated path names now is the one the sandbox must show.
