@@ -14,6 +14,7 @@ import { registerSkill } from './skill.js';
 import { registerBox } from './box.js';
 import { registerDoctor } from './doctor.js';
 import { registerMcp } from './mcp.js';
+import { registerPlatform } from './platform.js';
 
 export type GetContext = () => CliContext;
 
@@ -30,4 +31,5 @@ export function registerCommands(program: Command, ctx: GetContext): void {
   registerBox(program, ctx);
   registerDoctor(program, ctx);
   registerMcp(program, ctx);
+  registerPlatform(program, ctx);
 }

@@ -1,6 +1,7 @@
 // The lbot config file schema (`<data-dir>/lbot.config.json`), env overrides and secret masking.
 import { z } from 'zod';
 import { BindingSchema } from './protocol/binding.js';
+import { PlatformAccountSchema } from './delivery/accounts.js';
 import { assertSafeEnv } from './env-policy.js';
 import { LbotError } from './errors.js';
 import { isRecord } from './json.js';
@@ -113,6 +114,8 @@ export const ConfigSchema = z.looseObject({
   models: z.array(ModelConfigSchema).default([]),
   knowledge_bases: z.array(KnowledgeBaseConfigSchema).default([]),
   bindings: z.array(BindingSchema).default([]),
+  /** Accounts replies are sent with (`lbot platform add`; docs/delivery.md). */
+  platforms: z.array(PlatformAccountSchema).default([]),
   box: BoxConfigSchema.prefault({}),
   mcp: z.looseObject({ servers: z.array(McpServerConfigSchema).default([]) }).prefault({}),
   serve: z
