@@ -15,7 +15,7 @@ import { BindingSchema, defaultCliBinding, type Binding } from '../../core/proto
 import type { EventEnvelope } from '../../core/protocol/event.js';
 import type { Stores } from '../../core/stores/types.js';
 import { StateScopeSchema } from '../../core/protocol/binding.js';
-import { httpError } from './http-errors.js';
+import { sendHttpError } from './http-errors.js';
 import { registerAdminRoutes, type AdminDeps } from './admin-routes.js';
 import type { RunManager, StreamItem } from './run-manager.js';
 import { bearerMatches } from './token.js';
@@ -112,30 +112,23 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   const webhookAuth = () => deps.config().serve.webhooks;
 
   const warn = deps.warn ?? (() => undefined);
+  // Routes and hooks throw; this is the one place that renders an error (status from the error table).
   app.setErrorHandler((err: unknown, req, reply) => {
-    const fastifyCode = isRecord(err) && typeof err.code === 'string' ? err.code : '';
-    if (fastifyCode === 'FST_ERR_CTP_INVALID_JSON_BODY' || (err instanceof SyntaxError && !(err instanceof LbotError))) {
-      return reply.code(400).send({ ok: false, error: { code: 'event.parse_error', message: `request body is not valid JSON: ${err instanceof Error ? err.message : String(err)}`, retryable: false, details: {} } });
-    }
-    if (fastifyCode === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-      return reply.code(413).send({ ok: false, error: { code: 'payload_too_large', message: 'request body is over the size limit', retryable: false, details: {} } });
-    }
-    const { status, body } = httpError(err);
-    if (body.error.code === 'env.denied') warn(`${req.method} ${req.url.split('?')[0] ?? ''} refused: ${body.error.message}`);
-    return reply.code(status).send(body);
+    if (err instanceof LbotError && err.code === 'env.denied') warn(`${req.method} ${req.url.split('?')[0] ?? ''} refused: ${err.message}`);
+    return sendHttpError(reply, err);
   });
-  app.setNotFoundHandler((req, reply) => reply.code(404).send({ ok: false, error: { code: 'not_found', message: `no route ${req.method} ${req.url.split('?')[0] ?? ''}`, retryable: false, details: {} } }));
+  app.setNotFoundHandler((req) => {
+    throw new LbotError('not_found', `no route ${req.method} ${req.url.split('?')[0] ?? ''}`);
+  });
 
-  app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
+  app.addHook('onRequest', async (req: FastifyRequest) => {
     deps.log?.(`${req.method} ${req.url.split('?')[0] ?? ''}`);
     // Unknown paths answer 404 with or without a token (AC-214); known /v1 routes need the token.
     if (!req.routeOptions.url?.startsWith('/v1/')) return;
     // A platform with a configured verifier signs its webhook calls instead (checked in the route).
     const params = isRecord(req.params) ? req.params : {};
     if (req.routeOptions.url === '/v1/webhooks/:platform' && typeof params.platform === 'string' && hasWebhookAuth(webhookAuth(), params.platform)) return;
-    if (!bearerMatches(req.headers.authorization, deps.token)) {
-      return reply.code(401).header('www-authenticate', 'Bearer').send({ ok: false, error: { code: 'unauthorized', message: 'missing or wrong bearer token', retryable: false, details: {} } });
-    }
+    if (!bearerMatches(req.headers.authorization, deps.token)) throw new LbotError('unauthorized', 'missing or wrong bearer token');
   });
 
   app.get('/healthz', async () => ({ ok: true }));
@@ -197,7 +190,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     const platform = parseWith(PlatformChoiceSchema, req.params.platform, 'platform');
     if (hasWebhookAuth(webhookAuth(), platform)) {
       const why = verifyWebhook(webhookAuth(), platform, { headers: req.headers, rawBody: rawBodies.get(req) ?? '', body: req.body, nowS: Math.floor(Date.now() / 1000) });
-      if (why) return reply.code(401).send({ ok: false, error: { code: 'unauthorized', message: `${platform} webhook refused: ${why}`, retryable: false, details: { platform } } });
+      if (why) throw new LbotError('unauthorized', `${platform} webhook refused: ${why}`, { details: { platform } });
     }
     // ?bot_id= names the bot for platforms whose payloads do not (Telegram, Discord dispatches).
     const { bot_id } = parseWith(z.object({ bot_id: z.string().min(1).optional() }), req.query, 'query');
@@ -224,7 +217,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     if (deps.runs.cancel(req.params.id)) return reply.code(202).send({ ok: true, run_id: req.params.id });
     const run = deps.stores.runs.get(req.params.id);
     if (!run) throw new LbotError('not_found', `run ${req.params.id} not found`);
-    return reply.code(409).send({ ok: false, error: { code: 'invalid_argument', message: `run ${req.params.id} is not in flight (status ${run.status})`, retryable: false, details: { status: run.status } } });
+    throw new LbotError('run.not_in_flight', `run ${req.params.id} is not in flight (status ${run.status})`, { details: { status: run.status } });
   });
 
   app.get<{ Params: { id: string } }>('/v1/runs/:id/results', async (req, reply) => {
