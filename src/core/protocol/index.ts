@@ -7,3 +7,4 @@ export * from './context.js';
 export * from './results.js';
 export * from './proxy.js';
 export * from './wire.js';
+export * from './peer.js';

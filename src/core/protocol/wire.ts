@@ -4,13 +4,18 @@ import { z } from 'zod';
 import { JsonObjectSchema } from './event.js';
 import { RunContextSchema } from './context.js';
 import { RunResultSchema } from './results.js';
-import { AgentApiErrorSchema } from './proxy.js';
+import { AgentApiErrorSchema, ModelStreamChunkSchema } from './proxy.js';
 
 export const PROTOCOL_VERSION = '1';
 /** A line longer than this corrupts the channel (architecture.md §4). */
 export const MAX_LINE_BYTES = 8 * 1024 * 1024;
-/** JSON-RPC error code for host API refusals. */
-export const API_ERROR_RPC_CODE = -32000;
+/** The JSON-RPC error codes either end answers with; -32000 carries an `AgentAPIError` in `data`. */
+export const RPC_ERROR_CODES = {
+  invalidRequest: -32600,
+  methodNotFound: -32601,
+  invalidParams: -32602,
+  apiError: -32000,
+} as const;
 
 const IdSchema = z.union([z.string(), z.number().int()]);
 
@@ -76,6 +81,9 @@ export const RunResultNotificationSchema = z.strictObject({
 
 export const RunCancelParamsSchema = z.strictObject({ run_id: z.string().min(1) });
 
+export const ShutdownParamsSchema = z.strictObject({});
+export const ShutdownResultSchema = z.looseObject({});
+
 export { AgentApiErrorSchema };
 
 /** Host → plugin and plugin → host methods that are not proxy actions. */
@@ -87,3 +95,33 @@ export const WIRE_METHODS = {
   shutdown: 'shutdown',
   modelStreamChunk: 'models.stream/chunk',
 } as const;
+
+/** Which end of the channel sends a message. */
+export type RpcSide = 'host' | 'plugin';
+
+/**
+ * The control methods: who may send each, its params and, for a request, its result. Proxy actions
+ * (plugin → host requests) have their own table in proxy.ts.
+ */
+export const controlMethods = {
+  [WIRE_METHODS.initialize]: { kind: 'request', from: 'host', params: InitializeParamsSchema, result: InitializeResultSchema },
+  [WIRE_METHODS.run]: { kind: 'request', from: 'host', params: RunParamsSchema, result: RunReplySchema },
+  [WIRE_METHODS.shutdown]: { kind: 'request', from: 'host', params: ShutdownParamsSchema, result: ShutdownResultSchema },
+  [WIRE_METHODS.runResult]: { kind: 'notification', from: 'plugin', params: RunResultNotificationSchema },
+  [WIRE_METHODS.runCancel]: { kind: 'notification', from: 'host', params: RunCancelParamsSchema },
+  [WIRE_METHODS.modelStreamChunk]: { kind: 'notification', from: 'host', params: ModelStreamChunkSchema },
+} as const;
+
+type ControlMethods = typeof controlMethods;
+export type ControlMethod = keyof ControlMethods;
+/** The control requests `side` may send. */
+export type ControlRequest<S extends RpcSide> = { [M in ControlMethod]: ControlMethods[M] extends { kind: 'request'; from: S } ? M : never }[ControlMethod];
+/** The control notifications `side` may send. */
+export type ControlNotification<S extends RpcSide> = { [M in ControlMethod]: ControlMethods[M] extends { kind: 'notification'; from: S } ? M : never }[ControlMethod];
+export type ControlParamsInput<M extends ControlMethod> = z.input<ControlMethods[M]['params']>;
+export type ControlParams<M extends ControlMethod> = z.output<ControlMethods[M]['params']>;
+export type ControlResult<M extends ControlRequest<RpcSide>> = ControlMethods[M] extends { result: z.ZodType<infer R> } ? R : never;
+
+export function isControlMethod(method: string): method is ControlMethod {
+  return Object.hasOwn(controlMethods, method);
+}

@@ -2,19 +2,23 @@
 // proxy calls stamped with the connection's identity, and escalating shutdown (architecture.md §4).
 import { setTimeout as delay } from 'node:timers/promises';
 import { LbotError } from '../../core/errors.js';
-import { ApiError, toApiError } from '../../core/host/api-error.js';
+import { toApiError } from '../../core/host/api-error.js';
 import type { ConnectionFailure, PluginConnection, ProxyCall, ProxyCallHandler } from '../../core/host/ports.js';
 import {
-  API_ERROR_RPC_CODE,
-  RunReplySchema,
+  RPC_ERROR_CODES,
+  RpcErrorReply,
+  RpcPeer,
+  RpcReplyError,
+  RpcResultError,
+  RpcTimeoutError,
   RunResultNotificationSchema,
   WIRE_METHODS,
   isProxyMethod,
+  type ControlParamsInput,
+  type ControlRequest,
+  type ControlResult,
+  type InboundRequest,
   type JsonObject,
-  type RpcMessage,
-  type RpcNotification,
-  type RpcRequest,
-  type RpcResponse,
   type RunParams,
   type RunReply,
 } from '../../core/protocol/index.js';
@@ -22,8 +26,6 @@ import { LineSplitter, LineWriter, decodeLine, type FrameViolation } from './fra
 import { StderrTail } from './stderr-tail.js';
 import { signalGroup, trackGroup, untrackGroup, type PluginProcess } from './spawn.js';
 
-/** JSON-RPC "method not found". */
-const METHOD_NOT_FOUND = -32601;
 /** Ids of finished runs remembered to tell "finished" from "unknown" in warnings. */
 const FINISHED_RUNS_KEPT = 1000;
 /** After the leader exits, how long to wait for its stdio to close before giving up on it. */
@@ -46,24 +48,8 @@ export type ConnectionOptions = {
   graceMs?: number;
 };
 
-/** The plugin answered a request with a JSON-RPC error. */
-export class RpcErrorReply extends Error {
-  override name = 'RpcErrorReply';
-  constructor(
-    readonly rpcCode: number,
-    message: string,
-    readonly data: unknown,
-  ) {
-    super(message);
-  }
-}
+export { RpcErrorReply, RpcTimeoutError };
 
-/** A host → plugin request got no answer in time. */
-export class RpcTimeoutError extends Error {
-  override name = 'RpcTimeoutError';
-}
-
-type Pending = { method: string; resolve: (value: unknown) => void; reject: (err: Error) => void };
 type ActiveRun = { onResult: (result: unknown) => void; settle: (outcome: { reply: RunReply } | { error: Error }) => void };
 type StopReason = 'close' | 'kill';
 
@@ -85,11 +71,9 @@ export class StdioPluginConnection implements PluginConnection {
   readonly #splitter = new LineSplitter();
   readonly #writer: LineWriter;
   readonly #stderr: StderrTail;
-  readonly #pending = new Map<number, Pending>();
+  readonly #peer: RpcPeer<'host'>;
   readonly #runs = new Map<string, ActiveRun>();
   readonly #finishedRuns = new Set<string>();
-  readonly #inbound = new Map<string, AbortController>();
-  #nextId = 1;
   #failure: ConnectionFailure | null = null;
   #stopReason: StopReason | null = null;
   #exitStatus: { code: number | null; signal: NodeJS.Signals | null } | null = null;
@@ -110,6 +94,21 @@ export class StdioPluginConnection implements PluginConnection {
     this.exited = new Promise((resolve) => (this.#resolveExited = resolve));
     this.#writer = new LineWriter(opts.child.stdin);
     this.#stderr = new StderrTail(opts.onStderr);
+    this.#peer = new RpcPeer('host', {
+      send: (message) => this.#writer.write(message),
+      onRequest: (request) => this.#onRequest(request),
+      onNotification: (method, params) => this.#onNotification(method, params),
+      onStrayResponse: (id) => this.#warn(`ignored a response to unknown request id ${JSON.stringify(id)}`),
+      onAnswerFailed: (method, err) => this.#warn(`could not answer ${method}: ${err instanceof Error ? err.message : String(err)}`),
+      toRpcError: (err) => {
+        const apiError = toApiError(err);
+        return { code: RPC_ERROR_CODES.apiError, message: apiError.message, data: apiError.toWire() };
+      },
+      errors: {
+        timeout: (method, ms) => new RpcTimeoutError(`plugin ${this.identity} did not answer ${method} within ${ms} ms`),
+        aborted: (method) => new LbotError('cancelled', `${method} request to plugin ${this.identity} was cancelled`),
+      },
+    });
     if (this.pgid !== null) trackGroup(this.pgid);
 
     const child = opts.child;
@@ -152,35 +151,11 @@ export class StdioPluginConnection implements PluginConnection {
     return [...this.#runs.keys()];
   }
 
-  /** Sends a host → plugin request; rejects with RpcErrorReply, RpcTimeoutError or the connection's end. */
-  request(method: string, params: JsonObject, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<unknown> {
+  /** Sends a host → plugin control request; rejects with RpcErrorReply, RpcTimeoutError, RpcResultError or the connection's end. */
+  request<M extends ControlRequest<'host'>>(method: M, params: ControlParamsInput<M>, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<ControlResult<M>> {
     const ended = this.#endedError();
     if (ended) return Promise.reject(ended);
-    const id = this.#nextId++;
-    return new Promise<unknown>((resolve, reject) => {
-      const cleanups: Array<() => void> = [];
-      const done = (fn: () => void): void => {
-        this.#pending.delete(id);
-        for (const c of cleanups) c();
-        fn();
-      };
-      this.#pending.set(id, { method, resolve: (v) => done(() => resolve(v)), reject: (e) => done(() => reject(e)) });
-      if (opts.timeoutMs !== undefined) {
-        const timer = setTimeout(() => {
-          this.#pending.get(id)?.reject(new RpcTimeoutError(`plugin ${this.identity} did not answer ${method} within ${opts.timeoutMs} ms`));
-        }, opts.timeoutMs);
-        timer.unref();
-        cleanups.push(() => clearTimeout(timer));
-      }
-      if (opts.signal) {
-        const signal = opts.signal;
-        const onAbort = (): void => this.#pending.get(id)?.reject(new LbotError('cancelled', `${method} request to plugin ${this.identity} was cancelled`));
-        if (signal.aborted) return onAbort();
-        signal.addEventListener('abort', onAbort, { once: true });
-        cleanups.push(() => signal.removeEventListener('abort', onAbort));
-      }
-      this.#writer.write({ jsonrpc: '2.0', id, method, params });
-    });
+    return this.#peer.request(method, params, opts);
   }
 
   run(params: RunParams, onResult: (result: unknown) => void): Promise<RunReply> {
@@ -202,14 +177,7 @@ export class StdioPluginConnection implements PluginConnection {
       });
       const settle = (outcome: { reply: RunReply } | { error: Error }): void => this.#runs.get(run_id)?.settle(outcome);
       this.request(WIRE_METHODS.run, params).then(
-        (raw) => {
-          const reply = RunReplySchema.safeParse(raw);
-          settle(
-            reply.success
-              ? { reply: reply.data }
-              : { error: new LbotError('runner.protocol_error', `plugin ${this.identity} answered run ${run_id} with ${JSON.stringify(raw)?.slice(0, 200)}; expected {"status": "completed" | "failed" | "cancelled"}`) },
-          );
-        },
+        (reply) => settle({ reply }),
         (err: unknown) => settle({ error: this.#runError(run_id, err) }),
       );
     });
@@ -217,7 +185,7 @@ export class StdioPluginConnection implements PluginConnection {
 
   cancel(run_id: string): void {
     if (!this.#runs.has(run_id)) return;
-    this.#writer.write({ jsonrpc: '2.0', method: WIRE_METHODS.runCancel, params: { run_id } });
+    this.#peer.notify(WIRE_METHODS.runCancel, { run_id });
   }
 
   close(): Promise<void> {
@@ -259,6 +227,12 @@ export class StdioPluginConnection implements PluginConnection {
   }
 
   #runError(run_id: string, err: unknown): Error {
+    if (err instanceof RpcResultError) {
+      return new LbotError(
+        'runner.protocol_error',
+        `plugin ${this.identity} answered run ${run_id} with ${JSON.stringify(err.raw)?.slice(0, 200)}; expected {"status": "completed" | "failed" | "cancelled"}`,
+      );
+    }
     if (err instanceof RpcErrorReply) {
       return new LbotError('runner.protocol_error', `plugin ${this.identity} answered run ${run_id} with a JSON-RPC error ${err.rpcCode}: ${err.message}`, {
         details: { rpc_code: err.rpcCode },
@@ -286,7 +260,7 @@ export class StdioPluginConnection implements PluginConnection {
       const frame = decodeLine(line);
       if (!frame) continue;
       if (frame.kind === 'violation') return this.#corrupt(frame.violation);
-      this.#dispatch(frame.message);
+      this.#peer.receive(frame.message);
       if (this.#isCorrupted()) return;
     }
     if (violation) this.#corrupt(violation);
@@ -305,32 +279,13 @@ export class StdioPluginConnection implements PluginConnection {
     if (this.pgid !== null) signalGroup(this.pgid, 'SIGKILL');
   }
 
-  #dispatch(message: RpcMessage): void {
-    if ('method' in message) {
-      if ('id' in message) this.#onRequest(message);
-      else this.#onNotification(message);
-    } else {
-      this.#onResponse(message);
-    }
-  }
-
-  #onResponse(message: RpcResponse): void {
-    const pending = typeof message.id === 'number' ? this.#pending.get(message.id) : undefined;
-    if (!pending) {
-      this.#warn(`ignored a response to unknown request id ${JSON.stringify(message.id)}`);
+  #onNotification(method: string, params: JsonObject): void {
+    if (method !== WIRE_METHODS.runResult) {
+      this.#warn(`ignored an unexpected ${JSON.stringify(method)} notification`);
       return;
     }
-    if ('error' in message) pending.reject(new RpcErrorReply(message.error.code, message.error.message, message.error.data));
-    else pending.resolve(message.result);
-  }
-
-  #onNotification(message: RpcNotification): void {
-    if (message.method !== WIRE_METHODS.runResult) {
-      this.#warn(`ignored an unexpected ${JSON.stringify(message.method)} notification`);
-      return;
-    }
-    const parsed = RunResultNotificationSchema.safeParse(message.params);
-    const rawRunId = message.params.run_id;
+    const parsed = RunResultNotificationSchema.safeParse(params);
+    const rawRunId = params.run_id;
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       const why = issue ? `${issue.path.map(String).join('.') || '(params)'}: ${issue.message}` : 'invalid params';
@@ -357,60 +312,39 @@ export class StdioPluginConnection implements PluginConnection {
     this.#runs.get(run_id)?.settle({ error: new LbotError('runner.protocol_error', message) });
   }
 
-  #onRequest(message: RpcRequest): void {
-    const { id, method } = message;
-    if (!isProxyMethod(method)) {
-      const runId = message.params.run_id;
-      const answer = () => {
-        this.#writer.write({ jsonrpc: '2.0', id, error: { code: METHOD_NOT_FOUND, message: `method not found: ${method}` } });
-        if (typeof runId === 'string' && this.#runs.has(runId)) {
-          this.#failRun(runId, `plugin ${this.identity} called unknown host method ${JSON.stringify(method)} during run ${runId}`);
-        } else {
-          this.#warn(`answered unknown method ${JSON.stringify(method)} with -32601`, typeof runId === 'string' ? runId : undefined);
-        }
-      };
-      // The host refuses (and audits) the unknown method before the refusal is answered.
-      const unknownParams: Record<string, unknown> = { ...message.params };
-      delete unknownParams.caller_plugin_identity;
-      const unknownCall: ProxyCall = { caller_plugin: this.identity, method, params: unknownParams, signal: new AbortController().signal, notify: () => undefined };
-      Promise.resolve()
-        .then(() => this.#onApiCall(unknownCall))
-        .catch(() => undefined)
-        .finally(answer)
-        .catch((err: unknown) => this.#warn(`could not answer ${method}: ${err instanceof Error ? err.message : String(err)}`));
-      return;
-    }
+  #onRequest(request: InboundRequest): Promise<unknown> {
+    const { method } = request;
     // The caller identity comes from the connection alone (runner-protocol.md §1.3).
-    const params: Record<string, unknown> = { ...message.params };
+    const params: Record<string, unknown> = { ...request.params };
     delete params.caller_plugin_identity;
-    const key = JSON.stringify(id);
-    const controller = new AbortController();
-    this.#inbound.set(key, controller);
+    const { signal } = request;
     const call: ProxyCall = {
       caller_plugin: this.identity,
       method,
       params,
-      signal: controller.signal,
+      signal,
       notify: (notifyMethod, notifyParams) => {
-        if (!controller.signal.aborted) this.#writer.write({ jsonrpc: '2.0', method: notifyMethod, params: notifyParams });
+        if (!signal.aborted) this.#peer.notifyRaw(notifyMethod, notifyParams);
       },
     };
-    Promise.resolve()
-      .then(() => this.#onApiCall(call))
+    if (isProxyMethod(method)) return Promise.resolve().then(() => this.#onApiCall(call));
+    // The host refuses (and audits) the unknown method before the refusal is answered; the run
+    // that called it fails once the plugin has its answer.
+    const runId = request.params.run_id;
+    request.afterAnswer(() => {
+      if (typeof runId === 'string' && this.#runs.has(runId)) {
+        this.#failRun(runId, `plugin ${this.identity} called unknown host method ${JSON.stringify(method)} during run ${runId}`);
+      } else {
+        this.#warn(`answered unknown method ${JSON.stringify(method)} with ${RPC_ERROR_CODES.methodNotFound}`, typeof runId === 'string' ? runId : undefined);
+      }
+    });
+    const refusal = new RpcReplyError(RPC_ERROR_CODES.methodNotFound, `method not found: ${method}`);
+    return Promise.resolve()
+      .then(() => this.#onApiCall({ ...call, signal: new AbortController().signal, notify: () => undefined }))
       .then(
-        (result) => {
-          if (!controller.signal.aborted) this.#writer.write({ jsonrpc: '2.0', id, result: result ?? null });
-        },
-        (err: unknown) => {
-          if (controller.signal.aborted) return;
-          const apiError: ApiError = toApiError(err);
-          this.#writer.write({ jsonrpc: '2.0', id, error: { code: API_ERROR_RPC_CODE, message: apiError.message, data: apiError.toWire() } });
-        },
-      )
-      .catch((err: unknown) => this.#warn(`could not answer ${method}: ${err instanceof Error ? err.message : String(err)}`))
-      .finally(() => {
-        if (this.#inbound.get(key) === controller) this.#inbound.delete(key);
-      });
+        () => Promise.reject(refusal),
+        () => Promise.reject(refusal),
+      );
   }
 
   #onSpawnError(err: Error): void {
@@ -458,24 +392,24 @@ export class StdioPluginConnection implements PluginConnection {
         message: `plugin ${this.identity} ${this.#describeExit()}${during}${tail ? `; last stderr lines:\n${tail}` : '; it wrote nothing to stderr'}`,
       });
     }
-    this.#rejectAll();
-    for (const controller of this.#inbound.values()) controller.abort();
-    this.#inbound.clear();
+    this.#rejectAll('end');
     this.#resolveExited(this.#failure);
   }
 
   #fail(failure: ConnectionFailure): void {
     if (this.#failure || this.#stopReason) return;
     this.#failure = failure;
-    this.#rejectAll();
+    this.#rejectAll('fail');
   }
 
-  #rejectAll(): void {
+  /** Fails every request and run in flight; at the end, inbound calls are aborted too. */
+  #rejectAll(how: 'fail' | 'end'): void {
     const error =
       this.#failure !== null
         ? new LbotError(this.#failure.code, this.#failure.message, { details: this.#failureDetails() })
         : new LbotError('cancelled', `plugin ${this.identity} was stopped by the host`);
-    for (const pending of [...this.#pending.values()]) pending.reject(error);
+    if (how === 'end') this.#peer.end(error);
+    else this.#peer.failPending(error);
     for (const run of [...this.#runs.values()]) run.settle({ error });
   }
 

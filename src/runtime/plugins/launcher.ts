@@ -2,7 +2,7 @@
 // `initialize`; failures become runner.start_failed naming the command and stderr (AC-018).
 import { LbotError } from '../../core/errors.js';
 import type { PluginConnection, PluginLauncher, PluginSpec, ProxyCallHandler } from '../../core/host/ports.js';
-import { InitializeResultSchema, PROTOCOL_VERSION } from '../../core/protocol/index.js';
+import { PROTOCOL_VERSION, RpcResultError, type InitializeResult } from '../../core/protocol/index.js';
 import { LBOT_VERSION } from '../../version.js';
 import { RpcErrorReply, RpcTimeoutError, StdioPluginConnection, type PluginWarning } from './connection.js';
 import { buildPluginEnv } from './env.js';
@@ -70,9 +70,9 @@ export function createPluginLauncher(opts: PluginLauncherOptions = {}): Preparin
     return { connection, initialize: (startOpts = {}) => initialize(spec, connection, command, startOpts) };
   };
   const initialize = async (spec: PluginSpec, connection: StdioPluginConnection, command: string, startOpts: { signal?: AbortSignal }): Promise<PluginConnection> => {
-    let raw: unknown;
+    let init: InitializeResult;
     try {
-      raw = await connection.request(
+      init = await connection.request(
         'initialize',
         { protocol_version: PROTOCOL_VERSION, host: { name: 'lbot', version: LBOT_VERSION } },
         { timeoutMs: initializeTimeoutMs, signal: startOpts.signal },
@@ -83,6 +83,9 @@ export function createPluginLauncher(opts: PluginLauncherOptions = {}): Preparin
       }
       if (err instanceof RpcTimeoutError) {
         return failStart(connection, `plugin ${spec.identity} did not answer initialize within ${initializeTimeoutMs} ms (command: ${command})${tailNote(connection)}`);
+      }
+      if (err instanceof RpcResultError) {
+        return failStart(connection, `plugin ${spec.identity} answered initialize with an invalid result: ${err.issue}`, 'runner.protocol_error');
       }
       if (err instanceof RpcErrorReply) {
         return failStart(connection, `plugin ${spec.identity} refused initialize with error ${err.rpcCode}: ${err.message} (command: ${command})${tailNote(connection)}`);
@@ -102,11 +105,7 @@ export function createPluginLauncher(opts: PluginLauncherOptions = {}): Preparin
         : 'stopped';
       return failStart(connection, `plugin ${spec.identity} ${how} before answering initialize (command: ${command})${tailNote(connection)}`);
     }
-    const init = InitializeResultSchema.safeParse(raw);
-    if (!init.success) {
-      return failStart(connection, `plugin ${spec.identity} answered initialize with an invalid result: ${init.error.issues[0]?.message ?? 'bad shape'}`, 'runner.protocol_error');
-    }
-    const claimed = `${init.data.plugin.author}/${init.data.plugin.name}`;
+    const claimed = `${init.plugin.author}/${init.plugin.name}`;
     if (claimed !== spec.identity) {
       return failStart(
         connection,
