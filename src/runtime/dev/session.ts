@@ -3,13 +3,12 @@
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { LbotError, toLbotError } from '../../core/errors.js';
-import { resolveBindings } from '../../core/host/binding-resolver.js';
+import { dispatch } from '../../core/host/dispatch.js';
 import type { HostObserver } from '../../core/host/observer.js';
 import type { RunnerCatalog } from '../../core/host/ports.js';
-import { defaultCliBinding, type Binding } from '../../core/protocol/binding.js';
+import type { Binding } from '../../core/protocol/binding.js';
 import type { EventEnvelope } from '../../core/protocol/event.js';
 import type { ConfigFile } from '../../core/stores/config-file.js';
-import { resolveRunnerAlias } from '../../core/config.js';
 import { loadCatalog } from '../local-host.js';
 import { readEventFile, readJsonObject } from '../input-files.js';
 import { startServe, type ServeHandle } from '../server/serve.js';
@@ -161,21 +160,15 @@ export async function startDev(opts: DevOptions): Promise<DevSession> {
   if (lastEvent) bus.emit({ type: 'dev.event_file', file: lastEvent });
   bus.emit({ type: 'dev.ready', url: handle.url, plugins: [...reloader.catalog().plugins.values()].map((p) => ({ identity: p.identity, dir: p.dir })) });
 
-  const bindingFor = async (event: EventEnvelope): Promise<Binding> => {
-    const config = opts.configFile.config;
-    let runnerConfig: Record<string, unknown> | undefined;
-    if (opts.runnerConfigFile) {
-      runnerConfig = await readJsonObject(opts.runnerConfigFile, '--config');
-    }
-    const withConfig = (b: Binding): Binding => (runnerConfig ? { ...b, runner_config: runnerConfig } : b);
-    if (opts.runner) return withConfig(defaultCliBinding(resolveRunnerAlias(opts.runner, config)));
-    const bound = resolveBindings(event, config.bindings)[0];
-    if (bound) return withConfig(bound);
-    const runners = reloader.catalog().runners;
-    const pick = runners.length === 1 ? runners[0] : runners.filter((r) => r.runner_name === 'default').length === 1 ? runners.find((r) => r.runner_name === 'default') : undefined;
-    if (!pick) throw new LbotError('runner.not_found', `no runner to pick for ${event.event_type}: ${runners.length} runners are served and no binding matches`, { hint: 'pass --runner ID' });
-    return withConfig(defaultCliBinding(pick.id));
-  };
+  // The served runners are the fallback when no --runner is named and no configured binding matches.
+  const bindingFor = async (event: EventEnvelope): Promise<Binding> =>
+    dispatch({
+      event,
+      config: opts.configFile.config,
+      runner: opts.runner,
+      runnerConfig: opts.runnerConfigFile ? await readJsonObject(opts.runnerConfigFile, '--config') : undefined,
+      fallback: { catalog: reloader.catalog(), from: opts.dir },
+    });
 
   let closing: Promise<void> | undefined;
   const session: DevSession = {

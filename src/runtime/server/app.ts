@@ -5,13 +5,13 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { z } from 'zod';
 import type { Config } from '../../core/config.js';
 import { LbotError } from '../../core/errors.js';
-import { resolveBindings } from '../../core/host/binding-resolver.js';
+import { dispatch, type NamedBinding } from '../../core/host/dispatch.js';
 import { incomingEventRow } from '../../core/host/event-record.js';
 import { parseEnvelope } from '../../core/host/event-input.js';
 import { publicArtifact } from '../../core/host/api/artifacts.js';
 import { isRecord } from '../../core/json.js';
 import { createRedeliveryFilter, normalizePlatformPayload, PlatformChoiceSchema } from '../../core/gateway/index.js';
-import { BindingSchema, defaultCliBinding, type Binding } from '../../core/protocol/binding.js';
+import { BindingSchema, type Binding } from '../../core/protocol/binding.js';
 import type { EventEnvelope } from '../../core/protocol/event.js';
 import type { Stores } from '../../core/stores/types.js';
 import { StateScopeSchema } from '../../core/protocol/binding.js';
@@ -141,33 +141,27 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     return found;
   }
 
-  /** Routes one envelope through the configured bindings; no match still records the event (AC-174). */
+  /** Runs one envelope on the binding the config picks; no match still records the event (AC-174). */
   async function routeEvent(envelope: EventEnvelope, raw: unknown, reply: FastifyReply): Promise<FastifyReply> {
-    const bindings = resolveBindings(envelope, deps.config().bindings);
-    if (bindings.length === 0) {
-      deps.stores.events.append(incomingEventRow(envelope, null, null));
-      throw new LbotError('binding.not_found', `no enabled binding handles ${envelope.event_type}`, { details: { event_id: envelope.event_id, event_type: envelope.event_type } });
+    let binding: Binding;
+    try {
+      binding = dispatch({ event: envelope, config: deps.config() });
+    } catch (err) {
+      if (err instanceof LbotError && err.code === 'binding.not_found') deps.stores.events.append(incomingEventRow(envelope, null, null));
+      throw err;
     }
-    const run_ids: string[] = [];
-    for (const binding of bindings) run_ids.push(await deps.runs.start({ event: envelope, binding, ...(raw === undefined ? {} : { raw }) }));
-    return reply.code(202).send({ run_ids });
+    // `run_ids` stays a list: the answer's shape does not depend on the dispatch policy.
+    return reply.code(202).send({ run_ids: [await deps.runs.start({ event: envelope, binding, ...(raw === undefined ? {} : { raw }) })] });
   }
 
   app.post('/v1/runs', async (req, reply) => {
     const body = parseWith(RunBodySchema, req.body, 'POST /v1/runs');
     const envelope = parseEnvelope(body.event, 'event', deps.config().runs.max_event_data_bytes);
-    let binding: Binding;
-    if (body.binding_id !== undefined) {
-      if (body.binding !== undefined) throw new LbotError('invalid_argument', 'POST /v1/runs takes binding_id or binding, not both');
-      binding = configuredBinding(body.binding_id);
-      if (body.runner_id && body.runner_id !== binding.runner_id) {
-        throw new LbotError('invalid_argument', `POST /v1/runs: binding ${binding.binding_id} runs ${binding.runner_id}; runner_id ${body.runner_id} cannot replace it`, { details: { path: ['runner_id'] } });
-      }
-    } else if (body.binding !== undefined) binding = inlineBinding(body.binding, warn);
-    else if (body.runner_id) binding = defaultCliBinding(body.runner_id);
-    else throw new LbotError('invalid_argument', 'POST /v1/runs needs runner_id, binding_id or binding');
-    if (body.runner_id) binding = { ...binding, runner_id: body.runner_id };
-    if (body.config) binding = { ...binding, runner_config: body.config };
+    if (body.binding_id !== undefined && body.binding !== undefined) throw new LbotError('invalid_argument', 'POST /v1/runs takes binding_id or binding, not both');
+    if (body.binding_id === undefined && body.binding === undefined && !body.runner_id) throw new LbotError('invalid_argument', 'POST /v1/runs needs runner_id, binding_id or binding');
+    const named: NamedBinding | undefined =
+      body.binding_id !== undefined ? { binding: configuredBinding(body.binding_id), source: 'configured' } : body.binding !== undefined ? { binding: inlineBinding(body.binding, warn), source: 'given' } : undefined;
+    const binding = dispatch({ event: envelope, config: deps.config(), binding: named, runner: body.runner_id, runnerConfig: body.config });
     const run_id = await deps.runs.start({ event: envelope, binding });
     const wait = parseWith(z.object({ wait: z.enum(['1', 'true']).optional() }), req.query, 'query').wait;
     if (!wait) return reply.code(202).send({ run_id });
