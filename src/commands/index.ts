@@ -15,6 +15,7 @@ import { registerBox } from './box.js';
 import { registerDoctor } from './doctor.js';
 import { registerMcp } from './mcp.js';
 import { registerPlatform } from './platform.js';
+import { registerOutbox } from './outbox.js';
 
 export type GetContext = () => CliContext;
 
@@ -32,4 +33,5 @@ export function registerCommands(program: Command, ctx: GetContext): void {
   registerDoctor(program, ctx);
   registerMcp(program, ctx);
   registerPlatform(program, ctx);
+  registerOutbox(program, ctx);
 }

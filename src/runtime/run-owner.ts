@@ -5,7 +5,7 @@ import type { Stores } from '../core/stores/types.js';
 export const OWNER = { pid: process.pid, host: os.hostname() };
 
 /** True when `pid` names a live process on this machine. */
-function processAlive(pid: number): boolean {
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

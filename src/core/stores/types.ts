@@ -4,6 +4,7 @@
 import type { ArtifactMetadata, ArtifactReadResult, EventRecord, TranscriptItem } from '../protocol/proxy.js';
 import type { StateScope } from '../protocol/binding.js';
 import type { JsonObject } from '../protocol/event.js';
+import type { DeliveryStore } from './delivery-types.js';
 
 /** A new event-log row; ids, seq and created_at are assigned by the store. */
 export type EventLogAppend = {
@@ -259,5 +260,7 @@ export type Stores = {
   state: StateStore;
   storage: StorageStore;
   artifacts: ArtifactStore;
+  /** Platform replies, poll offsets and schedule ticks (delivery-types.ts). */
+  delivery: DeliveryStore;
   close(): void;
 };

@@ -17,6 +17,7 @@ import type { Stores } from '../../core/stores/types.js';
 import { StateScopeSchema } from '../../core/protocol/binding.js';
 import { sendHttpError } from './http-errors.js';
 import { registerAdminRoutes, type AdminDeps } from './admin-routes.js';
+import { registerDeliveryRoutes } from './delivery-routes.js';
 import type { RunManager, StreamItem } from './run-manager.js';
 import { bearerMatches } from './token.js';
 import { hasWebhookAuth, verifyWebhook } from './webhook-auth.js';
@@ -133,6 +134,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
 
   app.get('/healthz', async () => ({ ok: true }));
   if (deps.admin) registerAdminRoutes(app, deps.admin);
+  registerDeliveryRoutes(app, deps.stores.delivery);
 
   /** A binding of the server's config by id; unknown or disabled ids are binding.not_found. */
   function configuredBinding(id: string): Binding {

@@ -16,6 +16,12 @@ type LiveRun = { run_id: string; plugin: string; abort: AbortController; items: 
 
 export type RunManagerLimits = { maxConcurrent: number; maxPerPlugin: number };
 
+/** Sees what every run delivers (the platform reply router). */
+export type RunDeliveryObserver = {
+  delivered(req: Pick<RunRequest, 'event' | 'binding'>, item: Delivered): void;
+  ended(run_id: string): void;
+};
+
 export class RunManager {
   readonly #live = new Map<string, LiveRun>();
   #pending = 0;
@@ -26,6 +32,7 @@ export class RunManager {
     private readonly host: Host,
     private readonly limits: RunManagerLimits,
     private readonly warn: (m: string) => void,
+    private readonly observer?: RunDeliveryObserver,
   ) {}
 
   get activeCount(): number {
@@ -61,7 +68,10 @@ export class RunManager {
           this.#live.set(run_id, live);
           resolve(run_id);
         },
-        onDelivered: (item) => push({ kind: 'delivered', ...item }),
+        onDelivered: (item) => {
+          this.observer?.delivered(req, item);
+          push({ kind: 'delivered', ...item });
+        },
         onObserved: (run_id, notice) => push({ kind: 'observed', run_id, notice }),
       });
       done
@@ -77,7 +87,10 @@ export class RunManager {
         .finally(() => {
           this.#pending--;
           this.#pendingByPlugin.set(plugin, (this.#pendingByPlugin.get(plugin) ?? 1) - 1);
-          if (live) this.#live.delete(live.run_id);
+          if (live) {
+            this.#live.delete(live.run_id);
+            this.observer?.ended(live.run_id);
+          }
         });
     });
   }

@@ -5,6 +5,7 @@ import { LbotError } from '../../core/errors.js';
 import { openLocalHost, type LocalHost, type LocalHostOptions } from '../local-host.js';
 import { buildServer } from './app.js';
 import { RunManager } from './run-manager.js';
+import { startDelivery } from '../delivery/start.js';
 import { resolveServeToken } from './token.js';
 
 export type ServeOptions = {
@@ -78,13 +79,15 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
     await box.cleanupOrphans({ engines: true }).catch((err: unknown) => opts.warn(`box orphan cleanup failed: ${String(err)}`));
   }
   const reaper = box?.startReaper();
-  const runs = new RunManager(local.host, { maxConcurrent: config.serve.max_concurrent_runs, maxPerPlugin: config.serve.max_runs_per_plugin }, opts.warn);
+  const delivery = startDelivery({ store: local.stores.delivery, accounts: () => opts.configFile.config.platforms, env, warn: opts.warn, ...(opts.log ? { log: opts.log } : {}) });
+  const runs = new RunManager(local.host, { maxConcurrent: config.serve.max_concurrent_runs, maxPerPlugin: config.serve.max_runs_per_plugin }, opts.warn, delivery.router);
   const admin = { dataDir: opts.dataDir, configFile: opts.configFile, box: () => local.box(), warn: opts.warn };
   const app = buildServer({ stores: local.stores, runs, config: () => opts.configFile.config, token, admin, warn: opts.warn, ...(opts.log ? { log: opts.log } : {}) });
   try {
     await app.listen({ host, port });
   } catch (err) {
     reaper?.close();
+    await delivery.close();
     await local.close();
     throw new LbotError('invalid_argument', `cannot listen on ${host}:${port}: ${err instanceof Error ? err.message : String(err)}`, { hint: 'pick another --port' });
   }
@@ -94,6 +97,7 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
   const close = async () => {
     await app.close().catch(() => undefined);
     await runs.close();
+    await delivery.close();
     await Promise.allSettled((opts.onClose ?? []).map((fn) => fn()));
     reaper?.close();
     await box?.shutdown().catch((err: unknown) => opts.warn(`stopping box sessions failed: ${String(err)}`));

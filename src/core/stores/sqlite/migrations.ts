@@ -206,6 +206,56 @@ CREATE TABLE unattributed_calls (
 CREATE INDEX unattributed_calls_plugin ON unattributed_calls (caller_plugin, id);
 `,
   },
+  {
+    version: 5,
+    name: 'outbox of platform replies, poll offsets, schedule ticks',
+    sql: `
+-- Every outbound platform message, recorded before it is sent (docs/delivery.md).
+CREATE TABLE outbox (
+  id                  INTEGER PRIMARY KEY,
+  idempotency_key     TEXT NOT NULL UNIQUE,
+  account             TEXT NOT NULL,
+  platform            TEXT NOT NULL,
+  op                  TEXT NOT NULL CHECK (op IN ('send','edit')),
+  run_id              TEXT,
+  event_id            TEXT,
+  conversation_id     TEXT,
+  target_json         TEXT NOT NULL,
+  text                TEXT NOT NULL,
+  -- an edit waits for the send it edits (its platform message id)
+  edits_key           TEXT,
+  status              TEXT NOT NULL CHECK (status IN ('pending','sending','delivered','failed')),
+  attempts            INTEGER NOT NULL DEFAULT 0,
+  next_attempt_at     REAL NOT NULL,
+  owner_pid           INTEGER,
+  owner_host          TEXT,
+  platform_message_id TEXT,
+  error_json          TEXT,
+  created_at          REAL NOT NULL,
+  updated_at          REAL NOT NULL
+);
+CREATE INDEX outbox_due ON outbox (status, next_attempt_at);
+CREATE INDEX outbox_run ON outbox (run_id);
+
+-- Long-polling cursors (Telegram getUpdates offsets), per account.
+CREATE TABLE poll_offsets (
+  account    TEXT PRIMARY KEY,
+  next_offset INTEGER NOT NULL,
+  updated_at REAL NOT NULL
+);
+
+-- One row per schedule tick that fired: the primary key makes a tick fire once, whoever claims it.
+CREATE TABLE schedule_ticks (
+  schedule   TEXT NOT NULL,
+  tick_at    REAL NOT NULL,
+  owner_pid  INTEGER,
+  owner_host TEXT,
+  run_ids_json TEXT NOT NULL DEFAULT '[]',
+  created_at REAL NOT NULL,
+  PRIMARY KEY (schedule, tick_at)
+);
+`,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

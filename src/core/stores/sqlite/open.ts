@@ -7,6 +7,7 @@ import { LbotError } from '../../errors.js';
 import { createPrivateFile, ensurePrivateDir, tightenPrivateFile } from '../private-files.js';
 import type { Stores } from '../types.js';
 import { SqliteArtifactStore } from './artifacts.js';
+import { SqliteDeliveryStore } from './delivery.js';
 import { BlobFiles } from './blob-files.js';
 import { StoreDb } from './connection.js';
 import { SqliteEventLog } from './event-log.js';
@@ -127,6 +128,7 @@ export function openSqliteStores(dataDir: string, opts: SqliteStoresOptions = {}
     state: new SqliteStateStore(store),
     storage: new SqliteStorageStore(store),
     artifacts: new SqliteArtifactStore(store, blobs),
+    delivery: new SqliteDeliveryStore(store),
     close() {
       if (closed) return;
       closed = true;

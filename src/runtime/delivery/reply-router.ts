@@ -1,0 +1,47 @@
+// Turns the messages of runs on platform events into outbox rows, recorded as the run delivers them.
+import { replyRoute, RunReplies } from '../../core/delivery/replies.js';
+import type { PlatformAccount } from '../../core/delivery/accounts.js';
+import type { Delivered } from '../../core/host/result-processor.js';
+import type { Binding } from '../../core/protocol/binding.js';
+import type { EventEnvelope } from '../../core/protocol/event.js';
+import type { DeliveryStore } from '../../core/stores/delivery-types.js';
+
+export type ReplyRouterOptions = {
+  store: DeliveryStore;
+  accounts(): readonly PlatformAccount[];
+  /** Called after rows were recorded (the worker sends them). */
+  recorded(): void;
+  warn(message: string): void;
+  nowMs?(): number;
+};
+
+export class ReplyRouter {
+  readonly #runs = new Map<string, RunReplies | null>();
+  readonly #now: () => number;
+
+  constructor(private readonly o: ReplyRouterOptions) {
+    this.#now = o.nowMs ?? (() => Date.now());
+  }
+
+  delivered(req: { event: EventEnvelope; binding: Binding }, item: Delivered): void {
+    let replies = this.#runs.get(item.run_id);
+    if (replies === undefined) {
+      const route = replyRoute(req.event, req.binding, this.o.accounts());
+      replies = route ? new RunReplies(route, { run_id: item.run_id, event: req.event }) : null;
+      this.#runs.set(item.run_id, replies);
+    }
+    if (!replies) return;
+    const drafts = item.type === 'message.delta' ? replies.delta(item.chunk, this.#now()) : replies.completed(item.message);
+    if (drafts.length === 0) return;
+    try {
+      this.o.store.record(drafts, this.#now() / 1000);
+      this.o.recorded();
+    } catch (err) {
+      this.o.warn(`run ${item.run_id}: cannot record its reply in the outbox: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  ended(runId: string): void {
+    this.#runs.delete(runId);
+  }
+}
