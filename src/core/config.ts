@@ -8,14 +8,33 @@ import { isRecord } from './json.js';
 
 export const ModelConfigSchema = z.looseObject({
   id: z.string().min(1),
-  provider: z.enum(['fake', 'openai']),
+  provider: z.enum(['fake', 'openai', 'anthropic']),
+  /** llm, embedding or rerank: what the model is granted for (docs/models.md). */
   model_type: z.string().default('llm'),
   /** provider `fake`: the reply text. */
   reply: z.string().optional(),
-  /** provider `openai`: an OpenAI-compatible endpoint and model name. */
+  /** provider `openai` / `anthropic`: the endpoint and the upstream model name. */
   base_url: z.string().optional(),
   model: z.string().optional(),
+  /** The key itself (kept in the 0600 config file) or the name of the env var that holds it. */
   api_key: z.string().optional(),
+  api_key_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'api_key_env must be an environment variable name').optional(),
+  /** False for a model without function calling: tools are dropped (runner-protocol §7.2). */
+  function_calling: z.boolean().default(true),
+  /** Strips `<think>…</think>` reasoning blocks from replies unless a call says otherwise. */
+  remove_think: z.boolean().default(false),
+  /** `max_tokens` when a call sets none, and the most a call may ask for. */
+  max_tokens: z.number().int().positive().default(1024),
+  max_tokens_cap: z.number().int().positive().default(8192),
+  /** Tokenizer encoding for models.count_tokens (e.g. o200k_base); default: known from the model name. */
+  tokenizer: z.string().optional(),
+  context_window: z.number().int().positive().optional(),
+  /** Per-attempt timeout, bounded by the run deadline; retries on 429/5xx/connection errors. */
+  timeout_ms: z.number().int().positive().default(120_000),
+  max_retries: z.number().int().min(0).max(10).default(2),
+  /** Extra `extra_args` keys a runner may pass for this model, beyond the built-in allowlist. */
+  allowed_extra_args: z.array(z.string()).default([]),
+  /** The operator's stored args; a call's allowed args override them key by key. */
   extra_args: z.record(z.string(), z.unknown()).default({}),
 });
 export type ModelConfig = z.infer<typeof ModelConfigSchema>;

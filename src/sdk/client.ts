@@ -67,6 +67,9 @@ export interface RunnerApi {
     /** Streams a model call; `onChunk` gets each chunk, the promise the final message. */
     stream(args: Omit<ProxyArgs<'models.stream'>, 'stream_id'>, onChunk: (chunk: MessageChunk) => void, opts?: CallOptions): Promise<Message>;
     rerank(args: ProxyArgs<'models.rerank'>, opts?: CallOptions): Promise<ProxyResult<'models.rerank'>['results']>;
+    /** `{tokens, context_window, tokenizer}` of messages, text and tools for a model. */
+    countTokens(args: ProxyArgs<'models.count_tokens'>, opts?: CallOptions): Promise<ProxyResult<'models.count_tokens'>>;
+    embed(args: ProxyArgs<'models.embed'>, opts?: CallOptions): Promise<ProxyResult<'models.embed'>>;
   };
   readonly tools: {
     getDetail(tool_name: string, opts?: CallOptions): Promise<ProxyResult<'tools.get_detail'>['tool']>;
@@ -170,6 +173,8 @@ export function createRunnerApi(transport: ApiTransport, run: { run_id: string; 
       invoke: async (args, opts) => (await call('models.invoke', args, opts)).message,
       stream,
       rerank: async (args, opts) => (await call('models.rerank', args, opts)).results,
+      countTokens: (args, opts) => call('models.count_tokens', args, opts),
+      embed: (args, opts) => call('models.embed', args, opts),
     },
     tools: {
       getDetail: async (tool_name, opts) => (await call('tools.get_detail', { tool_name }, opts)).tool,

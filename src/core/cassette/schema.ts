@@ -22,7 +22,7 @@ export const TapeCallSchema = z.strictObject({
 export type TapeCall = z.infer<typeof TapeCallSchema>;
 
 /** Provider-level answers that replay serves instead of real models and tools. */
-export const ANSWER_KINDS = ['models.invoke', 'models.stream', 'models.rerank', 'tools.list', 'tools.call'] as const;
+export const ANSWER_KINDS = ['models.invoke', 'models.stream', 'models.rerank', 'models.embed', 'models.count_tokens', 'tools.list', 'tools.call'] as const;
 export type AnswerKind = (typeof ANSWER_KINDS)[number];
 
 export const TapeAnswerSchema = z.strictObject({
@@ -55,7 +55,7 @@ export const TapeRunSchema = z.strictObject({
 export type TapeRun = z.infer<typeof TapeRunSchema>;
 
 /** Model entries without secrets: replay grants the same model ids without the real config. */
-export const TapeModelSchema = z.strictObject({ id: z.string(), provider: z.enum(['fake', 'openai']), model_type: z.string() });
+export const TapeModelSchema = z.strictObject({ id: z.string(), provider: z.enum(['fake', 'openai', 'anthropic']), model_type: z.string() });
 export type TapeModel = z.infer<typeof TapeModelSchema>;
 
 export const CassetteSchema = z.strictObject({

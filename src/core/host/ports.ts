@@ -3,6 +3,7 @@ import type { RunParams, RunReply } from '../protocol/wire.js';
 import type { Execution, RunnerDescriptor } from '../protocol/manifest.js';
 import type { Message } from '../protocol/context.js';
 import type { JsonObject } from '../protocol/event.js';
+import type { ModelReply, ModelUsage } from '../protocol/proxy.js';
 
 /** One plugin → host proxy request, with the identity stamped from the connection it arrived on. */
 export type ProxyCall = {
@@ -71,14 +72,29 @@ export interface PluginLauncher {
   start(spec: PluginSpec, onApiCall: ProxyCallHandler, opts?: { signal?: AbortSignal }): Promise<PluginConnection>;
 }
 
+/** One chat call as the host hands it to a provider, after grants and the extra_args policy. */
+export type ModelCall = {
+  model_id: string;
+  messages: Message[];
+  tools: JsonObject[];
+  extra_args: JsonObject;
+  /** The call's value; absent means the model's configured `remove_think`. */
+  remove_think?: boolean | undefined;
+  /** The run deadline (epoch seconds): no upstream attempt outlives it. */
+  deadline_at: number | null;
+  /** The run's signal: aborting it closes the upstream request. */
+  signal: AbortSignal;
+};
+type Bounded = { model_id: string; deadline_at: number | null; signal: AbortSignal };
+
 /** A configured model the host can call for a runner. */
 export interface ModelProvider {
-  invoke(req: { model_id: string; messages: Message[]; tools: JsonObject[]; extra_args: JsonObject; signal: AbortSignal }): Promise<Message>;
-  stream(
-    req: { model_id: string; messages: Message[]; tools: JsonObject[]; extra_args: JsonObject; signal: AbortSignal },
-    onChunk: (chunk: JsonObject) => void,
-  ): Promise<Message>;
-  rerank(req: { model_id: string; query: string; documents: string[]; signal: AbortSignal }): Promise<Array<{ index: number; relevance_score: number }>>;
+  invoke(req: ModelCall): Promise<ModelReply>;
+  /** Streams the reply: `onChunk` gets the text so far (and complete tool calls at the end). */
+  stream(req: ModelCall, onChunk: (chunk: JsonObject) => void): Promise<ModelReply>;
+  rerank(req: Bounded & { query: string; documents: string[]; top_n?: number | null | undefined }): Promise<Array<{ index: number; relevance_score: number }>>;
+  embed(req: Bounded & { input: string[] }): Promise<{ embeddings: number[][]; model: string | null; usage: ModelUsage | null }>;
+  countTokens(req: { model_id: string; messages: Message[]; text?: string | undefined; tools: JsonObject[] }): Promise<{ tokens: number; context_window: number | null; tokenizer: string }>;
 }
 
 /** A tool visible to runners through the tool manager (native, skill, MCP or plugin tool). */

@@ -17,6 +17,8 @@ import { storageDelete, storageGet, storageList, storageSet } from './api/storag
 import {
   filesGet,
   knowledgeRetrieve,
+  modelsCountTokens,
+  modelsEmbed,
   modelsInvoke,
   modelsRerank,
   modelsStream,
@@ -31,6 +33,8 @@ const handlers: { [M in ProxyMethod]: Handler<M> } = {
   'models.invoke': modelsInvoke,
   'models.stream': modelsStream,
   'models.rerank': modelsRerank,
+  'models.count_tokens': modelsCountTokens,
+  'models.embed': modelsEmbed,
   'tools.get_detail': toolsGetDetail,
   'tools.call': toolsCall,
   'knowledge.retrieve': knowledgeRetrieve,

@@ -28,7 +28,8 @@ export function buildResources(
   const policy = binding.resource_policy;
 
   const models: Resources['models'] = [];
-  const allowLlm = perms.models.includes('invoke') || perms.models.includes('stream');
+  // Counting tokens and embedding use the same model grants as invoking (config selectors, allowed_model_uuids).
+  const allowLlm = perms.models.some((op) => op !== 'rerank');
   const allowRerank = perms.models.includes('rerank');
   if (allowLlm || allowRerank) {
     const candidates = modelRefs(descriptor.config_schema, config).filter((r) => (r.kind === 'llm' ? allowLlm : allowRerank));

@@ -24,7 +24,7 @@ export type Capabilities = z.infer<typeof CapabilitiesSchema>;
 const ops = <T extends readonly [string, ...string[]]>(values: T) => z.array(z.enum(values)).default([]);
 
 export const PermissionsSchema = z.strictObject({
-  models: ops(['invoke', 'stream', 'rerank']),
+  models: ops(['invoke', 'stream', 'rerank', 'count_tokens', 'embed']),
   tools: ops(['detail', 'call']),
   knowledge_bases: ops(['list', 'retrieve']),
   history: ops(['page', 'search']),

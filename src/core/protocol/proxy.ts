@@ -137,6 +137,36 @@ export const ToolDetailSchema = z.looseObject({
   spec: JsonObjectSchema.default({}),
 });
 
+/** Upper bounds of model call inputs a runner sends (characters per text, inputs per embed call). */
+export const MAX_MODEL_TEXT = 1_000_000;
+export const MAX_EMBED_INPUTS = 256;
+
+const ModelCallParams = {
+  ...RunIdParam,
+  model_id: z.string().min(1),
+  messages: z.array(MessageSchema),
+  tools: z.array(LlmToolSpecSchema).default([]),
+  extra_args: JsonObjectSchema.default({}),
+  /** Overrides the model's configured `remove_think` for this call (§7.2). */
+  remove_think: z.boolean().optional(),
+};
+
+export const ModelUsageSchema = z.looseObject({
+  prompt_tokens: z.number().int().nonnegative(),
+  completion_tokens: z.number().int().nonnegative(),
+  total_tokens: z.number().int().nonnegative(),
+});
+export type ModelUsage = z.infer<typeof ModelUsageSchema>;
+
+/** The answer of models.invoke / models.stream: the message plus what the upstream reported. */
+export const ModelReplySchema = z.looseObject({
+  message: MessageSchema,
+  usage: ModelUsageSchema.nullable().default(null),
+  finish_reason: z.string().nullable().default(null),
+  model: z.string().nullable().default(null),
+});
+export type ModelReply = z.infer<typeof ModelReplySchema>;
+
 /** A manifest grant: `[group, operation]`; state has none (§6.6), storage and files are checked as resources. */
 type Grant = readonly [group: 'models' | 'tools' | 'knowledge_bases' | 'history' | 'events' | 'artifacts', op: string];
 
@@ -153,23 +183,37 @@ export type ProxyMethodSpec = {
 
 export const proxyMethods = {
   'models.invoke': {
-    params: z.looseObject({ ...RunIdParam, model_id: z.string().min(1), messages: z.array(MessageSchema), tools: z.array(LlmToolSpecSchema).default([]), extra_args: JsonObjectSchema.default({}) }),
-    result: z.looseObject({ message: MessageSchema }),
+    params: z.looseObject(ModelCallParams),
+    result: ModelReplySchema,
     permission: ['models', 'invoke'],
     resource: 'model',
     timeout_s: 120,
   },
   'models.stream': {
-    params: z.looseObject({ ...RunIdParam, model_id: z.string().min(1), messages: z.array(MessageSchema), tools: z.array(LlmToolSpecSchema).default([]), extra_args: JsonObjectSchema.default({}), stream_id: z.string().optional() }),
-    result: z.looseObject({ message: MessageSchema }),
+    params: z.looseObject({ ...ModelCallParams, stream_id: z.string().optional() }),
+    result: ModelReplySchema,
     permission: ['models', 'stream'],
     resource: 'model',
     timeout_s: 120,
   },
   'models.rerank': {
-    params: z.looseObject({ ...RunIdParam, model_id: z.string().min(1), query: z.string(), documents: z.array(z.string()), top_k: z.number().int().positive().nullable().optional() }),
+    params: z.looseObject({ ...RunIdParam, model_id: z.string().min(1), query: z.string().max(MAX_MODEL_TEXT), documents: z.array(z.string().max(MAX_MODEL_TEXT)), top_k: z.number().int().positive().nullable().optional() }),
     result: z.looseObject({ results: z.array(z.looseObject({ index: z.number(), relevance_score: z.number() })) }),
     permission: ['models', 'rerank'],
+    resource: 'model',
+    timeout_s: 30,
+  },
+  'models.count_tokens': {
+    params: z.looseObject({ ...RunIdParam, model_id: z.string().min(1), messages: z.array(MessageSchema).default([]), text: z.string().max(MAX_MODEL_TEXT).optional(), tools: z.array(LlmToolSpecSchema).default([]) }),
+    result: z.looseObject({ tokens: z.number().int().nonnegative(), context_window: z.number().int().positive().nullable(), tokenizer: z.string() }),
+    permission: ['models', 'count_tokens'],
+    resource: 'model',
+    timeout_s: 15,
+  },
+  'models.embed': {
+    params: z.looseObject({ ...RunIdParam, model_id: z.string().min(1), input: z.array(z.string().max(MAX_MODEL_TEXT)).min(1).max(MAX_EMBED_INPUTS) }),
+    result: z.looseObject({ embeddings: z.array(z.array(z.number())), model: z.string().nullable(), usage: ModelUsageSchema.nullable() }),
+    permission: ['models', 'embed'],
     resource: 'model',
     timeout_s: 30,
   },

@@ -9,7 +9,7 @@ import type { ModelProvider, ToolDescriptor, ToolProvider } from '../../core/hos
 import { AnswerDeck } from '../../core/cassette/match.js';
 import { compareRuns } from '../../core/cassette/results.js';
 import { CassetteSchema, type AnswerKind, type Cassette, type TapeAnswer } from '../../core/cassette/schema.js';
-import { MessageSchema, type Message } from '../../core/protocol/context.js';
+import { ModelReplySchema, proxyMethods, type ModelReply } from '../../core/protocol/proxy.js';
 import { JsonObjectSchema } from '../../core/protocol/event.js';
 import { parseJsonText } from '../../core/json-parse.js';
 import type { LocalHostOptions } from '../local-host.js';
@@ -29,6 +29,8 @@ export type Player = {
 };
 
 const RerankSchema = z.array(z.strictObject({ index: z.number(), relevance_score: z.number() }));
+const EmbedSchema = proxyMethods['models.embed'].result;
+const CountSchema = proxyMethods['models.count_tokens'].result;
 const ToolListSchema = z.array(z.looseObject({ name: z.string(), tool_type: z.string(), description: z.string(), parameters: JsonObjectSchema }));
 
 /** Reads and validates a cassette file (exit 2 for a missing or malformed file). */
@@ -74,19 +76,25 @@ export function createPlayer(cassette: Cassette): Player {
     return { answer: match.answer, value: () => answerOf(match.answer, parse) };
   };
   const current = () => log.current()?.index;
-  const parseMessage = (v: unknown): Message => MessageSchema.parse(v);
+  const parseReply = (v: unknown): ModelReply => ModelReplySchema.parse(v);
 
   const models: ModelProvider = {
     async invoke(req) {
-      return serve(current(), 'models.invoke', { model_id: req.model_id, messages: req.messages, tools: req.tools, extra_args: req.extra_args }, parseMessage).value();
+      return serve(current(), 'models.invoke', { model_id: req.model_id, messages: req.messages, tools: req.tools, extra_args: req.extra_args }, parseReply).value();
     },
     async stream(req, onChunk) {
-      const served = serve(current(), 'models.stream', { model_id: req.model_id, messages: req.messages, tools: req.tools, extra_args: req.extra_args }, parseMessage);
+      const served = serve(current(), 'models.stream', { model_id: req.model_id, messages: req.messages, tools: req.tools, extra_args: req.extra_args }, parseReply);
       for (const chunk of served.answer.chunks ?? []) onChunk(chunk);
       return served.value();
     },
     async rerank(req) {
       return serve(current(), 'models.rerank', { model_id: req.model_id, query: req.query, documents: req.documents }, (v) => RerankSchema.parse(v)).value();
+    },
+    async embed(req) {
+      return serve(current(), 'models.embed', { model_id: req.model_id, input: req.input }, (v) => EmbedSchema.parse(v)).value();
+    },
+    async countTokens(req) {
+      return serve(current(), 'models.count_tokens', req, (v) => CountSchema.parse(v)).value();
     },
   };
 

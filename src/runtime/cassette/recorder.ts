@@ -50,6 +50,8 @@ export function createRecorder(): Recorder {
       return tap(pushCurrent, 'models.stream', request, () => real.stream(req, relay), chunks);
     },
     rerank: (req) => tap(pushCurrent, 'models.rerank', { model_id: req.model_id, query: req.query, documents: req.documents }, () => real.rerank(req)),
+    embed: (req) => tap(pushCurrent, 'models.embed', { model_id: req.model_id, input: req.input }, () => real.embed(req)),
+    countTokens: (req) => tap(pushCurrent, 'models.count_tokens', req, () => real.countTokens(req)),
   });
 
   const decorateTools = (real: ToolsFactory | undefined): ToolsFactory | undefined => {

@@ -1,18 +1,21 @@
-// Model providers behind the ModelProvider port: `fake` (scripted reply, for tests and CI) and `openai`
-// (any OpenAI-compatible chat completions endpoint over fetch, with SSE streaming).
-import { createParser } from 'eventsource-parser';
-import { z } from 'zod';
+// The ModelProvider port over the configured models: `openai` (any OpenAI-compatible endpoint), `anthropic`
+// (Messages API) and the scripted `fake`. The host's rules hold here for every provider: the extra_args
+// policy, no tools for a model without function calling, remove_think, and no attempt past the run deadline.
 import type { ModelConfig } from '../../core/config.js';
 import { ApiError } from '../../core/host/api-error.js';
-import type { ModelProvider } from '../../core/host/ports.js';
-import { MessageSchema, type Message } from '../../core/protocol/context.js';
+import { resolveExtraArgs } from '../../core/host/model-args.js';
+import type { ModelCall, ModelProvider } from '../../core/host/ports.js';
+import type { ModelReply } from '../../core/protocol/proxy.js';
+import { ANTHROPIC_ERRORS, createAnthropicBackend } from './anthropic.js';
+import { fakeEmbed, fakeRerank, fakeReply } from './fake.js';
+import { createOpenAiBackend, OPENAI_ERRORS } from './openai.js';
+import { countTokens } from './tokens.js';
+import { toUpstreamError, type SdkErrors, type StopReason } from './upstream-error.js';
+import { stripThink, type ChatBackend, type LlmTool } from './wire.js';
 
-const ChatResponseSchema = z.looseObject({
-  choices: z.array(z.looseObject({ message: MessageSchema })).min(1),
-});
-const ChatChunkSchema = z.looseObject({
-  choices: z.array(z.looseObject({ delta: z.looseObject({ content: z.string().nullable().optional() }).optional() })).default([]),
-});
+const DEFAULT_ANTHROPIC_URL = 'https://api.anthropic.com';
+
+type Backend = { chat: ChatBackend; errors: SdkErrors; endpoint: string; apiKey: string | undefined; openai: ReturnType<typeof createOpenAiBackend> | null };
 
 function lookup(models: readonly ModelConfig[], id: string): ModelConfig {
   const model = models.find((m) => m.id === id);
@@ -20,75 +23,123 @@ function lookup(models: readonly ModelConfig[], id: string): ModelConfig {
   return model;
 }
 
-function lastUserText(messages: readonly Message[]): string {
-  const last = [...messages].reverse().find((m) => m.role === 'user');
-  return typeof last?.content === 'string' ? last.content : '';
+/** The key of a model: stored in the config, or read from the env var it names (never logged). */
+export function apiKeyOf(model: ModelConfig, env: NodeJS.ProcessEnv): string | undefined {
+  if (model.api_key) return model.api_key;
+  if (!model.api_key_env) return undefined;
+  const value = env[model.api_key_env];
+  if (!value) throw new ApiError('runtime_error', `model ${model.id}: the environment variable ${model.api_key_env} that holds its key is not set`, 'api_key_missing', { model_id: model.id, api_key_env: model.api_key_env });
+  return value;
 }
 
-async function openaiRequest(model: ModelConfig, body: Record<string, unknown>, signal: AbortSignal): Promise<Response> {
-  if (!model.base_url) throw new ApiError('runtime_error', `model ${model.id} has no base_url`, 'downstream_error');
-  let res: Response;
-  try {
-    res = await fetch(`${model.base_url.replace(/\/+$/, '')}/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...(model.api_key ? { authorization: `Bearer ${model.api_key}` } : {}) },
-      body: JSON.stringify({ model: model.model ?? model.id, ...model.extra_args, ...body }),
-      signal,
-    });
-  } catch (err) {
-    throw new ApiError('runtime_error', `model ${model.id}: request failed: ${err instanceof Error ? err.message : String(err)}`, 'downstream_error', {}, true);
-  }
-  if (!res.ok) throw new ApiError('runtime_error', `model ${model.id}: HTTP ${res.status}`, 'downstream_error', { status: res.status }, res.status >= 500 || res.status === 429);
-  return res;
+/** The call's signal joined with the run deadline, and the per-attempt timeout it leaves. */
+function bounded(model: ModelConfig, deadline_at: number | null, signal: AbortSignal): { signal: AbortSignal; timeoutMs: number; stopped: () => StopReason } {
+  const left = deadline_at === null ? Number.POSITIVE_INFINITY : deadline_at * 1000 - Date.now();
+  if (left <= 0) throw new ApiError('deadline_exceeded', 'the run deadline has passed', 'run_deadline', { model_id: model.id });
+  const deadline = Number.isFinite(left) ? AbortSignal.timeout(Math.ceil(left)) : null;
+  return {
+    signal: deadline ? AbortSignal.any([signal, deadline]) : signal,
+    timeoutMs: Math.max(1, Math.min(model.timeout_ms, Math.ceil(left))),
+    stopped: () => (signal.aborted ? 'cancelled' : deadline?.aborted ? 'deadline' : null),
+  };
 }
+
+function toolsOf(model: ModelConfig, tools: ModelCall['tools']): LlmTool[] {
+  if (!model.function_calling) return [];
+  return tools.map((t) => ({
+    name: String(t.name),
+    description: typeof t.description === 'string' ? t.description : '',
+    parameters: typeof t.parameters === 'object' && t.parameters !== null && !Array.isArray(t.parameters) ? { ...t.parameters } : {},
+  }));
+}
+
+function withoutThink(reply: ModelReply): ModelReply {
+  const content = reply.message.content;
+  return typeof content === 'string' ? { ...reply, message: { ...reply.message, content: stripThink(content) } } : reply;
+}
+
+export type ModelProviderOptions = { env?: NodeJS.ProcessEnv };
 
 /** Creates the provider for the configured models. */
-export function createModelProvider(models: readonly ModelConfig[]): ModelProvider {
+export function createModelProvider(models: readonly ModelConfig[], opts: ModelProviderOptions = {}): ModelProvider {
+  const env = opts.env ?? process.env;
+  const backends = new Map<string, Backend>();
+
+  const backendOf = (model: ModelConfig): Backend => {
+    const cached = backends.get(model.id);
+    if (cached) return cached;
+    const apiKey = apiKeyOf(model, env);
+    let backend: Backend;
+    if (model.provider === 'anthropic') {
+      const endpoint = model.base_url ?? DEFAULT_ANTHROPIC_URL;
+      backend = { chat: createAnthropicBackend(model, apiKey, model.base_url), errors: ANTHROPIC_ERRORS, endpoint, apiKey, openai: null };
+    } else {
+      if (!model.base_url) throw new ApiError('runtime_error', `model ${model.id} has no base_url`, 'downstream_error', { model_id: model.id });
+      const openai = createOpenAiBackend(model, apiKey, model.base_url);
+      backend = { chat: openai.chat, errors: OPENAI_ERRORS, endpoint: model.base_url, apiKey, openai };
+    }
+    backends.set(model.id, backend);
+    return backend;
+  };
+
+  /** Runs one upstream call with the deadline-bounded signal, mapping whatever it throws. */
+  async function upstream<T>(model: ModelConfig, req: { deadline_at: number | null; signal: AbortSignal }, call: (b: Backend, s: { signal: AbortSignal; timeoutMs: number }) => Promise<T>): Promise<T> {
+    const backend = backendOf(model);
+    const bound = bounded(model, req.deadline_at, req.signal);
+    try {
+      const result = await call(backend, bound);
+      // The SDKs end an aborted stream quietly; a partial reply must not pass for a whole one.
+      if (bound.stopped()) throw new Error('aborted');
+      return result;
+    } catch (err) {
+      throw toUpstreamError(err, backend.errors, { model_id: model.id, endpoint: backend.endpoint, apiKey: backend.apiKey }, bound.stopped());
+    }
+  }
+
+  const prepare = (req: ModelCall) => {
+    const model = lookup(models, req.model_id);
+    const args = resolveExtraArgs(model, req.extra_args);
+    return { model, args, tools: toolsOf(model, req.tools), think: req.remove_think ?? model.remove_think };
+  };
+
+  const requireOpenAi = (model: ModelConfig, b: Backend, what: string) => {
+    if (!b.openai) throw new ApiError('invalid_argument', `model ${model.id}: ${what} needs an OpenAI-compatible (provider openai) model`, 'unsupported_operation', { model_id: model.id });
+    return b.openai;
+  };
+
   return {
-    async invoke({ model_id, messages, tools, extra_args, signal }) {
-      const model = lookup(models, model_id);
-      if (model.provider === 'fake') return { role: 'assistant', content: model.reply ?? lastUserText(messages) };
-      const res = await openaiRequest(model, { messages, ...(tools.length ? { tools } : {}), ...extra_args }, signal);
-      const parsed = ChatResponseSchema.safeParse(await res.json());
-      if (!parsed.success) throw new ApiError('runtime_error', `model ${model_id}: unexpected response shape`, 'downstream_error');
-      return parsed.data.choices[0]?.message ?? { role: 'assistant', content: '' };
+    async invoke(req) {
+      const { model, args, tools, think } = prepare(req);
+      const reply = model.provider === 'fake' ? fakeReply(model, req.messages) : await upstream(model, req, (b, s) => b.chat.invoke({ model, messages: req.messages, tools, args, ...s }));
+      return think ? withoutThink(reply) : reply;
     },
-    async stream({ model_id, messages, tools, extra_args, signal }, onChunk) {
-      const model = lookup(models, model_id);
+    async stream(req, onChunk) {
+      const { model, args, tools, think } = prepare(req);
+      let seq = 0;
+      const onText = (text: string) => onChunk({ role: 'assistant', content: think ? stripThink(text) : text, msg_sequence: seq++, is_final: false });
+      let reply: ModelReply;
       if (model.provider === 'fake') {
-        const reply = model.reply ?? lastUserText(messages);
+        reply = fakeReply(model, req.messages);
+        const text = typeof reply.message.content === 'string' ? reply.message.content : '';
         let acc = '';
-        for (const word of reply.split(/(?<=\s)/)) {
-          acc += word;
-          onChunk({ role: 'assistant', content: acc });
-        }
-        return { role: 'assistant', content: reply };
+        for (const word of text.split(/(?<=\s)/)) onText((acc += word));
+      } else {
+        reply = await upstream(model, req, (b, s) => b.chat.stream({ model, messages: req.messages, tools, args, ...s }, onText));
       }
-      const res = await openaiRequest(model, { messages, stream: true, ...(tools.length ? { tools } : {}), ...extra_args }, signal);
-      let acc = '';
-      const parser = createParser({
-        onEvent(ev) {
-          if (ev.data === '[DONE]') return;
-          const chunk = ChatChunkSchema.safeParse(JSON.parse(ev.data));
-          const piece = chunk.success ? (chunk.data.choices[0]?.delta?.content ?? '') : '';
-          if (piece) {
-            acc += piece;
-            onChunk({ role: 'assistant', content: acc });
-          }
-        },
-      });
-      const decoder = new TextDecoder();
-      if (res.body) for await (const part of res.body) parser.feed(decoder.decode(part, { stream: true }));
-      return { role: 'assistant', content: acc };
+      return think ? withoutThink(reply) : reply;
     },
-    async rerank({ model_id, query, documents }) {
-      const model = lookup(models, model_id);
-      if (model.provider !== 'fake') throw new ApiError('runtime_error', `model ${model_id}: rerank is only available on fake models in this version`, 'downstream_error');
-      const terms = query.toLowerCase().split(/\s+/).filter(Boolean);
-      return documents.map((doc, index) => {
-        const text = doc.toLowerCase();
-        return { index, relevance_score: terms.length ? terms.filter((t) => text.includes(t)).length / terms.length : 0 };
-      });
+    async rerank(req) {
+      const model = lookup(models, req.model_id);
+      if (model.provider === 'fake') return fakeRerank(req.query, req.documents);
+      return await upstream(model, req, (b, s) => requireOpenAi(model, b, 'rerank').rerank(req.query, req.documents, req.top_n ?? null, s));
+    },
+    async embed(req) {
+      const model = lookup(models, req.model_id);
+      if (model.provider === 'fake') return fakeEmbed(req.input);
+      return await upstream(model, req, (b, s) => requireOpenAi(model, b, 'embed').embed(req.input, s));
+    },
+    async countTokens(req) {
+      return await countTokens(lookup(models, req.model_id), req);
     },
   };
 }

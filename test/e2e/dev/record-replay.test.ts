@@ -44,14 +44,17 @@ const freshDir = async (s: Scenario, name: string) => {
 describe('record and replay', () => {
   it('records every proxy call, the model answers and the final results, without secrets', async () => {
     const { cassette, rec } = await recorded();
-    expect(messages(rec.stdout)).toEqual(['{"ok":true,"result":{"message":{"role":"assistant","content":"FAKE_PONG"}}}', 'done']);
+    expect(messages(rec.stdout)).toEqual([
+      '{"ok":true,"result":{"message":{"role":"assistant","content":"FAKE_PONG"},"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2},"finish_reason":"stop","model":"m-fake"}}',
+      'done',
+    ]);
     const text = await readFile(cassette, 'utf8');
     expect(text).not.toContain('sk-test-SECRET123');
     const tape = JSON.parse(text) as { lbot_cassette: number; models: unknown[]; runs: Array<{ calls: Array<Record<string, unknown>>; answers: Array<Record<string, unknown>>; results: Record<string, unknown> }> };
     expect(tape.lbot_cassette).toBe(1);
     expect(tape.models).toEqual([{ id: 'm-fake', provider: 'fake', model_type: 'llm' }]);
     const [run] = tape.runs;
-    expect(run?.calls).toEqual([{ seq: 0, action: 'models.invoke', params: { messages: [{ content: 'ping', role: 'user' }], model_id: 'm-fake' }, outcome: { ok: true, result: { message: { content: 'FAKE_PONG', role: 'assistant' } } } }]);
+    expect(run?.calls).toEqual([{ seq: 0, action: 'models.invoke', params: { messages: [{ content: 'ping', role: 'user' }], model_id: 'm-fake' }, outcome: { ok: true, result: { message: { content: 'FAKE_PONG', role: 'assistant' }, usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 }, finish_reason: 'stop', model: 'm-fake' } } }]);
     expect(run?.answers.filter((a) => a.kind === 'models.invoke')).toHaveLength(1);
     expect(run?.results).toMatchObject({ status: 'completed', error: null, reply: 'done' });
   });

@@ -1,26 +1,37 @@
 // Models, tools, knowledge bases, files and platform actions: calls into host capabilities (§7.2–§7.4, §7.10–§7.11).
 import type { ProxyParams, ProxyResult } from '../../protocol/proxy.js';
 import { ApiError, toApiError } from '../api-error.js';
+import type { ModelCall } from '../ports.js';
 import type { HandlerCall } from './types.js';
 
-export async function modelsInvoke({ params, env, signal }: HandlerCall<ProxyParams<'models.invoke'>>): Promise<ProxyResult<'models.invoke'>> {
-  const message = await env.models.invoke({ model_id: params.model_id, messages: params.messages, tools: params.tools, extra_args: params.extra_args, signal });
-  return { message };
+/** The provider's view of a chat call: the run deadline and signal travel with it. */
+function modelCall(session: HandlerCall<unknown>['session'], params: ProxyParams<'models.invoke'>, signal: AbortSignal): ModelCall {
+  const { model_id, messages, tools, extra_args, remove_think } = params;
+  return { model_id, messages, tools, extra_args, remove_think, deadline_at: session.deadline_at, signal };
+}
+
+export async function modelsInvoke({ session, params, env, signal }: HandlerCall<ProxyParams<'models.invoke'>>): Promise<ProxyResult<'models.invoke'>> {
+  return await env.models.invoke(modelCall(session, params, signal));
 }
 
 export async function modelsStream({ session, params, env, signal, notify }: HandlerCall<ProxyParams<'models.stream'>>): Promise<ProxyResult<'models.stream'>> {
   const stream_id = params.stream_id ?? `${session.run_id}:${params.model_id}`;
-  const message = await env.models.stream(
-    { model_id: params.model_id, messages: params.messages, tools: params.tools, extra_args: params.extra_args, signal },
-    (chunk) => notify('models.stream/chunk', { run_id: session.run_id, stream_id, chunk }),
-  );
-  return { message };
+  return await env.models.stream(modelCall(session, params, signal), (chunk) => notify('models.stream/chunk', { run_id: session.run_id, stream_id, chunk }));
 }
 
-export async function modelsRerank({ params, env, signal }: HandlerCall<ProxyParams<'models.rerank'>>): Promise<ProxyResult<'models.rerank'>> {
-  const results = await env.models.rerank({ model_id: params.model_id, query: params.query, documents: params.documents.slice(0, 64), signal });
-  const sorted = [...results].sort((a, b) => b.relevance_score - a.relevance_score);
+export async function modelsRerank({ session, params, env, signal }: HandlerCall<ProxyParams<'models.rerank'>>): Promise<ProxyResult<'models.rerank'>> {
+  const documents = params.documents.slice(0, 64);
+  const results = await env.models.rerank({ model_id: params.model_id, query: params.query, documents, top_n: params.top_k ?? null, deadline_at: session.deadline_at, signal });
+  const sorted = results.filter((r) => r.index >= 0 && r.index < documents.length).sort((a, b) => b.relevance_score - a.relevance_score);
   return { results: params.top_k ? sorted.slice(0, params.top_k) : sorted };
+}
+
+export async function modelsCountTokens({ params, env }: HandlerCall<ProxyParams<'models.count_tokens'>>): Promise<ProxyResult<'models.count_tokens'>> {
+  return await env.models.countTokens({ model_id: params.model_id, messages: params.messages, text: params.text, tools: params.tools });
+}
+
+export async function modelsEmbed({ session, params, env, signal }: HandlerCall<ProxyParams<'models.embed'>>): Promise<ProxyResult<'models.embed'>> {
+  return await env.models.embed({ model_id: params.model_id, input: params.input, deadline_at: session.deadline_at, signal });
 }
 
 export async function toolsGetDetail({ session, params, env }: HandlerCall<ProxyParams<'tools.get_detail'>>): Promise<ProxyResult<'tools.get_detail'>> {
