@@ -8,7 +8,7 @@ import { migrateLegacyConfig } from '../core/host/legacy-binding.js';
 import { isRecord } from '../core/json.js';
 import { BindingSchema, type Binding } from '../core/protocol/binding.js';
 import { collect, parseFlags } from './shared/flags.js';
-import type { GetContext } from './index.js';
+import type { GetContext } from './shared/context.js';
 
 async function readJson(file: string, flag: string): Promise<unknown> {
   return (await import('../runtime/input-files.js')).readJsonFile(file, flag);

@@ -9,7 +9,7 @@ import type { BoxService, BoxServiceOptions } from '../runtime/box/service.js';
 import { EXIT } from './shared/exit-codes.js';
 import { collect, parseFlags, parseKeyValues } from './shared/flags.js';
 import type { CliContext } from './shared/context.js';
-import type { GetContext } from './index.js';
+import type { GetContext } from './shared/context.js';
 
 const ExecFlagsSchema = z.object({
   session: z.string().optional(),

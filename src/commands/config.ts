@@ -1,7 +1,7 @@
 // `lbot config show`: the effective config (file + env overrides + defaults), secrets masked.
 import type { Command } from 'commander';
 import { maskSecrets } from '../core/config.js';
-import type { GetContext } from './index.js';
+import type { GetContext } from './shared/context.js';
 
 export function registerConfig(program: Command, getCtx: GetContext): void {
   const config = program.command('config').description('Show the effective configuration');

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { parseFlags } from './shared/flags.js';
 import { printDevEvents, showDashboard, untilStopped } from './shared/dev-view.js';
-import type { GetContext } from './index.js';
+import type { GetContext } from './shared/context.js';
 
 const DevFlagsSchema = z.object({
   event: z.string().min(1).optional(),

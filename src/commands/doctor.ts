@@ -1,7 +1,7 @@
 // `lbot doctor`: what works on this machine — Node, the data dir, and which box backends can run sandboxes.
 import type { Command } from 'commander';
 import { accessSync, constants, mkdirSync } from 'node:fs';
-import type { GetContext } from './index.js';
+import type { GetContext } from './shared/context.js';
 
 type Check = { name: string; ok: boolean; detail: string };
 

@@ -1,6 +1,6 @@
 // Registers every command group; the list below is the whole CLI surface.
 import type { Command } from 'commander';
-import type { CliContext } from './shared/context.js';
+import type { GetContext } from './shared/context.js';
 import { registerConfig } from './config.js';
 import { registerRun } from './run.js';
 import { registerServe } from './serve.js';
@@ -16,8 +16,6 @@ import { registerDoctor } from './doctor.js';
 import { registerMcp } from './mcp.js';
 import { registerPlatform } from './platform.js';
 import { registerOutbox } from './outbox.js';
-
-export type GetContext = () => CliContext;
 
 export function registerCommands(program: Command, ctx: GetContext): void {
   registerConfig(program, ctx);

@@ -6,7 +6,7 @@ import { publicArtifact } from '../core/host/api/artifacts.js';
 import { parseFlags } from './shared/flags.js';
 import { IntFlag, LimitFlag } from './shared/schemas.js';
 import { withStores } from './shared/stores.js';
-import type { GetContext } from './index.js';
+import type { GetContext } from './shared/context.js';
 
 const table = (rows: string[][]): string => {
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];

@@ -8,7 +8,7 @@ import type { AdminContext, ServerSummary, TestResult, ToolListing } from '../ru
 import { EXIT } from './shared/exit-codes.js';
 import { collect, parseFlags, parseKeyValues } from './shared/flags.js';
 import type { CliContext } from './shared/context.js';
-import type { GetContext } from './index.js';
+import type { GetContext } from './shared/context.js';
 
 const AddFlagsSchema = z.object({
   env: z.array(z.string()).default([]),

@@ -5,7 +5,7 @@ import { LbotError } from '../core/errors.js';
 import { isRecord } from '../core/json.js';
 import { DELIVERY_PLATFORMS, describeAccount, PlatformAccountSchema } from '../core/delivery/accounts.js';
 import { parseFlags } from './shared/flags.js';
-import type { GetContext } from './index.js';
+import type { GetContext } from './shared/context.js';
 
 const AddFlagsSchema = z.object({
   platform: z.enum(DELIVERY_PLATFORMS),

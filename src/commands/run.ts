@@ -7,7 +7,7 @@ import type { Delivered } from '../core/host/result-processor.js';
 import type { ObservedNotice } from '../core/stores/types.js';
 import { collect, parseFlags, parseKeyValues } from './shared/flags.js';
 import { EXIT, exitCodeFor } from './shared/exit-codes.js';
-import type { GetContext } from './index.js';
+import type { GetContext } from './shared/context.js';
 
 const RunFlagsSchema = z.object({
   event: z.string({ message: 'is required (a JSON event file, or - for stdin)' }).min(1),

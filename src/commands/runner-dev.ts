@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { LbotError } from '../core/errors.js';
 import { parseFlags } from './shared/flags.js';
 import { EXIT } from './shared/exit-codes.js';
-import type { GetContext } from './index.js';
+import type { GetContext } from './shared/context.js';
 
 const InitFlagsSchema = z.object({
   author: z.string().min(1).optional(),

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { LbotError } from '../core/errors.js';
 import type { RunnerDescriptor } from '../core/protocol/manifest.js';
 import { parseFlags } from './shared/flags.js';
-import type { GetContext } from './index.js';
+import type { GetContext } from './shared/context.js';
 
 const label = (r: RunnerDescriptor) => r.label.en_US ?? Object.values(r.label)[0] ?? r.runner_name;
 

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { parseFlags } from './shared/flags.js';
-import type { GetContext } from './index.js';
+import type { GetContext } from './shared/context.js';
 
 const ServeFlagsSchema = z.object({
   host: z.string().min(1).optional(),

@@ -9,7 +9,7 @@ import type { VerifyReport } from '../core/skills/verify.js';
 import type { ValidationReport } from '../core/skills/validate.js';
 import { collect, parseFlags } from './shared/flags.js';
 import type { CliContext } from './shared/context.js';
-import type { GetContext } from './index.js';
+import type { GetContext } from './shared/context.js';
 
 const InstallFlagsSchema = z.object({
   preview: z.boolean().default(false),

@@ -10,7 +10,7 @@ import { parseJsonText } from '../core/json-parse.js';
 import { parseFlags } from './shared/flags.js';
 import { LimitFlag } from './shared/schemas.js';
 import { withStores } from './shared/stores.js';
-import type { GetContext } from './index.js';
+import type { GetContext } from './shared/context.js';
 
 /** Reads scope, runner and binding back from an escaped scope key `<scope>:<runner id>:<binding>:…`. */
 function columnsFromScopeKey(scopeKey: string): { scope: StateScope; runner_id: string; binding_identity: string } {

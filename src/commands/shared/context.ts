@@ -20,6 +20,9 @@ export type CliContext = {
   exitCode: number;
 };
 
+/** How a command reaches the context: built when the command runs, after the global flags are parsed. */
+export type GetContext = () => CliContext;
+
 /** Resolves the global flags: --data-dir, else LBOT_HOME, else ./.lbot; --plugins defaults under it. */
 export function resolveGlobalFlags(raw: { dataDir?: string; plugins?: string; json?: boolean; verbose?: boolean; debug?: boolean }, env: NodeJS.ProcessEnv = process.env): GlobalFlags {
   const dataDir = path.resolve(raw.dataDir ?? env.LBOT_HOME ?? '.lbot');

@@ -1,7 +1,7 @@
 // A passive listener of everything the host does for runs: starts, deliveries, notices, proxy calls and ends.
 import type { AgentApiError } from '../protocol/proxy.js';
 import type { ObservedNotice } from '../stores/types.js';
-import type { RunOutcome } from './host.js';
+import type { RunOutcome } from './run-outcome.js';
 import type { Delivered } from './result-processor.js';
 
 /** One plugin → host proxy call after it was answered, in the order the answers went out. */

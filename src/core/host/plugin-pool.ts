@@ -1,0 +1,134 @@
+// The host's plugin processes: one warm process per plugin identity and binding env, started on first
+// use, replaced when it dies (with crash-loop backoff), swapped on reload, and drained before it stops.
+import { LbotError } from '../errors.js';
+import type { Clock, PluginConnection, PluginLauncher, PluginSpec, ProxyCallHandler, RunnerCatalog } from './ports.js';
+
+/** Crash-loop guard: at most MAX_STARTS starts of one plugin and env per START_WINDOW_MS (AC-200). */
+const MAX_STARTS = 5;
+const START_WINDOW_MS = 10_000;
+
+export type PluginPoolDeps = {
+  launcher: PluginLauncher;
+  clock: Clock;
+  warn(message: string): void;
+  /** Where the processes' proxy calls go. */
+  onApiCall: ProxyCallHandler;
+};
+
+/** A run's hold on a process: the process is not stopped by a reload before every lease is released. */
+export type Lease = { connection: Promise<PluginConnection>; release(): void };
+
+/** One started process of a plugin and env, and the runs holding it. */
+class Generation {
+  #leases = 0;
+  #idle: Array<() => void> = [];
+
+  constructor(
+    readonly identity: string,
+    readonly env: Readonly<Record<string, string>>,
+    readonly connection: Promise<PluginConnection>,
+  ) {}
+
+  lease(): Lease {
+    this.#leases++;
+    let released = false;
+    return {
+      connection: this.connection,
+      release: () => {
+        if (released) return;
+        released = true;
+        if (--this.#leases === 0) for (const resolve of this.#idle.splice(0)) resolve();
+      },
+    };
+  }
+
+  /** Resolves once no run holds this process. */
+  idle(): Promise<void> {
+    return this.#leases === 0 ? Promise.resolve() : new Promise((resolve) => this.#idle.push(resolve));
+  }
+}
+
+/** The pool key of a plugin and env; only ever compared, never parsed back. */
+const keyOf = (identity: string, env: Readonly<Record<string, string>>) => `${identity}\0${JSON.stringify(env)}`;
+
+export class PluginPool {
+  readonly #live = new Map<string, Generation>();
+  readonly #startTimes = new Map<string, number[]>();
+
+  constructor(private readonly deps: PluginPoolDeps) {}
+
+  /** The warm process of the plugin and env (started now when there is none), leased to one run. */
+  acquire(catalog: RunnerCatalog, identity: string, env: Record<string, string>): Lease {
+    const key = keyOf(identity, env);
+    const existing = this.#live.get(key);
+    if (existing) return existing.lease();
+    const plugin = catalog.plugins.get(identity);
+    if (!plugin) return { connection: Promise.reject(new LbotError('runner.not_found', `plugin ${identity} not found`)), release: () => undefined };
+    const started = this.#startSlot(key, identity).then(() => this.#start(plugin, env));
+    const generation = this.#install(key, identity, env, started);
+    started.catch(() => this.#live.get(key) === generation && this.#live.delete(key));
+    return generation.lease();
+  }
+
+  /**
+   * Starts a fresh process for every env of the plugin (the default env when it has none yet) and routes
+   * new runs to it; the old process finishes its runs, then stops. A failed start throws and leaves the
+   * old process serving.
+   */
+  async reload(identity: string, plugin: Omit<PluginSpec, 'env'>): Promise<void> {
+    const current = [...this.#live.entries()].filter(([, g]) => g.identity === identity);
+    const targets = current.length > 0 ? current : [[keyOf(identity, {}), undefined] as const];
+    for (const [key, old] of targets) {
+      const env = old?.env ?? {};
+      const fresh = this.#start(plugin, env);
+      await fresh; // throws: the old process keeps serving
+      this.#install(key, identity, env, fresh);
+      if (old) void this.#retire(old).catch((err: unknown) => this.deps.warn(`stopping the old ${identity} process failed: ${String(err)}`));
+    }
+  }
+
+  /** Stops every process. */
+  async close(): Promise<void> {
+    const all = [...this.#live.values()];
+    this.#live.clear();
+    await Promise.allSettled(all.map(async (g) => (await g.connection).close()));
+  }
+
+  #start(plugin: Omit<PluginSpec, 'env'>, env: Readonly<Record<string, string>>): Promise<PluginConnection> {
+    return this.deps.launcher.start({ ...plugin, env: { ...env } }, this.deps.onApiCall);
+  }
+
+  /** Makes `connection` the live process of `key`; it leaves the pool when it exits. */
+  #install(key: string, identity: string, env: Readonly<Record<string, string>>, connection: Promise<PluginConnection>): Generation {
+    const generation = new Generation(identity, env, connection);
+    this.#live.set(key, generation);
+    connection.then(
+      (conn) => void conn.exited.then(() => this.#live.get(key) === generation && this.#live.delete(key)),
+      () => undefined,
+    );
+    return generation;
+  }
+
+  /** Stops a replaced process once no run holds it (or at once when it already exited). */
+  async #retire(old: Generation): Promise<void> {
+    const conn = await old.connection.catch(() => null);
+    if (!conn) return;
+    await Promise.race([old.idle(), conn.exited]);
+    await conn.close();
+  }
+
+  /** Waits until one more start of `key` stays within MAX_STARTS per START_WINDOW_MS (crash-loop backoff). */
+  async #startSlot(key: string, identity: string): Promise<void> {
+    const now = this.deps.clock.now();
+    const recent = (this.#startTimes.get(key) ?? []).filter((t) => now - t < START_WINDOW_MS);
+    const oldest = recent[0];
+    if (recent.length >= MAX_STARTS && oldest !== undefined) {
+      const wait = START_WINDOW_MS - (now - oldest);
+      this.deps.warn(`plugin ${identity} restarted ${recent.length} times in ${START_WINDOW_MS / 1000}s; backing off ${Math.ceil(wait)} ms`);
+      await new Promise<void>((resolve) => this.deps.clock.timeout(wait).addEventListener('abort', () => resolve(), { once: true }));
+      recent.shift();
+    }
+    recent.push(this.deps.clock.now());
+    this.#startTimes.set(key, recent);
+  }
+}

@@ -1,0 +1,147 @@
+// The plugin pool with a launcher fake: one process per plugin and env (the env handed over as given),
+// replacement of a dead process with crash-loop backoff, reload, and drain on the last run's release.
+import { describe, expect, it } from 'vitest';
+import { PluginPool } from '../../../src/core/host/plugin-pool.js';
+import type { Clock, ConnectionFailure, PluginConnection, PluginLauncher, PluginSpec, RunnerCatalog } from '../../../src/core/host/ports.js';
+import { LbotError } from '../../../src/core/errors.js';
+
+type FakeConn = PluginConnection & { spec: PluginSpec; closed: boolean; die(): void };
+
+function fakeLauncher(opts: { failNext?: () => boolean } = {}) {
+  const started: FakeConn[] = [];
+  const launcher: PluginLauncher = {
+    async start(spec) {
+      if (opts.failNext?.()) throw new LbotError('runner.start_failed', 'broken build');
+      let exit!: (f: ConnectionFailure | null) => void;
+      const exited = new Promise<ConnectionFailure | null>((resolve) => (exit = resolve));
+      const conn: FakeConn = {
+        spec,
+        closed: false,
+        identity: spec.identity,
+        pgid: null,
+        run: async () => ({ status: 'completed' }),
+        cancel: () => undefined,
+        activeRuns: () => [],
+        stderrTail: () => '',
+        async close() {
+          conn.closed = true;
+          exit(null);
+        },
+        kill: async () => undefined,
+        exited,
+        die: () => exit({ code: 'runner.crashed', message: 'gone' }),
+      };
+      started.push(conn);
+      return conn;
+    },
+  };
+  return { launcher, started };
+}
+
+/** A clock whose timeouts fire when the test advances it. */
+function manualClock() {
+  let now = 0;
+  const timers: Array<{ at: number; ctl: AbortController }> = [];
+  const clock: Clock = {
+    now: () => now,
+    timeout(ms) {
+      const ctl = new AbortController();
+      timers.push({ at: now + ms, ctl });
+      return ctl.signal;
+    },
+  };
+  return {
+    clock,
+    advance(ms: number) {
+      now += ms;
+      for (const t of timers) if (t.at <= now) t.ctl.abort();
+    },
+  };
+}
+
+const plugin = { identity: 'acme/p', dir: '/plugins/p', execution: { node: { path: 'main.js' } } } as const;
+const catalog: RunnerCatalog = { runners: [], plugins: new Map([['acme/p', plugin]]), warnings: [] };
+const flush = () => new Promise((r) => setImmediate(r));
+
+function pool(launcher: PluginLauncher, clock: Clock = manualClock().clock, warnings: string[] = []) {
+  return new PluginPool({ launcher, clock, warn: (m) => warnings.push(m), onApiCall: async () => null });
+}
+
+describe('PluginPool', () => {
+  it('keeps one process per plugin and env, and hands the env over as the binding gave it', async () => {
+    const { launcher, started } = fakeLauncher();
+    const p = pool(launcher);
+    const a = p.acquire(catalog, 'acme/p', { MODE: 'a' });
+    const again = p.acquire(catalog, 'acme/p', { MODE: 'a' });
+    const b = p.acquire(catalog, 'acme/p', { MODE: 'b=c\0{"x":1}' });
+    expect(await a.connection).toBe(await again.connection);
+    expect(await b.connection).not.toBe(await a.connection);
+    expect(started.map((c) => c.spec.env)).toEqual([{ MODE: 'a' }, { MODE: 'b=c\0{"x":1}' }]);
+    await p.close();
+    expect(started.every((c) => c.closed)).toBe(true);
+  });
+
+  it('an unknown plugin is runner.not_found', async () => {
+    const { launcher } = fakeLauncher();
+    await expect(pool(launcher).acquire(catalog, 'acme/none', {}).connection).rejects.toMatchObject({ code: 'runner.not_found' });
+  });
+
+  it('replaces a dead process on next use, backing off after five starts in ten seconds', async () => {
+    const { launcher, started } = fakeLauncher();
+    const time = manualClock();
+    const warnings: string[] = [];
+    const p = pool(launcher, time.clock, warnings);
+    for (let i = 0; i < 5; i++) {
+      (await p.acquire(catalog, 'acme/p', {}).connection).die();
+      await flush();
+    }
+    expect(started).toHaveLength(5);
+    const sixth = p.acquire(catalog, 'acme/p', {});
+    await flush();
+    expect(started).toHaveLength(5);
+    expect(warnings.at(-1)).toMatch(/plugin acme\/p restarted 5 times in 10s; backing off/);
+    time.advance(10_000);
+    await sixth.connection;
+    expect(started).toHaveLength(6);
+  });
+
+  it('reload routes new runs to a fresh process and stops the old one when its last run releases it', async () => {
+    const { launcher, started } = fakeLauncher();
+    const p = pool(launcher);
+    const running = p.acquire(catalog, 'acme/p', { K: 'v' });
+    const old = await running.connection;
+    await p.reload('acme/p', plugin);
+    expect(started).toHaveLength(2);
+    expect(started[1]?.spec.env).toEqual({ K: 'v' });
+    expect(await p.acquire(catalog, 'acme/p', { K: 'v' }).connection).toBe(started[1]);
+    await flush();
+    expect(old.closed).toBe(false);
+    running.release();
+    running.release(); // twice is once
+    await flush();
+    expect(old.closed).toBe(true);
+    expect(started[1]?.closed).toBe(false);
+    await p.close();
+  });
+
+  it('a reload whose start fails throws and leaves the old process serving', async () => {
+    let fail = false;
+    const { launcher, started } = fakeLauncher({ failNext: () => fail });
+    const p = pool(launcher);
+    const first = await p.acquire(catalog, 'acme/p', {}).connection;
+    fail = true;
+    await expect(p.reload('acme/p', plugin)).rejects.toMatchObject({ code: 'runner.start_failed' });
+    fail = false;
+    expect(await p.acquire(catalog, 'acme/p', {}).connection).toBe(first);
+    expect(first.closed).toBe(false);
+    expect(started).toHaveLength(1);
+  });
+
+  it('reload of a plugin with no process yet starts one warm with the default env', async () => {
+    const { launcher, started } = fakeLauncher();
+    const p = pool(launcher);
+    await p.reload('acme/p', plugin);
+    expect(started.map((c) => c.spec.env)).toEqual([{}]);
+    expect(await p.acquire(catalog, 'acme/p', {}).connection).toBe(started[0]);
+  });
+});
