@@ -5,7 +5,7 @@ import { LbotError } from '../core/errors.js';
 import { outboxLine, outboxListOptions, OutboxQuerySchema } from '../core/delivery/outbox-view.js';
 import { parseFlags } from './shared/flags.js';
 import { withStores } from './shared/stores.js';
-import type { GetContext } from './index.js';
+import type { GetContext } from './shared/context.js';
 
 export function registerOutbox(program: Command, getCtx: GetContext): void {
   const outbox = program.command('outbox').description('Platform replies: what was sent, what waits for a retry, what failed');
