@@ -14,6 +14,7 @@ import { registerSkill } from './skill.js';
 import { registerBox } from './box.js';
 import { registerDoctor } from './doctor.js';
 import { registerMcp } from './mcp.js';
+import { registerModel } from './model.js';
 import { registerPlatform } from './platform.js';
 import { registerOutbox } from './outbox.js';
 
@@ -30,6 +31,7 @@ export function registerCommands(program: Command, ctx: GetContext): void {
   registerBox(program, ctx);
   registerDoctor(program, ctx);
   registerMcp(program, ctx);
+  registerModel(program, ctx);
   registerPlatform(program, ctx);
   registerOutbox(program, ctx);
 }
