@@ -8,6 +8,7 @@ const ServeFlagsSchema = z.object({
   host: z.string().min(1).optional(),
   port: z.coerce.number().int().min(0).max(65535).optional(),
   dev: z.boolean().optional(),
+  telegramPoll: z.boolean().optional(),
 });
 
 export function registerServe(program: Command, getCtx: GetContext): void {
@@ -16,6 +17,7 @@ export function registerServe(program: Command, getCtx: GetContext): void {
     .description('run the host headless over HTTP: POST /v1/runs, /v1/events, /v1/webhooks/:platform; result streams as NDJSON or SSE')
     .option('--host <addr>', 'listen address (default 127.0.0.1; other addresses need an LBOT_API_TOKEN of 32+ characters, and serve plain HTTP: put TLS in front)')
     .option('--port <n>', 'listen port (default 8787; 0 picks a free one)')
+    .option('--telegram-poll', 'fetch Telegram updates by getUpdates long polling for every telegram platform account (no public URL needed)')
     .option('--dev', 'hot reload: watch the plugins dir and reload a plugin when its code or YAML changes (same as lbot dev)')
     .addHelpText('after', '\nEvery /v1/* request needs Authorization: Bearer <token>. The token is LBOT_API_TOKEN, or a random one\nwritten to <data-dir>/serve.token (mode 0600) at start. SIGTERM or SIGINT shuts down gracefully.')
     .action(async (raw: unknown) => {
@@ -42,6 +44,7 @@ export function registerServe(program: Command, getCtx: GetContext): void {
         configFile: ctx.configFile(),
         host: flags.host,
         port: flags.port,
+        ...(flags.telegramPoll ? { telegramPoll: true } : {}),
         warn: (m) => ctx.output.warn(m),
         ...(ctx.flags.verbose || ctx.flags.debug ? { log: (l: string) => process.stderr.write(`lbot: ${l}\n`) } : {}),
       });

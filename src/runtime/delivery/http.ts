@@ -23,8 +23,9 @@ async function boundedText(res: Response): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-export async function exchange(req: OutboundRequest, timeoutMs = REQUEST_TIMEOUT_MS): Promise<PlatformAnswer> {
-  const res = await fetch(req.url, { method: req.method, headers: req.headers, body: req.body, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
+export async function exchange(req: OutboundRequest, timeoutMs = REQUEST_TIMEOUT_MS, signal?: AbortSignal): Promise<PlatformAnswer> {
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const res = await fetch(req.url, { method: req.method, headers: req.headers, body: req.body, redirect: 'manual', signal: signal ? AbortSignal.any([timeout, signal]) : timeout });
   const text = await boundedText(res);
   return { status: res.status, header: (name) => res.headers.get(name), json: tryParseJson(text) ?? null, text };
 }

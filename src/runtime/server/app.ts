@@ -6,7 +6,6 @@ import { z } from 'zod';
 import type { Config } from '../../core/config.js';
 import { LbotError } from '../../core/errors.js';
 import { dispatch, type NamedBinding } from '../../core/host/dispatch.js';
-import { incomingEventRow } from '../../core/host/event-record.js';
 import { parseEnvelope } from '../../core/host/event-input.js';
 import { publicArtifact } from '../../core/host/api/artifacts.js';
 import { isRecord } from '../../core/json.js';
@@ -18,6 +17,7 @@ import { StateScopeSchema } from '../../core/protocol/binding.js';
 import { sendHttpError } from './http-errors.js';
 import { registerAdminRoutes, type AdminDeps } from './admin-routes.js';
 import { registerDeliveryRoutes } from './delivery-routes.js';
+import { startEventRun } from './event-router.js';
 import type { RunManager, StreamItem } from './run-manager.js';
 import { bearerMatches } from './token.js';
 import { hasWebhookAuth, verifyWebhook } from './webhook-auth.js';
@@ -145,15 +145,8 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
 
   /** Runs one envelope on the binding the config picks; no match still records the event (AC-174). */
   async function routeEvent(envelope: EventEnvelope, raw: unknown, reply: FastifyReply): Promise<FastifyReply> {
-    let binding: Binding;
-    try {
-      binding = dispatch({ event: envelope, config: deps.config() });
-    } catch (err) {
-      if (err instanceof LbotError && err.code === 'binding.not_found') deps.stores.events.append(incomingEventRow(envelope, null, null));
-      throw err;
-    }
     // `run_ids` stays a list: the answer's shape does not depend on the dispatch policy.
-    return reply.code(202).send({ run_ids: [await deps.runs.start({ event: envelope, binding, ...(raw === undefined ? {} : { raw }) })] });
+    return reply.code(202).send({ run_ids: [await startEventRun(deps, envelope, raw)] });
   }
 
   app.post('/v1/runs', async (req, reply) => {

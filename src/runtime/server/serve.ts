@@ -5,7 +5,8 @@ import { LbotError } from '../../core/errors.js';
 import { openLocalHost, type LocalHost, type LocalHostOptions } from '../local-host.js';
 import { buildServer } from './app.js';
 import { RunManager } from './run-manager.js';
-import { startDelivery } from '../delivery/start.js';
+import { startDelivery, startTelegramPolling } from '../delivery/start.js';
+import type { TelegramPoller } from '../delivery/telegram-poll.js';
 import { resolveServeToken } from './token.js';
 
 export type ServeOptions = {
@@ -21,6 +22,8 @@ export type ServeOptions = {
   onClose?: Array<() => Promise<void>>;
   /** Local host wiring `dev` changes: one plugin dir, the last-good catalog, a run observer. */
   hostHooks?: Pick<LocalHostOptions, 'pluginDir' | 'catalog' | 'observer' | 'launcher'>;
+  /** Long-poll every Telegram account with getUpdates (no public webhook URL needed). */
+  telegramPoll?: boolean;
 };
 
 export type ServeHandle = {
@@ -83,9 +86,19 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
   const runs = new RunManager(local.host, { maxConcurrent: config.serve.max_concurrent_runs, maxPerPlugin: config.serve.max_runs_per_plugin }, opts.warn, delivery.router);
   const admin = { dataDir: opts.dataDir, configFile: opts.configFile, box: () => local.box(), warn: opts.warn };
   const app = buildServer({ stores: local.stores, runs, config: () => opts.configFile.config, token, admin, warn: opts.warn, ...(opts.log ? { log: opts.log } : {}) });
+  let pollers: TelegramPoller[] = [];
+  try {
+    pollers = opts.telegramPoll ? startTelegramPolling({ stores: local.stores, runs, config: () => opts.configFile.config, env, warn: opts.warn, ...(opts.log ? { log: opts.log } : {}) }) : [];
+  } catch (err) {
+    reaper?.close();
+    await delivery.close();
+    await local.close();
+    throw err;
+  }
   try {
     await app.listen({ host, port });
   } catch (err) {
+    await Promise.allSettled(pollers.map((p) => p.close()));
     reaper?.close();
     await delivery.close();
     await local.close();
@@ -95,6 +108,7 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
   const boundPort = typeof address === 'object' && address ? (address satisfies AddressInfo).port : port;
   let closing: Promise<void> | undefined;
   const close = async () => {
+    await Promise.allSettled(pollers.map((p) => p.close()));
     await app.close().catch(() => undefined);
     await runs.close();
     await delivery.close();

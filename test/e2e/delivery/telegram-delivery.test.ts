@@ -42,7 +42,7 @@ async function setup(apiBase: string, reply: string): Promise<Fixture> {
   return f;
 }
 
-const serve = async (f: Fixture) => (f.serve = await startServe({ dataDir: f.dataDir, pluginsDir: f.plugins.pluginsDir, env: { TG_TOKEN: TOKEN } }));
+const serve = async (f: Fixture, args: string[] = []) => (f.serve = await startServe({ dataDir: f.dataDir, pluginsDir: f.plugins.pluginsDir, env: { TG_TOKEN: TOKEN }, args }));
 
 /** What Telegram does with a webhook: POST the update with the secret token header. */
 async function deliverUpdate(s: ServeProcess, update: unknown): Promise<Response> {
@@ -108,5 +108,47 @@ describe('Telegram delivery through lbot serve', () => {
     await new Promise((r) => setTimeout(r, 2500));
     expect(tg.sent).toHaveLength(1);
     expect(again.stderr()).toContain('resuming 1 message');
+  });
+
+  it('--telegram-poll: an update from telegram-test-api is fetched by getUpdates and answered in the emulator', async () => {
+    const tg = await startTelegramEmulator();
+    const f = await setup(tg.url, 'polled pong');
+    f.cleanup.push(() => tg.stop());
+    await serve(f, ['--telegram-poll']);
+    const client = tg.server.getClient(TOKEN, { chatId: 321, userId: 321 });
+    await client.sendMessage(client.makeMessage('hello over polling'));
+    await expect.poll(() => tg.server.storage.botMessages.length, { timeout: 20_000, interval: 50 }).toBe(1);
+    expect(tg.server.storage.botMessages[0]!.message as unknown as Record<string, unknown>).toMatchObject({ chat_id: 321, text: 'polled pong' });
+  });
+
+  it('--telegram-poll survives kill -9 and restart: the offset is kept, no update is run twice', async () => {
+    const tg = await fakeTelegram(TOKEN);
+    const f = await setup(tg.url, 'ack');
+    f.cleanup.push(() => tg.close());
+    const update = (id: number, text: string) => ({ message: { message_id: id, date: 1700000000, chat: { id: 77, type: 'private' }, from: { id: 77, is_bot: false, first_name: 'Bo' }, text } });
+    tg.push(update(1, 'first'));
+    const s = await serve(f, ['--telegram-poll']);
+    await expect.poll(() => tg.sent.length, { timeout: 20_000, interval: 50 }).toBe(1);
+    // The offset that confirms update 500 is stored once the run has it.
+    await expect.poll(() => tg.getUpdatesCalls().some((c) => c.offset === 501), { timeout: 20_000, interval: 50 }).toBe(true);
+    await s.stop('SIGKILL');
+
+    tg.push(update(2, 'second'));
+    const callsBefore = tg.getUpdatesCalls().length;
+    const again = await serve(f, ['--telegram-poll']);
+    await expect.poll(() => tg.sent.length, { timeout: 20_000, interval: 50 }).toBe(2);
+    // The restarted serve asked from the stored offset, so update 500 was never handed out again.
+    expect(tg.getUpdatesCalls()[callsBefore]).toMatchObject({ offset: 501, timeout: 30 });
+    const runs = (await again.request('GET', '/v1/runs')).json as { items: Array<{ conversation_id: string }> };
+    expect(runs.items).toHaveLength(2);
+    expect(tg.sent.map((m) => m.body.reply_parameters)).toEqual([{ message_id: 1, allow_sending_without_reply: true }, { message_id: 2, allow_sending_without_reply: true }]);
+  });
+
+  it('--telegram-poll with no telegram account refuses to start', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'lbot-tg-'));
+    open.push({ dataDir, plugins: await createTempPlugins([]), cleanup: [] });
+    const r = await execa(process.execPath, [LBOT_BIN, '--data-dir', dataDir, 'serve', '--port', '0', '--telegram-poll'], { reject: false });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain('no telegram platform account');
   });
 });
