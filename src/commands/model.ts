@@ -6,7 +6,7 @@ import { LbotError } from '../core/errors.js';
 import type { ModelSummary, ModelTestResult } from '../runtime/models/admin.js';
 import { EXIT } from './shared/exit-codes.js';
 import { parseFlags } from './shared/flags.js';
-import type { GetContext } from './index.js';
+import type { GetContext } from './shared/context.js';
 
 const AddFlagsSchema = z.object({
   provider: z.enum(['openai', 'anthropic', 'fake'], { message: 'must be openai, anthropic or fake' }),

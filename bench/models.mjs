@@ -1,0 +1,73 @@
+// Model benchmark (issue 14): host overhead of models.invoke. A warm runner times sequential models.invoke
+// calls through lbot (JSON-RPC to the host, grants, audit, the openai provider) against the fake upstream
+// (`lbot model fake-server`, zero delay); the baseline is a direct call to the same server with the same SDK,
+// measured in this same run.
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import OpenAI from 'openai';
+import { fmt, median, percentile, ratio } from './stats.mjs';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const bin = path.join(root, 'bin', 'lbot.js');
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'lbot-bench-models-'));
+const CALLS = Number(process.env.BENCH_CALLS ?? 500);
+const KEY = 'sk-bench';
+
+const script = path.join(tmp, 'script.json');
+writeFileSync(script, JSON.stringify({ api_key: KEY }));
+const server = spawn(process.execPath, [bin, '--json', 'model', 'fake-server', '--port', '0', '--script', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+const { openai_base_url: baseURL } = await new Promise((resolve, reject) => {
+  createInterface({ input: server.stdout }).once('line', (l) => resolve(JSON.parse(l)));
+  server.once('exit', (code) => reject(new Error(`fake-server exited ${code}`)));
+});
+
+try {
+  // Baseline: the same SDK, the same server, the same request, from a warm process.
+  const client = new OpenAI({ apiKey: KEY, baseURL, maxRetries: 0 });
+  const request = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'ping' }], max_tokens: 1024 };
+  for (let i = 0; i < 20; i++) await client.chat.completions.create(request);
+  const direct = [];
+  for (let i = 0; i < CALLS; i++) {
+    const t = performance.now();
+    await client.chat.completions.create(request);
+    direct.push(performance.now() - t);
+  }
+
+  const dataDir = path.join(tmp, 'data');
+  mkdirSync(dataDir, { mode: 0o700 });
+  writeFileSync(path.join(dataDir, 'lbot.config.json'), JSON.stringify({ models: [{ id: 'bench', provider: 'openai', base_url: baseURL, model: 'gpt-4o-mini', api_key: KEY, max_retries: 0 }] }));
+  const cfg = path.join(tmp, 'cfg.json');
+  writeFileSync(cfg, JSON.stringify({ calls: CALLS, model: 'bench' }));
+  const event = path.join(root, 'fixtures', 'events', 'msg.json');
+  const run = await new Promise((resolve) => {
+    const child = spawn(process.execPath, [bin, '--data-dir', dataDir, '--json', 'run', '--event', event, '--plugin', path.join(root, 'bench', 'runners', 'model-loop'), '--config', cfg], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    child.on('exit', (status) => resolve({ status, out, err }));
+  });
+  if (run.status !== 0) throw new Error(`model-loop run failed: ${run.err}`);
+  const line = run.out.split('\n').find((l) => l.includes('message.completed'));
+  const viaHost = JSON.parse(JSON.parse(line).data.message.content);
+
+  const result = {
+    lbot_p50_ms: median(viaHost),
+    lbot_p99_ms: percentile(viaHost, 99),
+    direct_p50_ms: median(direct),
+    direct_p99_ms: percentile(direct, 99),
+  };
+  result.ratio = ratio(result.lbot_p50_ms, result.direct_p50_ms);
+  console.log('model benchmarks');
+  console.log(
+    `  models.invoke through the host, warm runner, fake upstream: p50 ${fmt(result.lbot_p50_ms)} ms p99 ${fmt(result.lbot_p99_ms)} ms; direct SDK call p50 ${fmt(result.direct_p50_ms)} ms; ratio ${result.ratio}× (target ≤ 1.3×)`,
+  );
+  console.log(JSON.stringify({ bench: 'models', invoke: result }));
+} finally {
+  server.kill('SIGTERM');
+  rmSync(tmp, { recursive: true, force: true });
+}
