@@ -6,6 +6,7 @@ import { LbotError } from './core/errors.js';
 import { EXIT } from './commands/shared/exit-codes.js';
 import { createOutput, isClosedPipe } from './commands/shared/output.js';
 import { resolveGlobalFlags, type CliContext } from './commands/shared/context.js';
+import { createInterrupt } from './commands/shared/interrupt.js';
 import { LBOT_VERSION } from './version.js';
 import { registerCommands } from './commands/index.js';
 import { openConfigFile, type ConfigFile } from './core/stores/config-file.js';
@@ -38,6 +39,7 @@ export async function main(argv: string[]): Promise<void> {
     if (!isClosedPipe(err)) throw err;
   });
   let ctx: CliContext | undefined;
+  const interrupt = createInterrupt();
   const fallbackOutput = createOutput({ json: argv.includes('--json'), verbose: false, debug: argv.includes('--debug') });
   const program = createProgram(() => {
     if (!ctx) throw new Error('context used before preAction');
@@ -50,6 +52,9 @@ export async function main(argv: string[]): Promise<void> {
       flags,
       output: createOutput(flags),
       configFile: () => (configFile ??= openConfigFile(flags.dataDir)),
+      get signal() {
+        return interrupt.signal;
+      },
       exitCode: EXIT.ok,
     };
     // Every command loads the config first, so a broken file fails the same way everywhere (AC-181).
@@ -72,6 +77,7 @@ export async function main(argv: string[]): Promise<void> {
     }
     process.exitCode = (ctx?.output ?? fallbackOutput).error(err);
   } finally {
+    interrupt.dispose();
     // Large results to a slow pipe are still queued here; nothing may end the process before they are out.
     await (ctx?.output ?? fallbackOutput).flush();
   }

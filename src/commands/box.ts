@@ -108,23 +108,17 @@ function registerExec(box: Command, getCtx: GetContext): void {
           env,
         };
         // Ctrl-C or a closed stdout (`… | head`) stops the command's process group, like a container CLI.
-        const stop = new AbortController();
-        let interrupted = false;
-        const onSigint = () => {
-          interrupted = true;
-          stop.abort();
-        };
-        const onPipe = () => stop.abort();
-        process.once('SIGINT', onSigint);
+        const pipeClosed = new AbortController();
+        const onPipe = () => pipeClosed.abort();
+        const interrupt = ctx.signal;
         process.stdout.on('error', onPipe);
         const sinks = ctx.flags.json ? {} : { sinks: { stdout: process.stdout, stderr: process.stderr } };
-        const { result, effective_spec } = await box.exec(input, { signal: stop.signal, ...sinks }).finally(() => {
-          process.off('SIGINT', onSigint);
+        const { result, effective_spec } = await box.exec(input, { signal: AbortSignal.any([interrupt, pipeClosed.signal]), ...sinks }).finally(() => {
           process.stdout.off('error', onPipe);
         });
         if (ctx.flags.json) ctx.output.result({ ...result, effective_spec });
         else if (result.status === 'timed_out') ctx.output.warn(`the command timed out after ${effective_spec.timeout_sec} s; session ${result.session_id} was removed`);
-        ctx.exitCode = interrupted ? EXIT.interrupted : result.status === 'timed_out' ? EXIT.boxTimeout : (result.exit_code ?? EXIT.boxRefused);
+        ctx.exitCode = interrupt.aborted ? EXIT.interrupted : result.status === 'timed_out' ? EXIT.boxTimeout : (result.exit_code ?? EXIT.boxRefused);
       } catch (err) {
         ctx.exitCode = ctx.output.error(err, EXIT.boxRefused);
       }
@@ -196,35 +190,10 @@ function registerAttach(box: Command, getCtx: GetContext): void {
       const flags = parseFlags(ProcessFlagsSchema, raw);
       const box = await openBox(ctx);
       const conn = await box.attach(flags.session, flags.id);
-      await new Promise<void>((resolve) => {
-        const onData = (chunk: Buffer) => {
-          if (!conn.write(chunk)) {
-            process.stdin.pause();
-            conn.socket.once('drain', () => process.stdin.resume());
-          }
-        };
-        const onEnd = () => conn.end();
-        const onSigint = () => conn.detach();
-        process.stdin.on('data', onData);
-        process.stdin.on('end', onEnd);
-        process.once('SIGINT', onSigint);
-        conn.on('data', (b) => {
-          if (!process.stdout.write(b)) {
-            conn.socket.pause();
-            process.stdout.once('drain', () => conn.socket.resume());
-          }
-        });
-        conn.on('exit', (code) => {
-          ctx.exitCode = code ?? 0;
-        });
-        conn.on('close', () => {
-          process.stdin.off('data', onData);
-          process.stdin.off('end', onEnd);
-          process.off('SIGINT', onSigint);
-          process.stdin.pause();
-          resolve();
-        });
-      });
+      const { pumpAttachment } = await import('../runtime/box/attach-client.js');
+      // Attached output is the process's own bytes, passed through as they come (not a result).
+      const code = await pumpAttachment(conn, { input: process.stdin, output: process.stdout, signal: ctx.signal });
+      if (code !== null) ctx.exitCode = code;
     });
 }
 

@@ -45,7 +45,7 @@ export function registerDev(program: Command, getCtx: GetContext): void {
         warn: (m) => ctx.output.warn(m),
       });
       ctx.output.line({ type: 'serve.ready', url: session.url, port: session.serve.port, token_file: session.serve.tokenFile, dev: true });
-      const stop = untilStopped();
+      const stop = untilStopped(ctx.signal);
       const tty = process.stdout.isTTY === true && process.stdin.isTTY === true && !ctx.output.json;
       const teardown = tty ? await showDashboard(session, stop.stop) : printDevEvents(session, ctx.output);
       try {

@@ -43,9 +43,7 @@ export function registerRun(program: Command, getCtx: GetContext): void {
       const flags = parseFlags(RunFlagsSchema, raw);
       const out = ctx.output;
       const { replayEvents } = await import('../runtime/replay.js');
-      const abort = new AbortController();
-      const onSigint = () => abort.abort();
-      process.once('SIGINT', onSigint);
+      const signal = ctx.signal;
       const printed = new Set<string>();
       const onDelivered = (item: Delivered) => {
         if (out.json) {
@@ -58,42 +56,38 @@ export function registerRun(program: Command, getCtx: GetContext): void {
       const onObserved = (run_id: string, notice: ObservedNotice) => {
         if (!out.verbose) return;
         if (out.json) out.line({ type: notice.type, run_id, data: notice.data, observed: true, ...(notice.executed === false ? { executed: false } : {}) });
-        else process.stderr.write(`lbot: observed ${notice.type} ${JSON.stringify(notice.data)}\n`);
+        else out.notice(`observed ${notice.type} ${JSON.stringify(notice.data)}`);
       };
       const { openCassette } = await import('../runtime/cassette/open.js');
       const tape = await openCassette({ record: flags.record, replay: flags.replay });
-      try {
-        const result = await replayEvents({
-          dataDir: ctx.flags.dataDir,
-          pluginsDir: ctx.flags.pluginsDir,
-          pluginDir: flags.plugin,
-          config: tape.config(ctx.configFile().config),
-          hostHooks: tape.hooks,
-          eventFile: flags.event,
-          platform: flags.platform,
-          runner: flags.runner,
-          bindingFile: flags.binding,
-          configFile: flags.config,
-          vars: parseKeyValues(flags.var, '--var'),
-          signal: abort.signal,
-          warn: (m) => out.warn(m),
-          onDelivered,
-          onObserved,
-        });
-        for (const o of result.outcomes) {
-          if (!out.json && o.status === 'completed' && !printed.has(o.run_id) && o.reply) out.text(o.reply);
-          if (o.error) process.stderr.write(`lbot: error[${o.error.code}]: ${o.error.message}\n`);
-          out.line({ type: 'run.summary', run_id: o.run_id, runner_id: o.runner_id, binding_id: o.binding_id, event_id: o.event_id, status: o.status, error: o.error, retryable: o.error?.retryable ?? false });
-        }
-        if (result.skipped > 0) {
-          out.line({ type: 'replay.summary', runs: result.outcomes.length, skipped: result.skipped });
-          if (!out.json) out.warn(`${result.skipped} event(s) skipped after the failed run`);
-        }
-        await tape.finish({ check: flags.check ?? false });
-        const failed = result.outcomes.find((o) => o.status !== 'completed');
-        ctx.exitCode = failed ? (failed.status === 'cancelled' ? EXIT.interrupted : exitCodeFor(failed.error?.code ?? 'unknown')) : abort.signal.aborted ? EXIT.interrupted : EXIT.ok;
-      } finally {
-        process.removeListener('SIGINT', onSigint);
+      const result = await replayEvents({
+        dataDir: ctx.flags.dataDir,
+        pluginsDir: ctx.flags.pluginsDir,
+        pluginDir: flags.plugin,
+        config: tape.config(ctx.configFile().config),
+        hostHooks: tape.hooks,
+        eventFile: flags.event,
+        platform: flags.platform,
+        runner: flags.runner,
+        bindingFile: flags.binding,
+        configFile: flags.config,
+        vars: parseKeyValues(flags.var, '--var'),
+        signal,
+        warn: (m) => out.warn(m),
+        onDelivered,
+        onObserved,
+      });
+      for (const o of result.outcomes) {
+        if (!out.json && o.status === 'completed' && !printed.has(o.run_id) && o.reply) out.text(o.reply);
+        if (o.error) out.notice(`error[${o.error.code}]: ${o.error.message}`);
+        out.line({ type: 'run.summary', run_id: o.run_id, runner_id: o.runner_id, binding_id: o.binding_id, event_id: o.event_id, status: o.status, error: o.error, retryable: o.error?.retryable ?? false });
       }
+      if (result.skipped > 0) {
+        out.line({ type: 'replay.summary', runs: result.outcomes.length, skipped: result.skipped });
+        if (!out.json) out.warn(`${result.skipped} event(s) skipped after the failed run`);
+      }
+      await tape.finish({ check: flags.check ?? false });
+      const failed = result.outcomes.find((o) => o.status !== 'completed');
+      ctx.exitCode = failed ? (failed.status === 'cancelled' ? EXIT.interrupted : exitCodeFor(failed.error?.code ?? 'unknown')) : signal.aborted ? EXIT.interrupted : EXIT.ok;
     });
 }

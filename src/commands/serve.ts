@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { parseFlags } from './shared/flags.js';
+import { whenAborted } from './shared/interrupt.js';
 import type { GetContext } from './shared/context.js';
 
 const ServeFlagsSchema = z.object({
@@ -27,12 +28,11 @@ export function registerServe(program: Command, getCtx: GetContext): void {
         const { startDev } = await import('../runtime/dev/session.js');
         const { printDevEvents, untilStopped } = await import('./shared/dev-view.js');
         const session = await startDev({ dataDir: ctx.flags.dataDir, dir: ctx.flags.pluginsDir, configFile: ctx.configFile(), host: flags.host, port: flags.port, watch: true, warn: (m) => ctx.output.warn(m) });
-        process.stderr.write(`lbot: serving on ${session.url} with hot reload of ${ctx.flags.pluginsDir}${session.serve.tokenFile ? ` (token in ${session.serve.tokenFile})` : ''}\n`);
+        ctx.output.notice(`serving on ${session.url} with hot reload of ${ctx.flags.pluginsDir}${session.serve.tokenFile ? ` (token in ${session.serve.tokenFile})` : ''}`);
         ctx.output.line({ type: 'serve.ready', url: session.url, port: session.serve.port, token_file: session.serve.tokenFile, dev: true });
         const unsubscribe = printDevEvents(session, ctx.output);
-        const stop = untilStopped();
-        await stop.stopped;
-        process.stderr.write('lbot: shutting down\n');
+        await untilStopped(ctx.signal).stopped;
+        ctx.output.notice('shutting down');
         unsubscribe();
         await session.close();
         return;
@@ -46,19 +46,12 @@ export function registerServe(program: Command, getCtx: GetContext): void {
         port: flags.port,
         ...(flags.telegramPoll ? { telegramPoll: true } : {}),
         warn: (m) => ctx.output.warn(m),
-        ...(ctx.flags.verbose || ctx.flags.debug ? { log: (l: string) => process.stderr.write(`lbot: ${l}\n`) } : {}),
+        ...(ctx.flags.verbose || ctx.flags.debug ? { log: (l: string) => ctx.output.info(l) } : {}),
       });
-      process.stderr.write(`lbot: serving on ${handle.url}${handle.tokenFile ? ` (token in ${handle.tokenFile})` : ''}\n`);
+      ctx.output.notice(`serving on ${handle.url}${handle.tokenFile ? ` (token in ${handle.tokenFile})` : ''}`);
       ctx.output.line({ type: 'serve.ready', url: handle.url, port: handle.port, token_file: handle.tokenFile });
-      await new Promise<void>((resolve) => {
-        const stop = () => {
-          process.off('SIGTERM', stop);
-          process.off('SIGINT', stop);
-          process.stderr.write('lbot: shutting down\n');
-          handle.close().then(resolve, resolve);
-        };
-        process.once('SIGTERM', stop);
-        process.once('SIGINT', stop);
-      });
+      await whenAborted(ctx.signal);
+      ctx.output.notice('shutting down');
+      await handle.close().catch(() => undefined);
     });
 }

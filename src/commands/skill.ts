@@ -35,18 +35,6 @@ async function installContext(ctx: CliContext, signal?: AbortSignal): Promise<In
   return { dataDir: ctx.flags.dataDir, limits: skillLimitsFromConfig(ctx.configFile().config), fetcher: createSkillFetcher(), signal, cwd: process.cwd() };
 }
 
-/** Runs `body` with SIGINT turned into an abort, so an interrupted install cleans up (exit 130). */
-async function interruptible<T>(body: (signal: AbortSignal) => Promise<T>): Promise<T> {
-  const controller = new AbortController();
-  const onSigint = () => controller.abort();
-  process.on('SIGINT', onSigint);
-  try {
-    return await body(controller.signal);
-  } finally {
-    process.removeListener('SIGINT', onSigint);
-  }
-}
-
 const short = (sha: string | null | undefined) => (sha ? sha.slice(0, 12) : '-');
 
 function renderPreview(v: { source: string; skills: PreviewedSkill[] }): string {
@@ -138,25 +126,24 @@ export function registerSkill(program: Command, getCtx: GetContext): void {
       const ctx = getCtx();
       const flags = parseFlags(InstallFlagsSchema, raw);
       const { installSkills, previewInstall } = await import('../core/skills/install.js');
-      await interruptible(async (signal) => {
-        const ictx = await installContext(ctx, signal);
-        if (flags.frozen) {
-          if (flags.preview || flags.replace || flags.name) throw new LbotError('invalid_argument', '--frozen cannot be combined with --preview, --replace or --name');
-          const { installFrozen } = await import('../core/skills/frozen.js');
-          const result = await installFrozen({ source, picks: flags.pick }, ictx);
-          ctx.output.result(result, (v) => v.skills.map((s) => `${s.status.padEnd(9)}  ${s.name} (sha256 ${short(s.sha256)})`).join('\n') || 'skills.lock.json records no skills');
-          return;
-        }
-        if (source === undefined) throw new LbotError('invalid_argument', 'missing SOURCE: a skill folder, .zip file or URL (or use --frozen to install what the lock records)');
-        const opts = { source, name: flags.name, picks: flags.pick, replace: flags.replace, owner: flags.owner, repo: flags.repo, ref: flags.ref };
-        if (flags.preview) {
-          ctx.output.result(await previewInstall(opts, ictx), renderPreview);
-          return;
-        }
-        const result = await installSkills(opts, ictx);
-        for (const s of result.skills) for (const w of s.warnings) ctx.output.warn(`${s.name}: ${w}`);
-        ctx.output.result(result, renderInstalled);
-      });
+      // An interrupted install cleans up (exit 130).
+      const ictx = await installContext(ctx, ctx.signal);
+      if (flags.frozen) {
+        if (flags.preview || flags.replace || flags.name) throw new LbotError('invalid_argument', '--frozen cannot be combined with --preview, --replace or --name');
+        const { installFrozen } = await import('../core/skills/frozen.js');
+        const result = await installFrozen({ source, picks: flags.pick }, ictx);
+        ctx.output.result(result, (v) => v.skills.map((s) => `${s.status.padEnd(9)}  ${s.name} (sha256 ${short(s.sha256)})`).join('\n') || 'skills.lock.json records no skills');
+        return;
+      }
+      if (source === undefined) throw new LbotError('invalid_argument', 'missing SOURCE: a skill folder, .zip file or URL (or use --frozen to install what the lock records)');
+      const opts = { source, name: flags.name, picks: flags.pick, replace: flags.replace, owner: flags.owner, repo: flags.repo, ref: flags.ref };
+      if (flags.preview) {
+        ctx.output.result(await previewInstall(opts, ictx), renderPreview);
+        return;
+      }
+      const result = await installSkills(opts, ictx);
+      for (const s of result.skills) for (const w of s.warnings) ctx.output.warn(`${s.name}: ${w}`);
+      ctx.output.result(result, renderInstalled);
     });
 
   skill

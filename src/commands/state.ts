@@ -2,23 +2,15 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { LbotError } from '../core/errors.js';
-import { StateScopeSchema, type StateScope } from '../core/protocol/binding.js';
-import { decodeScopeKey } from '../core/stores/state-scope-key.js';
+import { StateScopeSchema } from '../core/protocol/binding.js';
 import { serializeStateValue, STATE_VALUE_LIMIT_BYTES } from '../core/host/api/state.js';
-import { aliasStateKey } from '../core/host/state-scope.js';
+import { aliasStateKey, parseScopeKey } from '../core/host/state-scope.js';
+import { ApiError } from '../core/host/api-error.js';
 import { parseJsonText } from '../core/json-parse.js';
 import { parseFlags } from './shared/flags.js';
 import { LimitFlag } from './shared/schemas.js';
 import { withStores } from './shared/stores.js';
 import type { GetContext } from './shared/context.js';
-
-/** Reads scope, runner and binding back from an escaped scope key `<scope>:<runner id>:<binding>:…`. */
-function columnsFromScopeKey(scopeKey: string): { scope: StateScope; runner_id: string; binding_identity: string } {
-  const decoded = decodeScopeKey(scopeKey);
-  const [runner_id, binding_identity] = decoded?.parts ?? [];
-  if (!decoded || !runner_id || !binding_identity) throw new LbotError('invalid_argument', `--scope-key ${scopeKey} is not a state scope key`, { hint: 'copy scope_key from `lbot state list --json`' });
-  return { scope: decoded.scope, runner_id, binding_identity };
-}
 
 export function registerState(program: Command, getCtx: GetContext): void {
   const state = program.command('state').description('Inspect and edit runner state (conversation, actor, subject and runner scopes)');
@@ -54,16 +46,17 @@ export function registerState(program: Command, getCtx: GetContext): void {
     .action(async (key: string, json: string, raw: unknown) => {
       const ctx = getCtx();
       const f = parseFlags(z.object({ scopeKey: z.string().min(1) }), raw);
-      const { scope, ...cols } = columnsFromScopeKey(f.scopeKey);
+      const { scope, identity } = parseScopeKey(f.scopeKey);
       const value = parseJsonText(json, '<json>', 'invalid_argument');
       let text: string;
       try {
         text = serializeStateValue(value, STATE_VALUE_LIMIT_BYTES, key);
       } catch (err) {
-        throw new LbotError(err instanceof Error && err.message.includes('limit') ? 'payload_too_large' : 'invalid_argument', err instanceof Error ? err.message : String(err));
+        if (err instanceof ApiError) throw new LbotError(err.code === 'payload_too_large' ? 'payload_too_large' : 'invalid_argument', err.message);
+        throw err;
       }
       await withStores(ctx, (s) =>
-        s.state.set(scope, f.scopeKey, aliasStateKey(key), text, { ...cols, bot_id: null, workspace_id: null, conversation_id: null, thread_id: null, actor_type: null, actor_id: null, subject_type: null, subject_id: null }),
+        s.state.set(scope, f.scopeKey, aliasStateKey(key), text, { ...identity, bot_id: null, workspace_id: null }),
       );
       ctx.output.result({ ok: true, key: aliasStateKey(key) }, () => null);
     });

@@ -4,7 +4,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { LbotError } from '../core/errors.js';
 import { isRecord } from '../core/json.js';
 import { parseJsonText } from '../core/json-parse.js';
-import { needsGateway, parseEventInput, type EventInput } from '../core/host/event-input.js';
+import { eventsFromJson, needsGateway, parseEventJson, type EventInput } from '../core/host/event-input.js';
 import type { PlatformChoice } from '../core/gateway/types.js';
 
 /** Reads a user-named input file ('-' = stdin) with clear errors for missing paths and directories. */
@@ -38,7 +38,7 @@ export async function readJsonObject(file: string, flag: string): Promise<Record
 
 /** Reads and parses an event file ('-' = stdin) into the events to run, in order. */
 export async function readEventFile(file: string, platform: PlatformChoice, maxDataBytes: number): Promise<EventInput[]> {
-  const text = await readInputFile(file, '--event');
-  const normalize = needsGateway(text, platform) ? (await import('../core/gateway/normalize.js')).normalizePlatformPayload : undefined;
-  return parseEventInput(text, file, maxDataBytes, platform, normalize);
+  const value = parseEventJson(await readInputFile(file, '--event'), file);
+  const normalize = needsGateway(value, platform) ? (await import('../core/gateway/normalize.js')).normalizePlatformPayload : undefined;
+  return eventsFromJson(value, file, maxDataBytes, platform, normalize);
 }

@@ -16,6 +16,8 @@ export type CliContext = {
   readonly output: Output;
   /** The data dir's config file (loaded on first use; a broken file fails with config.invalid). */
   configFile(): ConfigFile;
+  /** Aborted on the first SIGINT or SIGTERM (shared/interrupt.ts); reading it is what makes a command interruptible. */
+  readonly signal: AbortSignal;
   /** Exit code the process ends with once the action returns (commands set it for non-error outcomes). */
   exitCode: number;
 };

@@ -10,7 +10,7 @@ export function printDevEvents(session: Pick<DevSession, 'bus'>, out: Output): (
     (e: DevEvent) => {
       if (out.json) return out.line(e);
       const text = describeDevEvent(e);
-      if (text !== null) process.stderr.write(`lbot: ${text}\n`);
+      if (text !== null) out.notice(text);
     },
     { replay: true },
   );
@@ -54,17 +54,16 @@ export async function showDashboard(session: DevSession, quit: () => void): Prom
   };
 }
 
-/** Resolves on SIGINT, SIGTERM or `extra()` being called; removes its listeners. */
-export function untilStopped(): { stopped: Promise<void>; stop(): void } {
+/** Resolves when `signal` (the command's interrupt) aborts or `stop()` is called (q on the dashboard). */
+export function untilStopped(signal: AbortSignal): { stopped: Promise<void>; stop(): void } {
   let stop!: () => void;
   const stopped = new Promise<void>((resolve) => {
     stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
+      signal.removeEventListener('abort', stop);
       resolve();
     };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+    if (signal.aborted) stop();
+    else signal.addEventListener('abort', stop, { once: true });
   });
   return { stopped, stop };
 }

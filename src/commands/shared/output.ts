@@ -14,6 +14,9 @@ export type Output = {
   /** Prints one NDJSON line to stdout (only in --json mode). */
   line(value: unknown): void;
   warn(message: string): void;
+  /** A diagnostic line on stderr in every mode (progress, per-run errors that are not the command's). */
+  notice(message: string): void;
+  /** Like notice, only with --verbose or --debug. */
   info(message: string): void;
   /** Reports an error and returns the exit code it maps to (or `exitCode` when given). */
   error(err: unknown, exitCode?: number): number;
@@ -60,6 +63,9 @@ export function createOutput(opts: OutputOptions, streams = { out: process.stdou
     },
     warn(message) {
       write(streams.err, `lbot: warning: ${message}`);
+    },
+    notice(message) {
+      write(streams.err, `lbot: ${message}`);
     },
     info(message) {
       if (opts.verbose || opts.debug) write(streams.err, `lbot: ${message}`);

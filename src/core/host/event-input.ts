@@ -1,7 +1,7 @@
 // Parses `--event` input: one envelope or a JSON array of envelopes, with precise errors (AC-190–AC-193, AC-203).
 import { LbotError } from '../errors.js';
 import { EventEnvelopeSchema, type EventEnvelope } from '../protocol/event.js';
-import { isRecord, jsonByteLength, tryParseJson } from '../json.js';
+import { isRecord, jsonByteLength } from '../json.js';
 import { parseJsonText } from '../json-parse.js';
 import { matchingPlatforms } from '../gateway/detect.js';
 import type { normalizePlatformPayload } from '../gateway/normalize.js';
@@ -10,12 +10,11 @@ import type { PlatformChoice } from '../gateway/types.js';
 /** The gateway's normalizer (injected: it is loaded only when an input holds a platform payload). */
 export type Normalize = typeof normalizePlatformPayload;
 
-/** Whether `text` may hold a platform payload, so the caller loads the gateway before parsing. */
-export function needsGateway(text: string, platform: PlatformChoice): boolean {
+/** Whether the parsed event file may hold a platform payload, so the caller loads the gateway first. */
+export function needsGateway(value: unknown, platform: PlatformChoice): boolean {
   if (platform === 'generic') return false;
   if (platform !== 'auto') return true;
-  const raw = tryParseJson(text);
-  const items: unknown[] = Array.isArray(raw) ? raw : [raw];
+  const items: unknown[] = Array.isArray(value) ? value : [value];
   return items.some((item) => matchingPlatforms(item).some((p) => p !== 'generic'));
 }
 
@@ -69,10 +68,19 @@ export function parseEventItem(value: unknown, source: string, maxDataBytes: num
   return { envelope: parseEnvelope(result.envelope, source, maxDataBytes, index), raw: result.raw };
 }
 
+/** Parses the JSON of an event file once; the value then goes to needsGateway and eventsFromJson. */
+export function parseEventJson(text: string, source: string): unknown {
+  if (text.trim() === '') throw new LbotError('event.parse_error', `${source}: the event file is empty`, { details: { file: source } });
+  return parseJsonText(text, source, 'event.parse_error');
+}
+
 /** Parses the text of an event file into events (an object, or a non-empty array of objects). */
 export function parseEventInput(text: string, source: string, maxDataBytes: number, platform: PlatformChoice = 'auto', normalize?: Normalize): EventInput[] {
-  if (text.trim() === '') throw new LbotError('event.parse_error', `${source}: the event file is empty`, { details: { file: source } });
-  const raw = parseJsonText(text, source, 'event.parse_error');
+  return eventsFromJson(parseEventJson(text, source), source, maxDataBytes, platform, normalize);
+}
+
+/** The events of a parsed event file (an object, or a non-empty array of objects). */
+export function eventsFromJson(raw: unknown, source: string, maxDataBytes: number, platform: PlatformChoice = 'auto', normalize?: Normalize): EventInput[] {
   if (Array.isArray(raw)) {
     if (raw.length === 0) throw new LbotError('event.invalid', `${source}: the event array is empty`, { details: { path: [], file: source } });
     return raw.map((item, i) => parseEventItem(item, source, maxDataBytes, platform, i, normalize));

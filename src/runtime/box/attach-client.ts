@@ -75,3 +75,47 @@ export function attachToSocket(socketPath: string, token: string, processId: str
     });
   });
 }
+
+/**
+ * Connects a terminal to an attachment until the relay closes: input feeds the process's stdin
+ * (end of input closes it), its output goes to `output`, both honouring backpressure; `signal`
+ * detaches and leaves the process running. Resolves with the process's exit code, or null when
+ * it was still running.
+ */
+export function pumpAttachment(
+  conn: Attachment,
+  io: { input: NodeJS.ReadableStream; output: NodeJS.WritableStream; signal: AbortSignal },
+): Promise<number | null> {
+  const { input, output, signal } = io;
+  return new Promise((resolve) => {
+    let exitCode: number | null = null;
+    const onData = (chunk: Buffer | string): void => {
+      if (!conn.write(chunk)) {
+        input.pause();
+        conn.socket.once('drain', () => input.resume());
+      }
+    };
+    const onEnd = (): void => conn.end();
+    const onAbort = (): void => conn.detach();
+    input.on('data', onData);
+    input.on('end', onEnd);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    conn.on('data', (b) => {
+      if (!output.write(b)) {
+        conn.socket.pause();
+        output.once('drain', () => conn.socket.resume());
+      }
+    });
+    conn.on('exit', (code) => {
+      exitCode = code;
+    });
+    conn.on('close', () => {
+      input.off('data', onData);
+      input.off('end', onEnd);
+      signal.removeEventListener('abort', onAbort);
+      input.pause();
+      resolve(exitCode);
+    });
+  });
+}
