@@ -130,7 +130,7 @@ export async function testModel(config: Config, name: string, env: NodeJS.Proces
   const model = find(config, name);
   const provider = createModelProvider([model], { env });
   const signal = new AbortController().signal;
-  const base = { model_id: name, extra_args: { max_tokens: Math.min(32, model.max_tokens_cap) }, deadline_at: Date.now() / 1000 + 60, signal };
+  const base = { model_id: name, extra_args: {}, deadline_at: Date.now() / 1000 + 60, signal };
   const timed = async <T>(fn: () => Promise<T>): Promise<{ value: T | null; ms: number; error: string | null }> => {
     const t0 = performance.now();
     try {

@@ -106,8 +106,8 @@ function badShape(model: ModelConfig, err: z.ZodError): ApiError {
 
 export function createOpenAiBackend(model: ModelConfig, apiKey: string | undefined, baseURL: string) {
   const client = clientFor(model, apiKey, baseURL);
+  // No default max_tokens here: newer OpenAI models refuse it (max_completion_tokens); the upstream's default applies.
   const body = (req: ChatRequest): ChatCompletionCreateParamsBase => ({
-    max_tokens: model.max_tokens,
     ...req.args,
     model: model.model ?? model.id,
     messages: toOpenAiMessages(req.messages),

@@ -2,11 +2,11 @@
 // system/tool_use/tool_result mapping, streamed tool input split across deltas, retries, faults, cancel.
 import { afterEach, describe, expect, it } from 'vitest';
 import { ModelConfigSchema } from '../../../src/core/config.js';
-import { ApiError } from '../../../src/core/host/api-error.js';
 import type { ModelCall, ModelProvider } from '../../../src/core/host/ports.js';
 import { FakeScriptSchema, type FakeScriptInput } from '../../../src/runtime/models/fake-server-script.js';
 import { startFakeModelServer, type FakeServer } from '../../../src/runtime/models/fake-server.js';
 import { createModelProvider } from '../../../src/runtime/models/providers.js';
+import { refusal } from './refusal.js';
 
 const KEY = 'sk-ant-test-0123456789';
 let servers: FakeServer[] = [];
@@ -27,15 +27,6 @@ const TOOLS = [{ name: 'get_weather', description: 'Weather of a city', paramete
 
 function call(over: Partial<ModelCall> = {}): ModelCall {
   return { model_id: 'c1', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hello there' }], tools: [], extra_args: {}, deadline_at: null, signal: new AbortController().signal, ...over };
-}
-
-async function refusal(p: Promise<unknown>): Promise<ApiError> {
-  const err: unknown = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  if (!(err instanceof ApiError)) throw new Error(`expected an ApiError, got ${String(err)}`);
-  return err;
 }
 
 describe('anthropic provider against the fake Messages endpoint', () => {

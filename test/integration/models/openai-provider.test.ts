@@ -3,11 +3,11 @@
 import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ModelConfigSchema, type ModelConfig } from '../../../src/core/config.js';
-import { ApiError } from '../../../src/core/host/api-error.js';
 import type { ModelCall, ModelProvider } from '../../../src/core/host/ports.js';
 import { FakeScriptSchema, type FakeScriptInput } from '../../../src/runtime/models/fake-server-script.js';
 import { startFakeModelServer, type FakeServer } from '../../../src/runtime/models/fake-server.js';
 import { createModelProvider } from '../../../src/runtime/models/providers.js';
+import { refusal } from './refusal.js';
 
 const KEY = 'sk-test-abcdef123456';
 let servers: FakeServer[] = [];
@@ -33,15 +33,6 @@ function call(over: Partial<ModelCall> = {}): ModelCall {
   return { model_id: 'm1', messages: [{ role: 'user', content: 'hello there' }], tools: [], extra_args: {}, deadline_at: null, signal: new AbortController().signal, ...over };
 }
 
-async function refusal(p: Promise<unknown>): Promise<ApiError> {
-  const err: unknown = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  if (!(err instanceof ApiError)) throw new Error(`expected an ApiError, got ${String(err)}`);
-  return err;
-}
-
 describe('openai provider against the fake server', () => {
   it('invokes without tools: text, usage, finish reason and the upstream model', async () => {
     const { server, provider } = await setup({ steps: [{ content: 'Hi! How can I help?' }] });
@@ -50,7 +41,7 @@ describe('openai provider against the fake server', () => {
     expect(reply.finish_reason).toBe('stop');
     expect(reply.model).toBe('gpt-4o-mini');
     expect(reply.usage).toMatchObject({ prompt_tokens: 2, completion_tokens: 5, total_tokens: 7 });
-    expect(server.requests[0]?.body).toMatchObject({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello there' }], max_tokens: 1024 });
+    expect(server.requests[0]?.body).toEqual({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello there' }], stream: false });
   });
 
   it('invokes with tools: OpenAI tool specs go up, tool calls with ids come back, tool results answer them', async () => {
