@@ -20,6 +20,7 @@ const TestFlagsSchema = z.object({
   config: z.string().min(1).optional(),
   initTimeout: z.coerce.number().int().positive().optional(),
   probeTimeout: z.coerce.number().positive().optional(),
+  isolation: z.enum(['auto', 'sandbox', 'none']).optional(),
 });
 
 export function registerRunnerDev(runner: Command, getCtx: GetContext): void {
@@ -56,6 +57,7 @@ export function registerRunnerDev(runner: Command, getCtx: GetContext): void {
     .option('--config <file>', 'runner config JSON for the probe runs (for runners with required config keys)')
     .option('--init-timeout <ms>', 'how long initialize may take (default 10000)')
     .option('--probe-timeout <sec>', 'how long one probe run may take (default 10)')
+    .option('--isolation <mode>', 'auto, sandbox or none: how the plugin runs (default: plugins.isolation)')
     .addHelpText('after', '\nStatuses: PASS, FAIL, WARN (a warning-level failure), BLOCKED (could not be checked), N/A.\nExit 0 when nothing fails, 1 otherwise.\n\nExample:\n  lbot runner test ./my-runner --junit reports/conformance.xml')
     .action(async (dir: string, raw: unknown) => {
       const ctx = getCtx();
@@ -69,7 +71,9 @@ export function registerRunnerDev(runner: Command, getCtx: GetContext): void {
         junitFile: flags.junit,
         initializeTimeoutMs: flags.initTimeout,
         probeTimeoutS: flags.probeTimeout,
+        isolation: flags.isolation ?? ctx.configFile().config.plugins.isolation,
         log: (l) => ctx.output.info(l),
+        warn: (m) => ctx.output.warn(m),
       });
       ctx.output.result(report, renderText);
       ctx.exitCode = report.ok ? EXIT.ok : EXIT.runFailed;

@@ -129,7 +129,21 @@ export const DEFAULT_RUNNER_ALIASES: Record<string, string> = {
 };
 
 export const ConfigSchema = z.looseObject({
-  plugins: z.looseObject({ enabled: z.boolean().default(true) }).prefault({}),
+  plugins: z
+    .looseObject({
+      enabled: z.boolean().default(true),
+      /** auto: the bubblewrap sandbox where it works, else unisolated with a warning (docs/host.md). */
+      isolation: z.enum(['auto', 'sandbox', 'none']).default('auto'),
+      /** Per plugin process, enforced by the box's limits layer when the plugin is sandboxed. */
+      limits: z
+        .looseObject({
+          memory_mb: z.number().int().min(16).default(1024),
+          pids: z.number().int().min(8).default(256),
+          cpus: z.number().positive().default(2),
+        })
+        .prefault({}),
+    })
+    .prefault({}),
   models: z.array(ModelConfigSchema).default([]),
   knowledge_bases: z.array(KnowledgeBaseConfigSchema).default([]),
   bindings: z.array(BindingSchema).default([]),

@@ -14,6 +14,7 @@ import { createLocalRetriever } from './knowledge/local.js';
 import { OWNER, reapInterruptedRuns } from './run-owner.js';
 import { createModelProvider } from './models/providers.js';
 import { createPluginLauncher } from './plugins/launcher.js';
+import { pluginSandboxFor, type IsolationMode } from './plugins/sandbox.js';
 import { openMcpHost } from './mcp/host-wiring.js';
 import type { RunTools } from './tools/run-tools.js';
 import type { BoxService } from './box/service.js';
@@ -27,6 +28,8 @@ export type LocalHostOptions = {
   config: Config;
   warn(message: string): void;
   tools?(req: ToolsRequest): Promise<ToolProvider | undefined>;
+  /** Overrides plugins.isolation (a non-loopback serve turns auto into sandbox). */
+  isolation?: IsolationMode | undefined;
   /** Replaces the plugin launcher (`dev` keeps processes on standby). */
   launcher?: PluginLauncher | undefined;
   /** Replaces the catalog the host reads (`dev` serves the last good one). */
@@ -75,7 +78,7 @@ function cachedCatalog(load: () => Promise<RunnerCatalog>, ttlMs: number): () =>
 export function openLocalHost(opts: LocalHostOptions): LocalHost {
   const stores = openSqliteStores(opts.dataDir);
   reapInterruptedRuns(stores);
-  const launcher = opts.launcher ?? createPluginLauncher({ onWarning: (w) => opts.warn(w.message) });
+  const launcher = opts.launcher ?? createPluginLauncher({ onWarning: (w) => opts.warn(w.message), sandbox: pluginSandboxFor(opts.config, opts.dataDir, { warn: opts.warn, ...(opts.isolation ? { mode: opts.isolation } : {}) }) });
   const catalog = opts.catalog ?? cachedCatalog(() => loadCatalog(opts.pluginsDir, opts.pluginDir), CATALOG_TTL_MS);
   const models = createModelProvider(opts.config.models);
   const mcp = opts.tools

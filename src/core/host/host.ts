@@ -150,7 +150,7 @@ export function createHost(deps: HostDeps): Host {
     const catalog = await deps.catalog();
     const target = runTarget(catalog, req.binding);
     // Start (or reuse) the plugin process now, so its start-up overlaps setting up the run.
-    const lease = pool.acquire(catalog, target.identity, req.binding.env);
+    const lease = pool.acquire(catalog, target.identity, req.binding);
     lease.connection.catch(() => undefined); // awaited in execute; a start failure fails the run there
     try {
       return await execute(req, await prepareRun(deps, req, target), lease.connection);

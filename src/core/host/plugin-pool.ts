@@ -1,4 +1,4 @@
-// The host's plugin processes: one warm process per plugin identity and binding env, started on first
+// The host's plugin processes: one warm process per plugin identity, binding env and network grant, started on first
 // use, replaced when it dies (with crash-loop backoff), swapped on reload, and drained before it stops.
 import { LbotError } from '../errors.js';
 import type { Clock, PluginConnection, PluginLauncher, PluginSpec, ProxyCallHandler, RunnerCatalog } from './ports.js';
@@ -26,6 +26,7 @@ class Generation {
   constructor(
     readonly identity: string,
     readonly env: Readonly<Record<string, string>>,
+    readonly network: boolean,
     readonly connection: Promise<PluginConnection>,
   ) {}
 
@@ -48,8 +49,8 @@ class Generation {
   }
 }
 
-/** The pool key of a plugin and env; only ever compared, never parsed back. */
-const keyOf = (identity: string, env: Readonly<Record<string, string>>) => `${identity}\0${JSON.stringify(env)}`;
+/** The pool key of a plugin, env and network grant (another grant is another process); only ever compared. */
+const keyOf = (identity: string, env: Readonly<Record<string, string>>, network: boolean) => `${identity}\0${JSON.stringify(env)}${network ? '\0network' : ''}`;
 
 export class PluginPool {
   readonly #live = new Map<string, Generation>();
@@ -57,15 +58,18 @@ export class PluginPool {
 
   constructor(private readonly deps: PluginPoolDeps) {}
 
-  /** The warm process of the plugin and env (started now when there is none), leased to one run. */
-  acquire(catalog: RunnerCatalog, identity: string, env: Record<string, string>): Lease {
-    const key = keyOf(identity, env);
-    const existing = this.#live.get(key);
-    if (existing) return existing.lease();
+  /** The warm process of the plugin and the binding's env (started now when there is none), leased to one run. */
+  acquire(catalog: RunnerCatalog, identity: string, binding: { env: Record<string, string>; network?: boolean | undefined }): Lease {
     const plugin = catalog.plugins.get(identity);
     if (!plugin) return { connection: Promise.reject(new LbotError('runner.not_found', `plugin ${identity} not found`)), release: () => undefined };
-    const started = this.#startSlot(key, identity).then(() => this.#start(plugin, env));
-    const generation = this.#install(key, identity, env, started);
+    const { env } = binding;
+    // A binding can take the manifest's network grant away, never add one.
+    const network = plugin.network === true && binding.network !== false;
+    const key = keyOf(identity, env, network);
+    const existing = this.#live.get(key);
+    if (existing) return existing.lease();
+    const started = this.#startSlot(key, identity).then(() => this.#start(plugin, env, network));
+    const generation = this.#install(key, identity, env, network, started);
     started.catch(() => this.#live.get(key) === generation && this.#live.delete(key));
     return generation.lease();
   }
@@ -77,12 +81,14 @@ export class PluginPool {
    */
   async reload(identity: string, plugin: Omit<PluginSpec, 'env'>): Promise<void> {
     const current = [...this.#live.entries()].filter(([, g]) => g.identity === identity);
-    const targets = current.length > 0 ? current : [[keyOf(identity, {}), undefined] as const];
+    const granted = plugin.network === true;
+    const targets = current.length > 0 ? current : [[keyOf(identity, {}, granted), undefined] as const];
     for (const [key, old] of targets) {
       const env = old?.env ?? {};
-      const fresh = this.#start(plugin, env);
+      const network = old?.network ?? granted;
+      const fresh = this.#start(plugin, env, network);
       await fresh; // throws: the old process keeps serving
-      this.#install(key, identity, env, fresh);
+      this.#install(key, identity, env, network, fresh);
       if (old) void this.#retire(old).catch((err: unknown) => this.deps.warn(`stopping the old ${identity} process failed: ${String(err)}`));
     }
   }
@@ -94,13 +100,13 @@ export class PluginPool {
     await Promise.allSettled(all.map(async (g) => (await g.connection).close()));
   }
 
-  #start(plugin: Omit<PluginSpec, 'env'>, env: Readonly<Record<string, string>>): Promise<PluginConnection> {
-    return this.deps.launcher.start({ ...plugin, env: { ...env } }, this.deps.onApiCall);
+  #start(plugin: Omit<PluginSpec, 'env'>, env: Readonly<Record<string, string>>, network: boolean): Promise<PluginConnection> {
+    return this.deps.launcher.start({ ...plugin, env: { ...env }, network }, this.deps.onApiCall);
   }
 
   /** Makes `connection` the live process of `key`; it leaves the pool when it exits. */
-  #install(key: string, identity: string, env: Readonly<Record<string, string>>, connection: Promise<PluginConnection>): Generation {
-    const generation = new Generation(identity, env, connection);
+  #install(key: string, identity: string, env: Readonly<Record<string, string>>, network: boolean, connection: Promise<PluginConnection>): Generation {
+    const generation = new Generation(identity, env, network, connection);
     this.#live.set(key, generation);
     connection.then(
       (conn) => void conn.exited.then(() => this.#live.get(key) === generation && this.#live.delete(key)),

@@ -30,6 +30,8 @@ export type PluginSpec = {
   execution: Execution;
   /** Extra, non-secret variables from the binding; added to the allowlisted env. */
   env: Record<string, string>;
+  /** Network for a sandboxed process: the manifest's grant, narrowed by the binding (default none). */
+  network?: boolean;
 };
 
 /** Why a connection ended; the host turns it into the error of every run still in flight. */

@@ -74,6 +74,8 @@ export const BindingSchema = z.strictObject({
   bound_plugins: z.array(z.string()).nullable().default(null),
   skills: z.array(z.string()).default([]),
   env: NonSecretEnvSchema.default({}),
+  /** false: the plugin's processes for this binding get no network even when its manifest declares it. */
+  network: z.boolean().optional(),
 });
 export type Binding = z.infer<typeof BindingSchema>;
 export type BindingInput = z.input<typeof BindingSchema>;

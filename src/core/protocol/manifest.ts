@@ -119,6 +119,8 @@ export const PluginManifestSchema = z.looseObject({
     description: I18nLooseSchema.nullable().optional(),
   }),
   spec: z.looseObject({
+    /** What the plugin process may reach besides the host's proxy; nothing unless declared (docs/host.md). */
+    permissions: nullAsEmpty(z.looseObject({ network: z.boolean().default(false) })),
     components: z.looseObject({
       AgentRunner: z
         .looseObject({ fromDirs: z.array(z.looseObject({ path: RelPathSchema })).min(1) })

@@ -1,6 +1,9 @@
 // Argument building for the bwrap backend: the holder that owns a session's namespaces, and each exec.
 import type { MountSpec, NetworkMode } from '../../core/box/model.js';
 import { shQuote } from '../../core/box/shell.js';
+import { dropPrivilegeArgs, procDevArgs, stageArgv, systemBindArgs, type SystemLink } from './hardening.js';
+
+export type { SystemLink } from './hardening.js';
 
 export const SANDBOX_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 export const SANDBOX_HOSTNAME = 'lbot-box';
@@ -10,9 +13,6 @@ export const NODE_MOUNT = '/.lbot/node';
 /** Inside the sandbox: the seccomp filter and the helper that loads it before every exec. */
 export const SECCOMP_FILTER_MOUNT = '/.lbot/seccomp.bpf';
 export const SECCOMP_EXEC_MOUNT = '/.lbot/seccomp-exec';
-
-/** A top-level host entry such as /bin: a symlink to re-create (merged /usr) or a directory to bind. */
-export type SystemLink = { path: string; target: string | null };
 
 export type HolderPlan = {
   bwrap: string;
@@ -56,11 +56,6 @@ export type HolderPlan = {
    */
   volumeHop: { uid: number; gid: number } | null;
 };
-
-const MINIMAL_DEV = ['null', 'zero', 'full', 'random', 'urandom'];
-
-const ETC_ALWAYS = ['/etc/alternatives', '/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/ssl', '/etc/ca-certificates', '/etc/localtime'];
-const ETC_NETWORK = ['/etc/resolv.conf', '/etc/hosts', '/etc/nsswitch.conf', '/etc/gai.conf'];
 
 /** The idle keeper: sleeps, and exits (ending the session) once the session is idle past its TTL. */
 export const KEEPER_SCRIPT = [
@@ -108,22 +103,9 @@ export function buildHolderArgv(plan: HolderPlan, unshare = 'unshare', setpriv =
   if (plan.disableUserns) a.push('--disable-userns');
   a.push('--hostname', SANDBOX_HOSTNAME, '--clearenv');
   a.push('--setenv', 'PATH', SANDBOX_PATH, '--setenv', 'HOME', '/home', '--setenv', 'PYTHONUNBUFFERED', '1', '--setenv', 'LANG', 'C.UTF-8');
-  a.push('--ro-bind', '/usr', '/usr');
-  for (const l of plan.systemLinks) {
-    if (l.target !== null) a.push('--symlink', l.target, l.path);
-    else a.push('--ro-bind-try', l.path, l.path);
-  }
-  for (const p of ETC_ALWAYS) a.push('--ro-bind-try', p, p);
-  if (plan.network === 'on') for (const p of ETC_NETWORK) a.push('--ro-bind-try', p, p);
+  a.push(...systemBindArgs(plan.systemLinks, plan.network === 'on'));
   a.push('--ro-bind', plan.passwdFile, '/etc/passwd', '--ro-bind', plan.groupFile, '/etc/group');
-  a.push('--proc', '/proc');
-  if (plan.dev === 'dev') a.push('--dev', '/dev');
-  else {
-    a.push('--tmpfs', '/dev');
-    for (const d of MINIMAL_DEV) a.push('--dev-bind-try', `/dev/${d}`, `/dev/${d}`);
-    a.push('--symlink', '/proc/self/fd', '/dev/fd', '--symlink', '/proc/self/fd/0', '/dev/stdin', '--symlink', '/proc/self/fd/1', '/dev/stdout');
-    a.push('--symlink', '/proc/self/fd/2', '/dev/stderr', '--tmpfs', '/dev/shm');
-  }
+  a.push(...procDevArgs(plan.dev));
   a.push('--bind', tmp, '/tmp', '--bind', home, '/home');
   if (plan.hostPath) a.push(plan.hostPath.mode === 'ro' ? '--ro-bind' : '--bind', plan.hostPath.path, plan.mountPath);
   else a.push('--bind', workspace, plan.mountPath);
@@ -142,21 +124,6 @@ export function buildHolderArgv(plan: HolderPlan, unshare = 'unshare', setpriv =
     argv = [unshare, '--user', '--map-root-user', '--mount', '--propagation', 'private', '--', '/bin/sh', '-c', setup, 'lbot-volume', vol.volumeDir, ...a];
   }
   return plan.stage ? stageArgv(plan.stage, argv, unshare, setpriv) : argv;
-}
-
-/**
- * As root: a private mount namespace where every host source is bound onto its stage path (readable
- * by the sandbox uid whatever the modes of the source's parents), then setpriv drops to that uid
- * with no capabilities and no supplementary groups before the sandbox is built.
- */
-function stageArgv(stage: NonNullable<HolderPlan['stage']>, argv: readonly string[], unshare: string, setpriv: string): string[] {
-  const n = stage.binds.length;
-  const script = [
-    'i=0',
-    `while [ "$i" -lt ${n} ]; do mount --bind "$1" "$2" || exit 97; shift 2; i=$((i + 1)); done`,
-    `exec ${setpriv} --reuid=${stage.uid} --regid=${stage.gid} --clear-groups --inh-caps=-all --bounding-set=-all -- "$@"`,
-  ].join('\n');
-  return [unshare, '--mount', '--propagation', 'private', '--', '/bin/sh', '-c', script, 'lbot-stage', ...stage.binds.flatMap((b) => [b.source, b.target]), ...argv];
 }
 
 export type ShellLimits = {
@@ -213,7 +180,7 @@ export function buildEnterArgv(
   opts: { runAs?: { uid: number; gid: number } | null; network?: NetworkMode } = {},
 ): string[] {
   const runAs = opts.runAs ?? null;
-  const drop = runAs ? [`--reuid=${runAs.uid}`, `--regid=${runAs.gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all'] : [];
+  const drop = runAs ? dropPrivilegeArgs(runAs) : [];
   // With network on the holder shares the host's network namespace: there is nothing to enter (and an
   // unprivileged uid may not enter it).
   const net = opts.network === 'on' ? [] : ['--net'];

@@ -1,16 +1,16 @@
 // The bwrap backend: a detached holder per session owns its namespaces; every exec enters them with nsenter.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, closeSync, copyFileSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, readdirSync, readlinkSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, closeSync, copyFileSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { statfs } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { LbotError } from '../../core/errors.js';
-import { DEFAULT_SANDBOX_ID } from '../../core/config.js';
 import { fileSizeLimitBytes, measureUsage, quotaFilesystemBytes } from '../../core/box/quota.js';
 import { argvToCommand } from '../../core/box/shell.js';
 import { buildSeccompFilter, deniedSyscallNames, seccompArchFor } from '../../core/box/seccomp.js';
+import { sandboxRunAs, systemLinks } from './hardening.js';
 import { Stage, assertSandboxAccess, pinMount, preparePrivateBase, verifyPins } from './bwrap-mounts.js';
 import type { BoxSpec, ManagedProcessSpec } from '../../core/box/model.js';
 import { writeJsonAtomic, readJson } from './files.js';
@@ -89,19 +89,6 @@ type Capabilities = {
   seccomp: { helper: string; filter: Buffer; denied: string[] };
 };
 
-function systemLinks(): SystemLink[] {
-  const out: SystemLink[] = [];
-  for (const p of ['/bin', '/sbin', '/lib', '/lib64', '/lib32', '/libx32']) {
-    try {
-      const st = lstatSync(p);
-      out.push({ path: p, target: st.isSymbolicLink() ? readlinkSync(p) : null });
-    } catch {
-      // not present on this distribution
-    }
-  }
-  return out;
-}
-
 function parseState(record: SessionRecord): BwrapState {
   const parsed = BwrapStateSchema.safeParse(record.backend_state);
   if (!parsed.success) throw new LbotError('box.validation', `session ${record.info.session_id} has a damaged bwrap record; remove it with lbot box rm`);
@@ -123,7 +110,7 @@ export class BwrapBackend implements SandboxBackend {
 
   constructor(opts: BwrapOptions) {
     this.#opts = opts;
-    this.#runAs = process.getuid?.() === 0 ? { uid: opts.sandboxUid ?? DEFAULT_SANDBOX_ID, gid: opts.sandboxGid ?? DEFAULT_SANDBOX_ID } : null;
+    this.#runAs = sandboxRunAs(opts.sandboxUid, opts.sandboxGid);
   }
 
   /** Probes once per instance: binaries, a smoke sandbox, the limits mode, the quota volume. */

@@ -1,5 +1,6 @@
 // The process tree of a plugin for `lbot runner test`: which processes it started (children, detached
 // ones included, and its process group), and which of them outlive it. Linux /proc only.
+import { readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -59,10 +60,12 @@ export async function processesOf(roots: readonly number[]): Promise<ProcessInfo
   return Promise.all([...found].map(async (pid) => ({ pid, command: await commandOf(pid) })));
 }
 
+/** Running, not a zombie: an exited process nobody reaped yet (an orphan waits for the system's init) is gone. */
 function alive(pid: number): boolean {
   try {
-    process.kill(pid, 0);
-    return true;
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = text.slice(text.lastIndexOf(')') + 2, text.lastIndexOf(')') + 3);
+    return state !== 'Z' && state !== 'X';
   } catch {
     return false;
   }

@@ -20,6 +20,7 @@ import { systemClock } from '../clock.js';
 import { createModelProvider } from '../models/providers.js';
 import type { PluginWarning } from '../plugins/connection.js';
 import { createPluginLauncher } from '../plugins/launcher.js';
+import { pluginSandboxFor, type IsolationMode } from '../plugins/sandbox.js';
 import { readJsonObject } from '../input-files.js';
 import { ConnectionWatch } from './instrument.js';
 import { processesOf, processTreeObservable, reapLeftovers } from './leftovers.js';
@@ -34,7 +35,11 @@ export type ConformanceOptions = {
   /** Seconds a message probe may take. */
   probeTimeoutS?: number | undefined;
   strict: boolean;
+  /** How the plugin runs (plugins.isolation); default auto. */
+  isolation?: IsolationMode | undefined;
   log?(line: string): void;
+  /** Where the sandbox's warnings go (auto without a sandbox); default: dropped. */
+  warn?(message: string): void;
 };
 
 export const DEFAULT_PROBE_TIMEOUT_S = 10;
@@ -130,7 +135,7 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
   const dir = path.resolve(opts.dir);
   const log = opts.log ?? (() => undefined);
   const { files, catalog } = await loadFiles(dir);
-  const config = ConfigSchema.parse({});
+  const config = ConfigSchema.parse({ plugins: { isolation: opts.isolation ?? 'auto' } });
   const evidence: Evidence = { files, handshake: null, probesBlocked: null, runs: [], shutdown: null, graceMs: config.runs.cancel_grace_ms };
   if (catalog && files.identity && files.runners.length > 0 && files.componentWarnings.length === 0) {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'lbot-runner-test-'));
@@ -140,7 +145,8 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
     const onWarning = (w: PluginWarning) => {
       if (w.run_id !== undefined && STRAY_RESULT.test(w.message)) stray.push({ run_id: w.run_id, message: w.message });
     };
-    const launcher = watch.wrap(createPluginLauncher({ initializeTimeoutMs: opts.initializeTimeoutMs ?? DEFAULT_INIT_TIMEOUT_MS, graceMs: CLOSE_GRACE_MS, shutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS, onWarning }));
+    const sandbox = pluginSandboxFor(config, dataDir, { warn: opts.warn ?? (() => undefined) });
+    const launcher = watch.wrap(createPluginLauncher({ initializeTimeoutMs: opts.initializeTimeoutMs ?? DEFAULT_INIT_TIMEOUT_MS, graceMs: CLOSE_GRACE_MS, shutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS, onWarning, sandbox }));
     const host = createHost({ stores, launcher, catalog: async () => catalog, config, models: createModelProvider([]), clock: systemClock, version: LBOT_VERSION, warn: () => undefined });
     try {
       const hs = performance.now();

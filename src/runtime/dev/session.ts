@@ -11,12 +11,13 @@ import type { EventEnvelope } from '../../core/protocol/event.js';
 import type { ConfigFile } from '../../core/stores/config-file.js';
 import { loadCatalog } from '../local-host.js';
 import { readEventFile, readJsonObject } from '../input-files.js';
-import { startServe, type ServeHandle } from '../server/serve.js';
+import { isLoopbackHost, startServe, type ServeHandle } from '../server/serve.js';
 import { DevBus } from './bus.js';
 import { removeDevState, writeDevState } from './dev-state.js';
 import { Reloader } from './reloader.js';
 import { LAZY_BOOTSTRAP, StandbyLauncher } from './standby.js';
 import { createPluginLauncher } from '../plugins/launcher.js';
+import { isolationModeFor, pluginSandboxFor } from '../plugins/sandbox.js';
 import { createWatcher, ignoreRule, noopWatcher, type Watcher } from './watcher.js';
 
 export const DEFAULT_DEBOUNCE_MS = 40;
@@ -104,7 +105,9 @@ export async function startDev(opts: DevOptions): Promise<DevSession> {
       .catch((err: unknown) => opts.warn(`could not write the dev state file: ${toLbotError(err).message}`));
   };
   const reloader = new Reloader({ load, emit: (e) => bus.emit(e), onSettled: persist }, await load());
-  const launcher = new StandbyLauncher(createPluginLauncher({ bootstrapPath: LAZY_BOOTSTRAP, onWarning: (w) => opts.warn(w.message) }));
+  const isolation = isolationModeFor(opts.configFile.config, !isLoopbackHost(opts.host ?? opts.configFile.config.serve.host));
+  const sandbox = pluginSandboxFor(opts.configFile.config, opts.dataDir, { warn: opts.warn, mode: isolation });
+  const launcher = new StandbyLauncher(createPluginLauncher({ bootstrapPath: LAZY_BOOTSTRAP, onWarning: (w) => opts.warn(w.message), sandbox }));
   serve = await startServe({
     dataDir: opts.dataDir,
     pluginsDir,

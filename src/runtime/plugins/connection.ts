@@ -24,7 +24,7 @@ import {
 } from '../../core/protocol/index.js';
 import { LineSplitter, LineWriter, decodeLine, type FrameViolation } from './framing.js';
 import { StderrTail } from './stderr-tail.js';
-import { signalGroup, trackGroup, untrackGroup, type PluginProcess } from './spawn.js';
+import { endGroup, signalGroup, trackGroup, untrackGroup, type PluginProcess } from './spawn.js';
 
 /** Ids of finished runs remembered to tell "finished" from "unknown" in warnings. */
 const FINISHED_RUNS_KEPT = 1000;
@@ -46,6 +46,8 @@ export type ConnectionOptions = {
   shutdownTimeoutMs?: number;
   /** Each grace period of close(): after ending stdin and after SIGTERM; default 2000 ms. */
   graceMs?: number;
+  /** Why the sandbox stopped the process (a limit), read once it exited. */
+  exitNote?: () => string | null;
 };
 
 export { RpcErrorReply, RpcTimeoutError };
@@ -68,6 +70,7 @@ export class StdioPluginConnection implements PluginConnection {
   readonly #onWarning: (warning: PluginWarning) => void;
   readonly #shutdownTimeoutMs: number;
   readonly #graceMs: number;
+  readonly #exitNote: () => string | null;
   readonly #splitter = new LineSplitter();
   readonly #writer: LineWriter;
   readonly #stderr: StderrTail;
@@ -90,6 +93,7 @@ export class StdioPluginConnection implements PluginConnection {
     this.#onWarning = opts.onWarning ?? (() => undefined);
     this.#shutdownTimeoutMs = opts.shutdownTimeoutMs ?? 1000;
     this.#graceMs = opts.graceMs ?? 2000;
+    this.#exitNote = opts.exitNote ?? (() => null);
     this.pgid = opts.child.pid ?? null;
     this.exited = new Promise((resolve) => (this.#resolveExited = resolve));
     this.#writer = new LineWriter(opts.child.stdin);
@@ -360,8 +364,8 @@ export class StdioPluginConnection implements PluginConnection {
 
   #onExit(code: number | null, signal: NodeJS.Signals | null): void {
     this.#exitStatus = { code, signal };
-    // Children the plugin left in its group must not outlive it.
-    if (this.pgid !== null) signalGroup(this.pgid, 'SIGKILL');
+    // Children the plugin left in its group (or its sandbox) must not outlive it.
+    if (this.pgid !== null) endGroup(this.pgid);
     const timer = setTimeout(() => {
       this.#child.stdout.destroy();
       this.#child.stderr.destroy();
@@ -370,10 +374,13 @@ export class StdioPluginConnection implements PluginConnection {
     timer.unref();
   }
 
-  #describeExit(): string {
+  /** "exited with status 137; it was killed for exceeding its memory limit…" (the sandbox's limit note). */
+  describeExit(): string {
     const status = this.#exitStatus;
     if (!status) return 'stopped';
-    return status.signal ? `was killed by ${status.signal}` : `exited with status ${status.code ?? 'unknown'}`;
+    const how = status.signal ? `was killed by ${status.signal}` : `exited with status ${status.code ?? 'unknown'}`;
+    const note = this.#exitNote();
+    return note ? `${how}; ${note}` : how;
   }
 
   /** Runs after the process exited and its stdout was fully read. */
@@ -389,7 +396,7 @@ export class StdioPluginConnection implements PluginConnection {
       const tail = this.#stderr.text().trim();
       this.#fail({
         code: 'runner.crashed',
-        message: `plugin ${this.identity} ${this.#describeExit()}${during}${tail ? `; last stderr lines:\n${tail}` : '; it wrote nothing to stderr'}`,
+        message: `plugin ${this.identity} ${this.describeExit()}${during}${tail ? `; last stderr lines:\n${tail}` : '; it wrote nothing to stderr'}`,
       });
     }
     this.#rejectAll('end');

@@ -6,6 +6,7 @@ import { PROTOCOL_VERSION, RpcResultError, type InitializeResult } from '../../c
 import { LBOT_VERSION } from '../../version.js';
 import { RpcErrorReply, RpcTimeoutError, StdioPluginConnection, type PluginWarning } from './connection.js';
 import { buildPluginEnv } from './env.js';
+import type { PluginSandbox } from './sandbox.js';
 import { DEFAULT_BOOTSTRAP, describeCommand, resolveCommand, spawnPlugin } from './spawn.js';
 
 export const DEFAULT_INITIALIZE_TIMEOUT_MS = 20_000;
@@ -22,6 +23,8 @@ export type PluginLauncherOptions = {
   hostEnv?: NodeJS.ProcessEnv;
   onWarning?: (warning: PluginWarning) => void;
   onStderr?: (identity: string, line: string) => void;
+  /** Runs every plugin process in this sandbox (per its isolation mode); default: unisolated. */
+  sandbox?: PluginSandbox;
   /** Called with every connection right after its process is spawned, before `initialize` (cleanup checks). */
   onSpawn?: (connection: StdioPluginConnection) => void;
 };
@@ -55,11 +58,14 @@ export function createPluginLauncher(opts: PluginLauncherOptions = {}): Preparin
   const prepare = (spec: PluginSpec, onApiCall: ProxyCallHandler): PreparedPlugin => {
     const cmd = resolveCommand(spec.execution, spec.dir, opts.bootstrapPath ?? DEFAULT_BOOTSTRAP);
     const command = describeCommand(cmd);
-    const child = spawnPlugin(cmd, spec.dir, buildPluginEnv(spec.identity, spec.env, opts.hostEnv));
+    const sandbox = opts.sandbox;
+    const isolate = sandbox ? (c: typeof cmd, env: Record<string, string>) => sandbox.wrap(c, { identity: spec.identity, dir: spec.dir, network: spec.network === true }, env) : undefined;
+    const { child, exitNote } = spawnPlugin(cmd, spec.dir, buildPluginEnv(spec.identity, spec.env, opts.hostEnv), isolate);
     const connection = new StdioPluginConnection({
       identity: spec.identity,
       child,
       command,
+      exitNote,
       onApiCall,
       onWarning: opts.onWarning,
       onStderr: opts.onStderr ? (line) => opts.onStderr?.(spec.identity, line) : undefined,
@@ -98,11 +104,7 @@ export function createPluginLauncher(opts: PluginLauncherOptions = {}): Preparin
         return failStart(connection, `${err.message} (during initialize; command: ${command})`, 'runner.protocol_error');
       }
       await connection.exited;
-      const how = connection.exitStatus
-        ? connection.exitStatus.signal
-          ? `was killed by ${connection.exitStatus.signal}`
-          : `exited with status ${connection.exitStatus.code ?? 'unknown'}`
-        : 'stopped';
+      const how = connection.describeExit();
       return failStart(connection, `plugin ${spec.identity} ${how} before answering initialize (command: ${command})${tailNote(connection)}`);
     }
     const claimed = `${init.plugin.author}/${init.plugin.name}`;

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import type { Readable, Writable } from 'node:stream';
 import { LbotError } from '../../core/errors.js';
 import type { Execution } from '../../core/protocol/index.js';
+import type { SandboxedLaunch } from './sandbox.js';
 
 export type PluginProcess = ChildProcessByStdio<Writable, Readable, Readable>;
 
@@ -32,12 +33,26 @@ export function resolveCommand(execution: Execution, dir: string, bootstrap: str
   );
 }
 
-/** Spawns detached (own process group) so the whole group can be signalled with kill(-pid). */
-export function spawnPlugin(cmd: { file: string; args: string[] }, cwd: string, env: Record<string, string>): PluginProcess {
+/** Wraps a plugin's argv and env into a sandboxed launch (plugins/sandbox.ts), or null to run it as is. */
+export type Isolate = (cmd: { file: string; args: string[] }, env: Record<string, string>) => SandboxedLaunch | null;
+
+/**
+ * Spawns detached (own process group) so the whole group can be signalled with kill(-pid). Sandboxed,
+ * the group holds the sandbox's init: killing the group ends the sandbox's pid namespace.
+ */
+export function spawnPlugin(cmd: { file: string; args: string[] }, cwd: string, env: Record<string, string>, isolate?: Isolate): { child: PluginProcess; exitNote: () => string | null } {
   const family = newFamily();
-  const child = spawn(cmd.file, cmd.args, { cwd, env: { ...env, [FAMILY_ENV]: family }, detached: true, stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
+  const full = { ...env, [FAMILY_ENV]: family };
+  const launch = isolate?.(cmd, full) ?? null;
+  const child = launch
+    ? spawn(launch.file, launch.args, { cwd: '/', env: launch.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true })
+    : spawn(cmd.file, cmd.args, { cwd, env: full, detached: true, stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
   if (child.pid) adoptFamily(child.pid, family);
-  return child;
+  if (launch) {
+    child.once('exit', () => launch.settle());
+    child.once('error', () => launch.settle());
+  }
+  return { child, exitNote: () => launch?.exitNote() ?? null };
 }
 
 /**
@@ -133,16 +148,26 @@ export function observeFamilyExit(listener: (survivors: number[]) => void): () =
   return () => familyExitObservers.delete(listener);
 }
 
-/** Forgets a group once its leader has been reaped; whatever of its family is left ends with it. */
-export function untrackGroup(pgid: number): void {
-  liveGroups.delete(pgid);
+/** Groups whose survivors were already reported to the family-exit observers. */
+const reported = new Set<number>();
+
+/** Ends what is left of a group whose leader exited, telling the family-exit observers first (once). */
+export function endGroup(pgid: number): void {
   const family = families.get(pgid);
-  if (family !== undefined && familyExitObservers.size > 0) {
+  if (family !== undefined && familyExitObservers.size > 0 && !reported.has(pgid)) {
+    reported.add(pgid);
     const survivors = familyMembers(family);
     if (survivors.length > 0) for (const listener of familyExitObservers) listener(survivors);
   }
   signalGroup(pgid, 'SIGKILL');
+}
+
+/** Forgets a group once its leader has been reaped; whatever of its family is left ends with it. */
+export function untrackGroup(pgid: number): void {
+  liveGroups.delete(pgid);
+  endGroup(pgid);
   families.delete(pgid);
+  reported.delete(pgid);
 }
 
 /** Process groups started by this process and not yet reaped. */

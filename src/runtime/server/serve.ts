@@ -8,6 +8,8 @@ import { RunManager } from './run-manager.js';
 import { startDelivery, startTelegramPolling } from '../delivery/start.js';
 import type { TelegramPoller } from '../delivery/telegram-poll.js';
 import { resolveServeToken } from './token.js';
+import type { Config } from '../../core/config.js';
+import { isolationModeFor, pluginSandboxFor, type IsolationMode } from '../plugins/sandbox.js';
 
 export type ServeOptions = {
   dataDir: string;
@@ -67,14 +69,38 @@ function checkRemoteBind(host: string, env: NodeJS.ProcessEnv, warn: (message: s
   warn(`serving plain HTTP on ${host}: the bearer token, events and results cross the network unencrypted; put lbot behind a TLS-terminating reverse proxy (or a VPN) and do not expose this port directly`);
 }
 
+/**
+ * Beyond loopback, runner plugins run sandboxed: auto means sandbox, and serve refuses to start when the
+ * sandbox cannot run here, unless plugins.isolation is none (then it says so).
+ */
+function checkRemoteIsolation(host: string, config: Config, dataDir: string, warn: (message: string) => void): IsolationMode {
+  const remote = !isLoopbackHost(host);
+  const mode = isolationModeFor(config, remote);
+  if (!remote) return mode;
+  if (mode === 'none') {
+    warn(`serving on ${host} with plugins.isolation none: runner plugins run unisolated and can read this host's data dir, config and token`);
+    return mode;
+  }
+  try {
+    pluginSandboxFor(config, dataDir, { warn, mode }).resolve();
+  } catch (err) {
+    throw new LbotError('invalid_argument', `refusing to listen on ${host}: ${err instanceof Error ? err.message : String(err)}`, {
+      details: { host, reason: 'sandbox_unavailable' },
+      hint: 'install bubblewrap so runner plugins run sandboxed, set plugins.isolation to none to accept unisolated plugins, or keep the default --host 127.0.0.1',
+    });
+  }
+  return mode;
+}
+
 export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
   const env = opts.env ?? process.env;
   const config = opts.configFile.config;
   const host = opts.host ?? config.serve.host;
   const port = opts.port ?? config.serve.port;
   checkRemoteBind(host, env, opts.warn);
+  const isolation = checkRemoteIsolation(host, opts.configFile.config, opts.dataDir, opts.warn);
   const { token, file } = resolveServeToken(opts.dataDir, env);
-  const local = openLocalHost({ dataDir: opts.dataDir, pluginsDir: opts.pluginsDir, config, warn: opts.warn, mcpMode: 'serve', ...opts.hostHooks });
+  const local = openLocalHost({ dataDir: opts.dataDir, pluginsDir: opts.pluginsDir, config, warn: opts.warn, mcpMode: 'serve', isolation, ...opts.hostHooks });
   // Box sessions: clean up what a crashed serve left, then reap idle sessions on a schedule (AC-110, AC-115).
   const box = await local.box();
   if (box) {

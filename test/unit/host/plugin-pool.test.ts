@@ -71,9 +71,9 @@ describe('PluginPool', () => {
   it('keeps one process per plugin and env, and hands the env over as the binding gave it', async () => {
     const { launcher, started } = fakeLauncher();
     const p = pool(launcher);
-    const a = p.acquire(catalog, 'acme/p', { MODE: 'a' });
-    const again = p.acquire(catalog, 'acme/p', { MODE: 'a' });
-    const b = p.acquire(catalog, 'acme/p', { MODE: 'b=c\0{"x":1}' });
+    const a = p.acquire(catalog, 'acme/p', { env: { MODE: 'a' } });
+    const again = p.acquire(catalog, 'acme/p', { env: { MODE: 'a' } });
+    const b = p.acquire(catalog, 'acme/p', { env: { MODE: 'b=c\0{"x":1}' } });
     expect(await a.connection).toBe(await again.connection);
     expect(await b.connection).not.toBe(await a.connection);
     expect(started.map((c) => c.spec.env)).toEqual([{ MODE: 'a' }, { MODE: 'b=c\0{"x":1}' }]);
@@ -83,7 +83,7 @@ describe('PluginPool', () => {
 
   it('an unknown plugin is runner.not_found', async () => {
     const { launcher } = fakeLauncher();
-    await expect(pool(launcher).acquire(catalog, 'acme/none', {}).connection).rejects.toMatchObject({ code: 'runner.not_found' });
+    await expect(pool(launcher).acquire(catalog, 'acme/none', { env: {} }).connection).rejects.toMatchObject({ code: 'runner.not_found' });
   });
 
   it('replaces a dead process on next use, backing off after five starts in ten seconds', async () => {
@@ -92,11 +92,11 @@ describe('PluginPool', () => {
     const warnings: string[] = [];
     const p = pool(launcher, time.clock, warnings);
     for (let i = 0; i < 5; i++) {
-      (await p.acquire(catalog, 'acme/p', {}).connection).die();
+      (await p.acquire(catalog, 'acme/p', { env: {} }).connection).die();
       await flush();
     }
     expect(started).toHaveLength(5);
-    const sixth = p.acquire(catalog, 'acme/p', {});
+    const sixth = p.acquire(catalog, 'acme/p', { env: {} });
     await flush();
     expect(started).toHaveLength(5);
     expect(warnings.at(-1)).toMatch(/plugin acme\/p restarted 5 times in 10s; backing off/);
@@ -108,12 +108,12 @@ describe('PluginPool', () => {
   it('reload routes new runs to a fresh process and stops the old one when its last run releases it', async () => {
     const { launcher, started } = fakeLauncher();
     const p = pool(launcher);
-    const running = p.acquire(catalog, 'acme/p', { K: 'v' });
+    const running = p.acquire(catalog, 'acme/p', { env: { K: 'v' } });
     const old = await running.connection;
     await p.reload('acme/p', plugin);
     expect(started).toHaveLength(2);
     expect(started[1]?.spec.env).toEqual({ K: 'v' });
-    expect(await p.acquire(catalog, 'acme/p', { K: 'v' }).connection).toBe(started[1]);
+    expect(await p.acquire(catalog, 'acme/p', { env: { K: 'v' } }).connection).toBe(started[1]);
     await flush();
     expect(old.closed).toBe(false);
     running.release();
@@ -128,11 +128,11 @@ describe('PluginPool', () => {
     let fail = false;
     const { launcher, started } = fakeLauncher({ failNext: () => fail });
     const p = pool(launcher);
-    const first = await p.acquire(catalog, 'acme/p', {}).connection;
+    const first = await p.acquire(catalog, 'acme/p', { env: {} }).connection;
     fail = true;
     await expect(p.reload('acme/p', plugin)).rejects.toMatchObject({ code: 'runner.start_failed' });
     fail = false;
-    expect(await p.acquire(catalog, 'acme/p', {}).connection).toBe(first);
+    expect(await p.acquire(catalog, 'acme/p', { env: {} }).connection).toBe(first);
     expect(first.closed).toBe(false);
     expect(started).toHaveLength(1);
   });
@@ -142,6 +142,6 @@ describe('PluginPool', () => {
     const p = pool(launcher);
     await p.reload('acme/p', plugin);
     expect(started.map((c) => c.spec.env)).toEqual([{}]);
-    expect(await p.acquire(catalog, 'acme/p', {}).connection).toBe(started[0]);
+    expect(await p.acquire(catalog, 'acme/p', { env: {} }).connection).toBe(started[0]);
   });
 });
