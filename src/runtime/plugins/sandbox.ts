@@ -230,13 +230,14 @@ export class PluginSandbox {
       if (existsSync(p)) shown.set(p, realOr(p));
     }
     if (!isInside(process.execPath, '/usr')) shown.set(process.execPath, realOr(process.execPath));
+    for (const p of this.#resolutionPaths(spec.dir)) shown.set(p, realOr(p));
     const stage = runAs ? new SharedStage(this.#stageDir()) : null;
     const src = (p: string, kind: 'dir' | 'file') => (stage ? stage.add(p, kind) : p);
     const ro = [...shown.entries()].sort((a, b) => depth(a[0]) - depth(b[0]));
     const a: string[] = [probe.tools.bwrap, '--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try'];
     if (!spec.network) a.push('--unshare-net');
     a.push('--hostname', SANDBOX_HOSTNAME, '--clearenv');
-    const inner: Record<string, string> = { ...env, HOME: SANDBOX_HOME, TMPDIR: '/tmp', XDG_CACHE_HOME: `${SANDBOX_HOME}/.cache` };
+    const inner: Record<string, string> = { ...env, HOME: SANDBOX_HOME, TMPDIR: '/tmp' };
     for (const [k, v] of Object.entries(inner)) a.push('--setenv', k, v);
     a.push(...systemBindArgs(systemLinks(), spec.network));
     a.push(...procDevArgs('minimal'));
@@ -273,6 +274,27 @@ export class PluginSandbox {
       },
       exitNote: () => note,
     };
+  }
+
+  /**
+   * What Node's module resolution reads above the plugin dir: the nearest package.json (the module
+   * type) and every node_modules on the way up (hoisted dependencies); nothing inside a hidden path.
+   */
+  #resolutionPaths(dir: string): string[] {
+    const out: string[] = [];
+    let typeFound = false;
+    for (let d = path.dirname(path.resolve(dir)); ; d = path.dirname(d)) {
+      if (!(this.#opts.hidden ?? []).some((h) => isInside(d, h))) {
+        const pkg = path.join(d, 'package.json');
+        if (!typeFound && existsSync(pkg)) {
+          out.push(pkg);
+          typeFound = true;
+        }
+        const modules = path.join(d, 'node_modules');
+        if (existsSync(modules)) out.push(modules);
+      }
+      if (d === path.dirname(d)) return out;
+    }
   }
 
   /** Root hosts: stage mount points under a root-owned base the sandbox uid can traverse. */
