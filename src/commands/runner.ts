@@ -31,13 +31,19 @@ export function registerRunner(program: Command, getCtx: GetContext): Command {
     });
   runner
     .command('show <runner_id>')
-    .description('show one runner: label, protocol version, capabilities, permissions, config schema')
+    .description('show one runner: label, protocol version, capabilities, permissions, config schema, and what its plugin process is granted')
     .action(async (id: string) => {
       const ctx = getCtx();
       const { loadCatalog } = await import('../runtime/local-host.js');
-      const found = (await loadCatalog(ctx.flags.pluginsDir)).runners.find((r) => r.id === id);
+      const catalog = await loadCatalog(ctx.flags.pluginsDir);
+      const found = catalog.runners.find((r) => r.id === id);
       if (!found) throw new LbotError('runner.not_found', `runner ${id} not found in ${ctx.flags.pluginsDir}`);
-      ctx.output.result(found);
+      // What its plugin process is granted: isolation mode, network (manifest, before any binding narrows it), limits.
+      const { pluginSandboxFor } = await import('../runtime/plugins/sandbox.js');
+      const config = ctx.configFile().config;
+      const network = catalog.plugins.get(`${found.plugin_author}/${found.plugin_name}`)?.network === true;
+      const granted = pluginSandboxFor(config, ctx.flags.dataDir, { warn: (m) => ctx.output.warn(m) }).grant(network);
+      ctx.output.result({ ...found, granted });
     });
   return runner;
 }

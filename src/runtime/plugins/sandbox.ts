@@ -48,8 +48,8 @@ export type PluginSandboxOptions = {
   warn: (message: string) => void;
 };
 
-/** What one plugin process is granted, as `lbot runner show` prints it. */
-export type PluginGrant = { isolation: 'sandbox' | 'none'; network: boolean; limits: PluginLimits | null; reason: string };
+/** What one plugin process is granted, as `lbot runner show` prints it (`refused`: it would not start). */
+export type PluginGrant = { isolation: 'sandbox' | 'none' | 'refused'; network: boolean; limits: PluginLimits | null; reason: string };
 
 /** A sandboxed launch: the outer argv and env, and what lbot learns when the process ends. */
 export type SandboxedLaunch = {
@@ -147,7 +147,13 @@ export class PluginSandbox {
 
   /** What a plugin with this network grant gets, without starting anything but the probe. */
   grant(network: boolean): PluginGrant {
-    const r = this.resolve();
+    let r: { isolation: 'sandbox' | 'none'; reason: string };
+    try {
+      r = this.resolve();
+    } catch (err) {
+      return { isolation: 'refused', network: false, limits: null, reason: errText(err) };
+    }
+    // Unisolated, a plugin reaches whatever lbot's user can, the network included.
     return r.isolation === 'sandbox' ? { isolation: 'sandbox', network, limits: this.#opts.limits, reason: r.reason } : { isolation: 'none', network: true, limits: null, reason: r.reason };
   }
 
@@ -156,7 +162,7 @@ export class PluginSandbox {
     if (this.resolve().isolation === 'none') return null;
     const probe = this.#probe();
     if (!probe.ok) return null;
-    return this.#launch(probe, cmd, spec, env);
+    return this.#launch(probe, cmd, spec, env, this.#homeOf(spec.identity, spec.dir));
   }
 
   #probe(): Probe {
@@ -185,7 +191,7 @@ export class PluginSandbox {
     // The real launch, with a trivial command: whatever would refuse a plugin refuses the probe.
     let launch: SandboxedLaunch | undefined;
     try {
-      launch = this.#launch(probe, { file: '/bin/sh', args: ['-c', 'exit 0'] }, { identity: 'lbot/sandbox-probe', dir: '/usr', network: false }, {});
+      launch = this.#launch(probe, { file: '/bin/sh', args: ['-c', 'exit 0'] }, { identity: 'lbot/sandbox-probe', dir: '/usr', network: false }, {}, null);
       const r = spawnSync(launch.file, launch.args, { env: launch.env, stdio: ['ignore', 'ignore', 'pipe'], timeout: 10_000, encoding: 'utf8' });
       if (r.error) return { ok: false, reason: `the sandbox probe failed: ${r.error.message}` };
       if (r.status !== 0) return { ok: false, reason: `bubblewrap cannot create the sandbox here (${r.stderr.trim().split('\n').slice(-2).join('; ') || `exit ${r.status ?? r.signal ?? 'unknown'}`}); unprivileged user namespaces may be disabled` };
@@ -219,9 +225,9 @@ export class PluginSandbox {
     return home;
   }
 
-  #launch(probe: Extract<Probe, { ok: true }>, cmd: { file: string; args: string[] }, spec: { identity: string; dir: string; network: boolean }, env: Record<string, string>): SandboxedLaunch {
+  /** `home` null: an empty tmpfs (the probe). */
+  #launch(probe: Extract<Probe, { ok: true }>, cmd: { file: string; args: string[] }, spec: { identity: string; dir: string; network: boolean }, env: Record<string, string>, home: string | null): SandboxedLaunch {
     const runAs = this.#runAs;
-    const home = this.#homeOf(spec.identity, spec.dir);
     // What the plugin sees read-only at its host path: its directory, lbot's package, lbot's node.
     const shown = new Map<string, string>();
     shown.set(spec.dir, realOr(spec.dir));
@@ -241,7 +247,7 @@ export class PluginSandbox {
     for (const [k, v] of Object.entries(inner)) a.push('--setenv', k, v);
     a.push(...systemBindArgs(systemLinks(), spec.network));
     a.push(...procDevArgs('minimal'));
-    a.push('--tmpfs', '/tmp', '--bind', src(home, 'dir'), SANDBOX_HOME);
+    a.push('--tmpfs', '/tmp', ...(home ? ['--bind', src(home, 'dir'), SANDBOX_HOME] : ['--tmpfs', SANDBOX_HOME]));
     for (const [dest, source] of ro) a.push('--ro-bind', src(source, statSync(source).isDirectory() ? 'dir' : 'file'), dest);
     // The data dir or the config inside a shown directory (a plugin developed next to its data) stays hidden.
     for (const h of this.#opts.hidden ?? []) {
@@ -249,7 +255,8 @@ export class PluginSandbox {
       if (statSync(h).isDirectory()) a.push('--tmpfs', h);
       else a.push('--ro-bind', '/dev/null', h);
     }
-    a.push('--remount-ro', '/', '--seccomp', String(SECCOMP_FD), '--chdir', spec.dir, '--', cmd.file, ...cmd.args);
+    // bwrap's --chdir exports PWD; env drops it so the plugin's env stays the allowlist.
+    a.push('--remount-ro', '/', '--seccomp', String(SECCOMP_FD), '--chdir', spec.dir, '--', '/usr/bin/env', '-u', 'PWD', '--', cmd.file, ...cmd.args);
 
     const cgroups = createSessionCgroup(probe.plan, `plugin-${randomBytes(6).toString('hex')}`, { cpus: this.#opts.limits.cpus, memory_mb: this.#opts.limits.memory_mb, pids_limit: this.#opts.limits.pids });
     // The prelude runs before anything of the plugin: into its cgroup (fail-closed), the filter on fd 3.

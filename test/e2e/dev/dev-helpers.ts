@@ -1,6 +1,6 @@
 // Helpers of the developer-loop e2e tests: a hot-reload plugin, a long-running `lbot dev` / `serve --dev`
 // process whose stdout lines can be awaited, and small polling helpers.
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { execa, type ResultPromise } from 'execa';
@@ -26,6 +26,15 @@ export function hotMain(reply: string): string {
     'export default definePlugin({ runners: { default: runner } });',
     '',
   ].join('\n');
+}
+
+/**
+ * A gate file for hotMain inside the plugin's own directory (a sandboxed plugin sees nothing else of the
+ * host), under .git so the dev watcher does not take its creation for an edit.
+ */
+export async function gateIn(pluginDir: string): Promise<string> {
+  await mkdir(path.join(pluginDir, '.git'), { recursive: true });
+  return path.join(pluginDir, '.git', 'gate');
 }
 
 /** Adds plugin acme/hot (echo's YAML, label "Hot v1", the gated main.js) to the temp plugins dir. */

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTempPlugins, type TempPlugins } from '../../helpers/plugins.js';
 import { startServe, type ServeProcess } from '../../helpers/serve.js';
-import { addHotPlugin, eventually, HOT, hotMain, msgEvent, replyOf } from './dev-helpers.js';
+import { addHotPlugin, eventually, HOT, hotMain, msgEvent, replyOf, gateIn } from './dev-helpers.js';
 
 const open: Array<{ plugins: TempPlugins; serve?: ServeProcess }> = [];
 
@@ -35,7 +35,7 @@ describe('hot reload (serve --dev, plugins in <data-dir>/plugins)', () => {
     const s = (f.serve = await startServe({ dataDir, args: ['--dev'] }));
     expect(await replyOfNewRun(s)).toBe('v1');
 
-    const gate = path.join(dataDir, 'gate');
+    const gate = await gateIn(plugins.dir('hot'));
     const before = await s.request('POST', '/v1/runs', { event: await msgEvent(), runner_id: HOT, config: { gate } });
     expect(before.status).toBe(202);
     const beforeId = (before.json as { run_id: string }).run_id;

@@ -9,7 +9,7 @@ import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTempPlugins, FIXTURE_EVENTS, type TempPlugins } from '../../helpers/plugins.js';
 import { LBOT_BIN, startServe, type ServeProcess } from '../../helpers/serve.js';
-import { addHotPlugin, eventually, HOT, hotMain, msgEvent, replyOf, startLbot, type LiveProcess } from './dev-helpers.js';
+import { addHotPlugin, eventually, HOT, hotMain, msgEvent, replyOf, startLbot, type LiveProcess, gateIn } from './dev-helpers.js';
 
 type Fixture = { dataDir: string; plugins: TempPlugins; serve?: ServeProcess; live?: LiveProcess };
 const open: Fixture[] = [];
@@ -54,7 +54,7 @@ describe('hot reload (serve --dev)', () => {
     const f = await setup();
     const s = (f.serve = await startServe({ dataDir: f.dataDir, pluginsDir: f.plugins.pluginsDir, args: ['--dev'] }));
     expect(await replyOfNewRun(s)).toBe('v1');
-    const gate = path.join(f.plugins.root, 'gate');
+    const gate = await gateIn(f.plugins.dir('hot'));
     const before = await s.request('POST', '/v1/runs', { event: await msgEvent(), runner_id: HOT, config: { gate } });
     const beforeId = (before.json as { run_id: string }).run_id;
 

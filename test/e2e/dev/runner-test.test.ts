@@ -8,6 +8,7 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURE_RUNNERS } from '../../helpers/plugins.js';
 import { LBOT_BIN } from '../../helpers/serve.js';
+import { sandboxSkipReason } from '../../helpers/sandbox.js';
 import { withReason } from '../../helpers/skip.js';
 
 type Check = { id: string; status: string; severity: string; evidence: string };
@@ -84,6 +85,29 @@ describe('AC-178 conformance pass', () => {
     const { exitCode, report } = await runnerTest('my-runner');
     expect(exitCode, JSON.stringify(report.checks)).toBe(0);
     expect(report.plugin).toBe('acme/my-runner');
+  });
+});
+
+describe('every runner fixture passes under plugins.isolation sandbox', () => {
+  const skip = sandboxSkipReason();
+  for (const fixture of ['echo', 'scripted', 'python-echo']) {
+    const reason = skip ?? (fixture === 'python-echo' && !hasPython ? 'python3 is missing' : null);
+    it.skipIf(reason !== null)(withReason(`${fixture} passes lbot runner test --isolation sandbox`, reason), async () => {
+      const { exitCode, report } = await runnerTest(path.join(FIXTURE_RUNNERS, fixture), '--isolation', 'sandbox');
+      expect(exitCode, JSON.stringify(report, null, 2)).toBe(0);
+      expect(failing(report)).toEqual([]);
+    });
+  }
+  it.skipIf(skip !== null)(withReason('a fresh scaffold passes lbot runner test --isolation sandbox', skip), async () => {
+    const scaffold = await execa(process.execPath, [LBOT_BIN, 'runner', 'scaffold', 'sandboxed-runner', '--author', 'acme'], { reject: false, cwd: tmp, env: { LBOT_HOME: undefined } });
+    expect(scaffold.exitCode, scaffold.stderr).toBe(0);
+    const { exitCode, report } = await runnerTest(path.join(tmp, 'sandboxed-runner'), '--isolation', 'sandbox');
+    expect(exitCode, JSON.stringify(report, null, 2)).toBe(0);
+  });
+  it.skipIf(skip !== null)(withReason('a plugin that leaves a process behind still fails process.no_leftovers', skip), async () => {
+    const { report } = await runnerTest(path.join(CONFORMANCE, 'leaves-process'), '--isolation', 'sandbox');
+    expect(failing(report)).toEqual(['process.no_leftovers']);
+    expect(report.checks.find((c) => c.id === 'process.no_leftovers')?.evidence).toMatch(/sleep 600/);
   });
 });
 

@@ -247,6 +247,8 @@ describe('authorization and permissions', () => {
 
   it('AC-030 runner outside the bound plugins', async () => {
     const s = await scenario();
+    // The marker is a file on the host: only an unisolated plugin can leave one there.
+    await s.writeConfig({ plugins: { isolation: 'none' } });
     const original = await readFile(path.join(s.plugins.dir('scripted'), 'main.js'), 'utf8');
     const marker = path.join(s.root, 'started');
     const runner = await s.addPlugin('marked', { mainJs: `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker)}, '');\n${original}` });

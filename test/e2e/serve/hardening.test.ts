@@ -1,6 +1,6 @@
 // `lbot serve` hardening against a real process: Discord interaction signatures expire after five minutes
 // (a recorded request cannot be replayed later), and a non-loopback bind needs a strong token and warns
-// that the traffic is plain HTTP.
+// that the traffic is plain HTTP, and runner plugins that run sandboxed (or plugins.isolation none).
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -79,6 +79,22 @@ describe('serve beyond loopback', () => {
     expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
     expect((await fetch(`http://127.0.0.1:${port}/v1/runs`, { headers: { authorization: `Bearer ${STRONG}` } })).status).toBe(200);
     expect(f.serve.stderr()).toMatch(/lbot: warning: serving plain HTTP on 0\.0\.0\.0: .*TLS/);
+  });
+
+  it('refuses to start when runner plugins cannot be sandboxed (auto means sandbox), unless plugins.isolation is none', async () => {
+    const f = await setup({ box: { bwrap: { bin: '/nonexistent/bwrap' } } });
+    const r = await execa(process.execPath, [LBOT_BIN, '--data-dir', f.dataDir, '--plugins', f.plugins.pluginsDir, 'serve', '--host', '0.0.0.0', '--port', '0'], {
+      env: { LBOT_API_TOKEN: STRONG },
+      reject: false,
+      timeout: 30_000,
+      stdin: 'ignore',
+    });
+    expect(r.exitCode, r.stderr).toBe(2);
+    expect(r.stderr).toContain('lbot: error[invalid_argument]: refusing to listen on 0.0.0.0: plugins.isolation is sandbox, but runner plugins cannot be sandboxed here: bubblewrap (/nonexistent/bwrap) is not installed');
+    expect(r.stdout).not.toContain('serve.ready');
+    await writeFile(path.join(f.dataDir, 'lbot.config.json'), JSON.stringify({ box: { bwrap: { bin: '/nonexistent/bwrap' } }, plugins: { isolation: 'none' } }));
+    f.serve = await startServe({ dataDir: f.dataDir, pluginsDir: f.plugins.pluginsDir, args: ['--host', '0.0.0.0'], env: { LBOT_API_TOKEN: STRONG } });
+    expect(f.serve.stderr()).toMatch(/lbot: warning: serving on 0\.0\.0\.0 with plugins\.isolation none: runner plugins run unisolated/);
   });
 
   it('a loopback bind keeps accepting any token and prints no plain-HTTP warning', async () => {
