@@ -11,7 +11,7 @@ import type { Message, ToolCall } from '../../core/protocol/context.js';
 import type { JsonObject } from '../../core/protocol/event.js';
 import type { ModelUsage } from '../../core/protocol/proxy.js';
 import { StreamCutError } from './upstream-error.js';
-import { contentText, ToolCallAccumulator, usageOf, type ChatBackend, type ChatRequest, type LlmTool } from './wire.js';
+import { checkReplySize, contentText, ToolCallAccumulator, usageOf, type ChatBackend, type ChatRequest, type LlmTool } from './wire.js';
 
 export const ANTHROPIC_ERRORS = Anthropic;
 
@@ -157,6 +157,7 @@ export function createAnthropicBackend(model: ModelConfig, apiKey: string | unde
           calls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) } });
         }
       }
+      checkReplySize(model.id, text.length + calls.reduce((n, c) => n + c.function.arguments.length, 0));
       const message: Message = { role: 'assistant', content: text || (calls.length ? null : ''), ...(calls.length ? { tool_calls: calls } : {}) };
       const stop = parsed.data.stop_reason ?? null;
       return { message, usage: usageOf(parsed.data.usage?.input_tokens, parsed.data.usage?.output_tokens), finish_reason: stop ? (FINISH[stop] ?? stop) : null, model: parsed.data.model ?? null };
@@ -196,6 +197,7 @@ export function createAnthropicBackend(model: ModelConfig, apiKey: string | unde
           stop = md.delta.stop_reason ?? stop;
           output = md.usage?.output_tokens ?? output;
         } else if (ev.data.type === 'message_stop') stopped = true;
+        checkReplySize(model.id, text.length + calls.size);
       }
       if (!stopped && !req.signal.aborted) throw new StreamCutError('the stream ended before message_stop');
       const toolCalls = calls.done();

@@ -8,7 +8,7 @@ import { ApiError } from '../../core/host/api-error.js';
 import type { Message } from '../../core/protocol/context.js';
 import type { ModelReply, ModelUsage } from '../../core/protocol/proxy.js';
 import { StreamCutError } from './upstream-error.js';
-import { contentText, ToolCallAccumulator, usageOf, type ChatBackend, type ChatRequest, type LlmTool } from './wire.js';
+import { checkReplySize, contentText, ToolCallAccumulator, usageOf, type ChatBackend, type ChatRequest, type LlmTool } from './wire.js';
 
 const UsageSchema = z.looseObject({ prompt_tokens: z.number().nullish(), completion_tokens: z.number().nullish() }).nullish();
 const WireToolCallSchema = z.looseObject({ id: z.string(), type: z.string().optional(), function: z.looseObject({ name: z.string(), arguments: z.string() }) });
@@ -122,6 +122,7 @@ export function createOpenAiBackend(model: ModelConfig, apiKey: string | undefin
       if (!parsed.success) throw badShape(model, parsed.error);
       const choice = parsed.data.choices[0];
       const calls = choice?.message.tool_calls ?? [];
+      checkReplySize(model.id, (choice?.message.content?.length ?? 0) + calls.reduce((n, c) => n + c.function.arguments.length, 0));
       const message: Message = {
         role: 'assistant',
         content: choice?.message.content ?? (calls.length ? null : ''),
@@ -150,6 +151,7 @@ export function createOpenAiBackend(model: ModelConfig, apiKey: string | undefin
             onText(text);
           }
         }
+        checkReplySize(model.id, text.length + calls.size);
       }
       if (!finish && !req.signal.aborted) throw new StreamCutError('the stream ended before a finish_reason');
       const toolCalls = calls.done();

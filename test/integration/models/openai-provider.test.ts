@@ -154,6 +154,14 @@ describe('openai provider against the fake server', () => {
     expect(server.requests[0]?.body).toMatchObject({ model: 'gpt-4o-mini', temperature: 0.5, max_tokens: 50, seed: 7 });
   });
 
+  it('a runaway reply is cut off: payload_too_large, streamed or not, and the stream is closed', async () => {
+    const huge = 'x'.repeat(1_000_001);
+    const { server, provider } = await setup({ chunk_size: 100_000, steps: [{ content: huge }, { content: huge, chunk_delay_ms: 20 }] });
+    expect((await refusal(provider.invoke(call()))).toWire()).toMatchObject({ code: 'payload_too_large', details: { reason: 'reply_too_large' } });
+    expect((await refusal(provider.stream(call(), () => {}))).code).toBe('payload_too_large');
+    await expect.poll(() => server.abortedStreams, { timeout: 5000 }).toBe(1);
+  });
+
   it('a model without function calling gets no tools', async () => {
     const { server, provider } = await setup({ steps: [{ content: 'no tools here' }] }, { function_calling: false });
     await provider.invoke(call({ tools: TOOLS }));
