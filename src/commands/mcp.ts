@@ -19,11 +19,30 @@ const AddFlagsSchema = z.object({
   description: z.string().optional(),
   cwd: z.string().optional(),
   disabled: z.boolean().default(false),
+  root: z.array(z.string()).default([]),
+  oauthGrant: z.enum(['authorization_code', 'client_credentials']).optional(),
+  oauthClientId: z.string().optional(),
+  oauthClientSecret: z.string().optional(),
+  oauthPrivateKeyFile: z.string().optional(),
+  oauthSigningAlg: z.string().optional(),
+  oauthScope: z.string().optional(),
+  oauthClientMetadataUrl: z.string().optional(),
 });
-const CallFlagsSchema = z.object({ args: z.string().default('{}') });
+const ElicitFlagSchema = z.enum(['prompt', 'defaults', 'decline']).optional();
+const CallFlagsSchema = z.object({ args: z.string().default('{}'), elicit: ElicitFlagSchema });
+const UserFlagsSchema = z.object({ elicit: ElicitFlagSchema });
+const LoginFlagsSchema = z.object({ browser: z.boolean().default(true), timeout: z.coerce.number().positive().default(300) });
 const BridgeFlagsSchema = z.object({ run: z.string().min(1, 'give the run id: --run RUN_ID'), socket: z.string().optional() });
 
-async function adminContext(ctx: CliContext): Promise<AdminContext> {
+/** A server's request for input is asked on a terminal, else refused unless --elicit says otherwise. */
+async function elicitation(flag: z.infer<typeof ElicitFlagSchema>): Promise<AdminContext['elicitation']> {
+  const mode = flag ?? (process.stdin.isTTY && process.stderr.isTTY ? 'prompt' : 'decline');
+  if (mode !== 'prompt') return { elicitation: mode };
+  const { terminalPrompt } = await import('../runtime/mcp/elicit-prompt.js');
+  return { elicitation: 'prompt', prompt: terminalPrompt };
+}
+
+async function adminContext(ctx: CliContext, elicit?: z.infer<typeof ElicitFlagSchema>): Promise<AdminContext> {
   const { createBoxConnector } = await import('../runtime/mcp/box-connector.js');
   const config = ctx.configFile().config;
   return {
@@ -31,7 +50,13 @@ async function adminContext(ctx: CliContext): Promise<AdminContext> {
     configFile: ctx.configFile(),
     warn: (m) => ctx.output.warn(m),
     boxConnector: createBoxConnector({ dataDir: ctx.flags.dataDir, config: config.box, owner: 'cli', warn: (m) => ctx.output.warn(m) }),
+    elicitation: await elicitation(elicit),
   };
+}
+
+/** A failed authorization exits like the error it is (4), other failed connections as unavailable (6). */
+function failureExit(code: string | null): number {
+  return code === 'mcp.auth_required' || code === 'mcp.auth_failed' ? EXIT.denied : EXIT.unavailable;
 }
 
 const admin = () => import('../runtime/mcp/admin.js');
@@ -51,7 +76,7 @@ function renderTest(r: TestResult): string {
   const lines = [`${r.name}: ${r.status}${r.retry_count ? ` after ${r.retry_count} failed attempt(s)` : ''}`];
   if (r.server_info) lines.push(`  server: ${r.server_info.name} ${r.server_info.version}`);
   if (r.ok) lines.push(`  tools: ${r.tools.join(', ') || '(none)'}`);
-  if (r.error_message) lines.push(`  error[${r.error_phase ?? 'unknown'}]: ${r.error_message}`);
+  if (r.error_message) lines.push(`  error[${r.error_code ?? r.error_phase ?? 'unknown'}]: ${r.error_message}`);
   lines.push(`  timings: connect ${r.timings.connect_ms ?? '-'} ms, list tools ${r.timings.list_tools_ms ?? '-'} ms, total ${r.timings.total_ms} ms`);
   return lines.join('\n');
 }
@@ -82,9 +107,26 @@ export function registerMcp(program: Command, getCtx: GetContext): void {
     .option('--description <text>', 'a note shown by mcp show')
     .option('--cwd <dir>', 'working directory of a host stdio server')
     .option('--disabled', 'register without enabling it')
+    .option('--root <dir>', 'directory offered to the server as an MCP root (repeatable)', collect)
+    .option('--oauth-grant <grant>', 'authorization_code (default: lbot mcp login) or client_credentials')
+    .option('--oauth-client-id <id>', 'a pre-registered OAuth client (otherwise lbot registers itself)')
+    .option('--oauth-client-secret <secret>', 'its secret (never printed)')
+    .option('--oauth-private-key-file <pem>', 'private key for private_key_jwt client authentication')
+    .option('--oauth-signing-alg <alg>', 'its JWS algorithm (default RS256)')
+    .option('--oauth-scope <scope>', 'scope to ask for when the server names none')
+    .option('--oauth-client-metadata-url <url>', "https URL of lbot's client metadata document, used as client_id where supported")
     .action(async (name: string, command: string[], raw: unknown) => {
       const ctx = getCtx();
       const flags = parseFlags(AddFlagsSchema, raw);
+      const oauth = {
+        ...(flags.oauthGrant ? { grant: flags.oauthGrant } : {}),
+        ...(flags.oauthClientId ? { client_id: flags.oauthClientId } : {}),
+        ...(flags.oauthClientSecret ? { client_secret: flags.oauthClientSecret } : {}),
+        ...(flags.oauthPrivateKeyFile ? { private_key_file: flags.oauthPrivateKeyFile } : {}),
+        ...(flags.oauthSigningAlg ? { signing_alg: flags.oauthSigningAlg } : {}),
+        ...(flags.oauthScope ? { scope: flags.oauthScope } : {}),
+        ...(flags.oauthClientMetadataUrl ? { client_metadata_url: flags.oauthClientMetadataUrl } : {}),
+      };
       const { addServer } = await admin();
       const server = await addServer(await adminContext(ctx), {
         name,
@@ -97,6 +139,8 @@ export function registerMcp(program: Command, getCtx: GetContext): void {
         description: flags.description,
         cwd: flags.cwd,
         disabled: flags.disabled,
+        oauth,
+        roots: flags.root,
       });
       ctx.output.result({ server }, () => `added MCP server ${name} (test it with lbot mcp test ${name})`);
     });
@@ -122,34 +166,42 @@ export function registerMcp(program: Command, getCtx: GetContext): void {
   mcp
     .command('test <name>')
     .description('connect (with the retry policy), list the tools, print timings, disconnect')
-    .action(async (name: string) => {
+    .option('--elicit <mode>', 'answer a request for input: prompt (default on a terminal), defaults, decline (default otherwise)')
+    .action(async (name: string, raw: unknown) => {
       const ctx = getCtx();
+      const flags = parseFlags(UserFlagsSchema, raw);
       const { testServer } = await admin();
-      const result = await testServer(await adminContext(ctx), name);
+      const result = await testServer(await adminContext(ctx, flags.elicit), name);
       ctx.output.result(result, renderTest);
-      if (!result.ok) ctx.exitCode = EXIT.unavailable;
+      if (!result.ok) ctx.exitCode = failureExit(result.error_code);
     });
 
   mcp
     .command('tools [name]')
     .description('the tools of the enabled servers (or of one), under the names runs see')
-    .action(async (name: string | undefined) => {
+    .option('--elicit <mode>', 'answer a request for input: prompt, defaults, decline')
+    .action(async (name: string | undefined, raw: unknown) => {
       const ctx = getCtx();
+      const flags = parseFlags(UserFlagsSchema, raw);
       const { listTools } = await admin();
-      const listing = await listTools(await adminContext(ctx), name);
+      const listing = await listTools(await adminContext(ctx, flags.elicit), name);
       for (const w of listing.warnings) ctx.output.warn(w);
       ctx.output.result(listing, renderTools);
+      // The named server must have connected; without a name, a listing of what is up is the answer.
+      const named = name ? listing.servers.find((s) => s.name === name) : undefined;
+      if (named && named.status !== 'connected') ctx.exitCode = failureExit(named.error_code);
     });
 
   mcp
     .command('call <name> <tool>')
     .description("call one tool by the server's own name: --args JSON")
     .option('--args <json>', 'the arguments object', '{}')
+    .option('--elicit <mode>', 'answer a request for input: prompt (default on a terminal), defaults, decline (default otherwise)')
     .action(async (name: string, tool: string, raw: unknown) => {
       const ctx = getCtx();
       const flags = parseFlags(CallFlagsSchema, raw);
       const { callTool } = await admin();
-      const out = await callTool(await adminContext(ctx), name, tool, parseArgsJson(flags.args));
+      const out = await callTool(await adminContext(ctx, flags.elicit), name, tool, parseArgsJson(flags.args));
       ctx.output.result(out, (v) => {
         const items = Array.isArray(v.result) ? v.result : [];
         return items.map((i) => (isRecord(i) && typeof i.text === 'string' ? i.text : JSON.stringify(i))).join('\n');
@@ -169,6 +221,30 @@ export function registerMcp(program: Command, getCtx: GetContext): void {
         ctx.output.result({ server: await setEnabled(await adminContext(ctx), name, enabled) }, () => `${verb}d MCP server ${name}`);
       });
   }
+
+  mcp
+    .command('login <name>')
+    .description('authorize lbot with OAuth for a remote server: prints the URL, waits on a loopback redirect, stores the tokens')
+    .option('--no-browser', 'only print the URL (headless machines)')
+    .option('--timeout <sec>', 'how long to wait for the browser to come back', '300')
+    .action(async (name: string, raw: unknown) => {
+      const ctx = getCtx();
+      const flags = parseFlags(LoginFlagsSchema, raw);
+      const { loginServer } = await admin();
+      const out = await loginServer(await adminContext(ctx), name, { openBrowser: flags.browser, timeoutMs: flags.timeout * 1000, say: (line) => process.stderr.write(`${line}\n`) });
+      ctx.output.result(out, (v) => `${v.login.name}: authorized${v.login.scope ? ` (scope ${v.login.scope})` : ''}\n${renderTest(v.test)}`);
+      if (!out.test.ok) ctx.exitCode = failureExit(out.test.error_code);
+    });
+
+  mcp
+    .command('logout <name>')
+    .description("forget a remote server's stored OAuth tokens and registration")
+    .action(async (name: string) => {
+      const ctx = getCtx();
+      const { logoutServer } = await admin();
+      const out = logoutServer(await adminContext(ctx), name);
+      ctx.output.result(out, (v) => (v.removed ? `logged out of MCP server ${name}` : `no stored authorization for MCP server ${name}`));
+    });
 
   mcp
     .command('remove <name>')

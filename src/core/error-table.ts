@@ -94,6 +94,8 @@ export const ERROR_TABLE = {
   'mcp.not_found': notFound,
   'mcp.exists': conflict,
   'mcp.connect_failed': unavailable,
+  'mcp.auth_required': unauthenticated,
+  'mcp.auth_failed': denied,
   // stores
   'store.unavailable': unavailable,
   'store.locked': unavailable,

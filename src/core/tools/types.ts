@@ -10,6 +10,10 @@ export type ToolDefinition = {
   human_desc?: string;
   /** JSON Schema of the parameters (`{type: 'object', …}`). */
   parameters: JsonObject;
+  /** What an MCP server lists besides (MCP `title`, `annotations`, `outputSchema`). */
+  title?: string;
+  annotations?: JsonObject;
+  output_schema?: JsonObject;
 };
 
 export type ToolCallContext = { run_id: string; signal: AbortSignal };

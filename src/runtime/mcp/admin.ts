@@ -11,15 +11,19 @@ import { McpCallError } from './errors.js';
 import { readLiveServers, type LiveServer } from './live-state.js';
 import { McpManager } from './manager.js';
 import { maskServerRecord } from './masking.js';
-import type { McpRuntimeInfo, McpSession } from './session.js';
+import type { McpRuntimeInfo, McpSession, SessionOptions } from './session.js';
 import { buildToolTable } from '../../core/tools/manager.js';
+import type { ToolDefinition } from '../../core/tools/types.js';
 import { McpToolSource } from './tool-source.js';
+import { login, logout, type LoginOptions, type LoginResult } from './oauth-login.js';
 
 export type AdminContext = {
   dataDir: string;
   configFile: ConfigFile;
   warn(message: string): void;
   boxConnector?: McpConnector | undefined;
+  /** How a server's request for user input is answered (default: refused). */
+  elicitation?: Pick<SessionOptions, 'elicitation' | 'prompt'>;
 };
 
 /** A server as `mcp list` prints it: masked record, where it runs, and its live state if a host runs it. */
@@ -148,6 +152,8 @@ export type TestResult = {
   tools: string[];
   error_phase: McpRuntimeInfo['error_phase'];
   error_message: string | null;
+  error_code: string | null;
+  hint: string | null;
   retry_count: number;
   server_info: McpRuntimeInfo['server_info'];
   timings: { connect_ms: number | null; list_tools_ms: number | null; total_ms: number };
@@ -158,7 +164,7 @@ export type TestResult = {
 export async function testServer(ctx: AdminContext, name: string): Promise<TestResult> {
   const record = findRecord(ctx.configFile.config, name);
   const manager = transientManager(ctx);
-  const session = manager.createSession({ ...record, enabled: true }, true);
+  const session = manager.createSession({ ...record, enabled: true }, true, ctx.elicitation);
   const started = Date.now();
   try {
     await session.start();
@@ -171,6 +177,8 @@ export async function testServer(ctx: AdminContext, name: string): Promise<TestR
       tools: info.tools.map((t) => t.name),
       error_phase: info.error_phase,
       error_message: info.error_message,
+      error_code: info.error_code,
+      hint: info.error_hint,
       retry_count: info.retry_count,
       server_info: info.server_info,
       timings: { ...info.timings, total_ms: Date.now() - started },
@@ -183,8 +191,8 @@ export async function testServer(ctx: AdminContext, name: string): Promise<TestR
 }
 
 export type ToolListing = {
-  tools: Array<{ name: string; server: string; tool: string; description: string; parameters: JsonObject }>;
-  servers: Array<{ name: string; status: string; error_phase: string | null; error_message: string | null }>;
+  tools: Array<{ name: string; server: string; tool: string; description: string; parameters: JsonObject } & Pick<ToolDefinition, 'title' | 'annotations' | 'output_schema'>>;
+  servers: Array<{ name: string; status: string; error_phase: string | null; error_message: string | null; error_code: string | null }>;
   warnings: string[];
 };
 
@@ -198,7 +206,7 @@ export async function listTools(ctx: AdminContext, name?: string): Promise<ToolL
   // Session warnings (tools dropped from a listing, capped descriptions) join the listing's warnings.
   const warnings: string[] = [];
   const manager = transientManager({ ...ctx, warn: (m) => warnings.push(m) });
-  const sessions: McpSession[] = records.map((r) => manager.createSession(r, true));
+  const sessions: McpSession[] = records.map((r) => manager.createSession(r, true, ctx.elicitation));
   try {
     await Promise.all(sessions.map((s) => (name ? s.start() : s.firstOutcome())));
     const opts = { callTimeoutMs: all.settings.call_timeout_sec * 1000, prefixAll: all.settings.tool_name_prefix, deadlineOf: () => null };
@@ -207,10 +215,19 @@ export async function listTools(ctx: AdminContext, name?: string): Promise<ToolL
       (m) => warnings.push(m),
     );
     return {
-      tools: table.map((e) => ({ name: e.name, server: e.owner, tool: e.original_name, description: e.definition.description, parameters: e.definition.parameters })),
+      tools: table.map(({ name, owner, original_name, definition: { description, parameters, title, annotations, output_schema } }) => ({
+        name,
+        server: owner,
+        tool: original_name,
+        description,
+        parameters,
+        ...(title !== undefined ? { title } : {}),
+        ...(annotations !== undefined ? { annotations } : {}),
+        ...(output_schema !== undefined ? { output_schema } : {}),
+      })),
       servers: sessions.map((s) => {
         const info = s.runtimeInfo();
-        return { name: s.name, status: info.status, error_phase: info.error_phase, error_message: info.error_message };
+        return { name: s.name, status: info.status, error_phase: info.error_phase, error_message: info.error_message, error_code: info.error_code };
       }),
       warnings,
     };
@@ -225,17 +242,21 @@ export async function callTool(ctx: AdminContext, name: string, tool: string, ar
   const record = findRecord(ctx.configFile.config, name);
   const settings = readMcpConfig(ctx.configFile.config).settings;
   const manager = transientManager(ctx);
-  const session = manager.createSession({ ...record, enabled: true }, true);
+  const session = manager.createSession({ ...record, enabled: true }, true, ctx.elicitation);
   try {
     await session.start();
     if (session.status !== 'connected') {
       const info = session.runtimeInfo();
+      if (info.error_code === 'mcp.auth_required' || info.error_code === 'mcp.auth_failed') {
+        throw new LbotError(info.error_code, info.error_message ?? `MCP server ${name} requires authorization`, { details: { name, error_phase: info.error_phase }, ...(info.error_hint ? { hint: info.error_hint } : {}) });
+      }
       throw new LbotError('mcp.connect_failed', `cannot connect to MCP server ${name}: ${info.error_message ?? info.status}`, { details: { name, error_phase: info.error_phase, retry_count: info.retry_count } });
     }
     try {
       const result = await session.callTool(tool, args, { timeoutMs: settings.call_timeout_sec * 1000 });
       return { server: name, tool, result };
     } catch (err) {
+      if (err instanceof McpCallError && err.cause instanceof LbotError && err.failure === 'unauthorized') throw err.cause;
       if (err instanceof McpCallError) {
         throw new LbotError(err.failure === 'timeout' ? 'deadline_exceeded' : 'runtime_error', err.message, { details: { phase: 'tool_call', server: name, tool, failure: err.failure } });
       }
@@ -245,4 +266,16 @@ export async function callTool(ctx: AdminContext, name: string, tool: string, ar
     await session.close();
     await manager.close();
   }
+}
+
+/** `mcp login NAME`: the OAuth flow (oauth-login.ts), then a test connection with the new token. */
+export async function loginServer(ctx: AdminContext, name: string, opts: Omit<LoginOptions, 'dataDir'>): Promise<{ login: LoginResult; test: TestResult }> {
+  const record = findRecord(ctx.configFile.config, name);
+  const result = await login(record, { ...opts, dataDir: ctx.dataDir });
+  return { login: result, test: await testServer(ctx, name) };
+}
+
+/** `mcp logout NAME`. */
+export function logoutServer(ctx: AdminContext, name: string): { name: string; removed: boolean } {
+  return logout(findRecord(ctx.configFile.config, name), ctx.dataDir);
 }

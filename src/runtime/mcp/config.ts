@@ -23,6 +23,23 @@ export const McpBoxOptionsSchema = z.looseObject({
 });
 export type McpBoxOptions = z.infer<typeof McpBoxOptionsSchema>;
 
+/** OAuth of a remote server (docs/mcp.md "OAuth"): the browser flow by default, or client credentials. */
+export const McpOAuthSchema = z.looseObject({
+  /** `authorization_code` (lbot mcp login) or `client_credentials` (machine-to-machine, no user). */
+  grant: z.enum(['authorization_code', 'client_credentials']).default('authorization_code'),
+  /** A pre-registered client; without one lbot registers itself (or uses client_metadata_url). */
+  client_id: z.string().min(1).nullable().default(null),
+  client_secret: z.string().min(1).nullable().default(null),
+  /** PEM private key for private_key_jwt client authentication (client credentials). */
+  private_key_file: z.string().min(1).nullable().default(null),
+  signing_alg: z.string().min(1).default('RS256'),
+  /** Scope to ask for when the server names none. */
+  scope: z.string().min(1).nullable().default(null),
+  /** An https URL of lbot's client metadata document, used as client_id where the server supports it. */
+  client_metadata_url: z.string().url().nullable().default(null),
+});
+export type McpOAuthOptions = z.infer<typeof McpOAuthSchema>;
+
 /** One `mcp.servers[]` entry as lbot reads it: the core fields plus the keys this module adds. */
 export const McpServerRecordSchema = McpServerConfigSchema.extend({
   uuid: z.string().min(1).optional(),
@@ -32,6 +49,9 @@ export const McpServerRecordSchema = McpServerConfigSchema.extend({
   /** Connect/request timeout of remote servers, seconds (§3.1 `timeout`). */
   timeout_sec: z.number().positive().default(10),
   box: McpBoxOptionsSchema.prefault({}),
+  oauth: McpOAuthSchema.prefault({}),
+  /** Directories offered to the server as MCP roots (a box server's default is its workspace). */
+  roots: z.array(z.string().min(1)).default([]),
   created_at: z.string().nullable().default(null),
   updated_at: z.string().nullable().default(null),
 });
@@ -123,6 +143,8 @@ export type AddServerInput = {
   description?: string | undefined;
   cwd?: string | undefined;
   disabled?: boolean | undefined;
+  oauth?: Partial<McpOAuthOptions> | undefined;
+  roots?: string[] | undefined;
 };
 
 const TRANSPORTS = ['stdio', 'sse', 'http'] as const;
@@ -155,6 +177,8 @@ export function buildServerRecord(input: AddServerInput, now: string = new Date(
     in_box: input.inBox,
     description: input.description ?? null,
     cwd: input.cwd ?? null,
+    oauth: input.oauth ?? {},
+    roots: input.roots ?? [],
     created_at: now,
     updated_at: now,
   });
@@ -164,8 +188,12 @@ export function buildServerRecord(input: AddServerInput, now: string = new Date(
 
 /** The record as stored: defaults that equal the schema's are left out to keep the file small. */
 export function storedRecord(record: McpServerRecord): Record<string, unknown> {
-  const { box, timeout_sec, cwd, description, ...rest } = record;
+  const { box, timeout_sec, cwd, description, oauth, roots, ...rest } = record;
   const out: Record<string, unknown> = { ...rest };
+  const oauthDefaults: Record<string, unknown> = McpOAuthSchema.parse({});
+  const oauthSet = Object.fromEntries(Object.entries(oauth).filter(([k, v]) => JSON.stringify(v) !== JSON.stringify(oauthDefaults[k])));
+  if (Object.keys(oauthSet).length > 0) out.oauth = oauthSet;
+  if (roots.length > 0) out.roots = roots;
   if (description !== null) out.description = description;
   if (cwd !== null) out.cwd = cwd;
   if (timeout_sec !== 10) out.timeout_sec = timeout_sec;

@@ -6,11 +6,11 @@ import type { Config } from '../../core/config.js';
 import type { Binding } from '../../core/protocol/binding.js';
 import { CONFIG_FILE_NAME, openConfigFile } from '../../core/stores/config-file.js';
 import { readMcpConfig, type McpServerRecord, type McpSettings } from './config.js';
-import { connectHostStdio, connectRemote, type McpConnector } from './connectors.js';
+import { connectHostStdio, remoteConnector, type McpConnector } from './connectors.js';
 import { McpPhaseError } from './errors.js';
 import { LiveStateWriter } from './live-state.js';
 import { flattenError } from './results.js';
-import { McpSession, type McpRuntimeInfo } from './session.js';
+import { McpSession, type McpRuntimeInfo, type SessionOptions } from './session.js';
 import { bindingMayUseMcp, McpToolSource } from './tool-source.js';
 
 export type McpManagerOptions = {
@@ -62,12 +62,12 @@ export class McpManager {
   }
 
   /** A session for one record; `transient` sessions are for `lbot mcp test|tools|call`. */
-  createSession(record: McpServerRecord, transient: boolean): McpSession {
-    return this.#createSession(record, transient);
+  createSession(record: McpServerRecord, transient: boolean, user?: Pick<SessionOptions, 'elicitation' | 'prompt'>): McpSession {
+    return this.#createSession(record, transient, user);
   }
 
-  #createSession(record: McpServerRecord, transient: boolean): McpSession {
-    const connector: McpConnector = record.transport !== 'stdio' ? connectRemote : record.in_box ? (this.#o.boxConnector ?? noBox) : connectHostStdio;
+  #createSession(record: McpServerRecord, transient: boolean, user?: Pick<SessionOptions, 'elicitation' | 'prompt'>): McpSession {
+    const connector: McpConnector = record.transport !== 'stdio' ? remoteConnector(this.#o.dataDir) : record.in_box ? (this.#o.boxConnector ?? noBox) : connectHostStdio;
     const startTimeoutMs = record.transport === 'stdio' && record.in_box ? record.box.startup_timeout_sec * 1000 + BOX_START_EXTRA_MS : this.#settings.start_timeout_sec * 1000;
     return new McpSession(record, {
       connector,
@@ -76,6 +76,7 @@ export class McpManager {
       transient,
       log: (m) => this.#o.warn(m),
       onChange: () => this.#publishSoon(),
+      ...user,
     });
   }
 

@@ -61,6 +61,7 @@ export function maskServerRecord(record: McpServerRecord): Record<string, unknow
 /** Every configured value that must never be printed. */
 export function secretValues(record: McpServerRecord): string[] {
   const values = [...Object.values(record.env), ...Object.values(record.headers), ...Object.values(record.box.env)];
+  if (record.oauth.client_secret) values.push(record.oauth.client_secret);
   for (const header of Object.values(record.headers)) {
     // "Bearer abc" leaks "abc" on its own too.
     const parts = header.split(/\s+/).filter((p) => p.length >= MIN_REDACT_LENGTH);

@@ -41,7 +41,8 @@ function convertBlock(block: Block): ContentElement {
 
 /**
  * Converts a call result. `isError` results throw McpToolError with the joined texts; an empty result
- * becomes one empty text element, and structured content stands in for missing content.
+ * becomes one empty text element; structured content follows as a `structured_content` element (and
+ * stands in as text for missing content).
  */
 export function convertToolResult(result: CallToolResult): ContentElement[] {
   const content = Array.isArray(result.content) ? result.content : [];
@@ -50,7 +51,12 @@ export function convertToolResult(result: CallToolResult): ContentElement[] {
     throw new McpToolError(texts.length > 0 ? texts.join('\n') : 'Unknown error from MCP tool');
   }
   const out = content.map(convertBlock);
-  if (out.length === 0 && result.structuredContent !== undefined) out.push({ type: 'text', text: JSON.stringify(result.structuredContent) });
+  const structured = result.structuredContent;
+  if (structured !== undefined) {
+    // Kept next to the text (which servers write for clients that cannot read it), never dropped.
+    if (out.length === 0) out.push({ type: 'text', text: JSON.stringify(structured) });
+    out.push({ type: 'structured_content', structured_content: structured });
+  }
   return out.length > 0 ? out : [{ type: 'text', text: '' }];
 }
 

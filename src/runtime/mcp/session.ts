@@ -4,9 +4,11 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ContentElement, JsonObject } from '../../core/protocol/event.js';
+import type { LbotError } from '../../core/errors.js';
 import { LBOT_VERSION } from '../../version.js';
 import type { McpServerRecord } from './config.js';
 import type { McpConnection, McpConnector } from './connectors.js';
+import { clientCapabilities, installClientHandlers, type ElicitationMode, type ElicitationPrompt } from './client-capabilities.js';
 import { McpCallError, McpPhaseError, type McpErrorPhase } from './errors.js';
 import { redactText, secretValues } from './masking.js';
 import { convertToolResult, flattenError, McpToolError } from './results.js';
@@ -19,6 +21,9 @@ export type McpRuntimeInfo = {
   status: McpStatus;
   error_message: string | null;
   error_phase: McpErrorPhase | null;
+  /** mcp.auth_required / mcp.auth_failed when authorization stopped the session; its hint names the command. */
+  error_code: string | null;
+  error_hint: string | null;
   retry_count: number;
   tool_count: number;
   tools: Array<{ name: string; description: string; parameters: JsonObject }>;
@@ -44,6 +49,9 @@ export type SessionOptions = {
   transient?: boolean;
   log?: (message: string) => void;
   onChange?: () => void;
+  /** How `elicitation/create` is answered (lbot serve: not declared). */
+  elicitation?: ElicitationMode;
+  prompt?: ElicitationPrompt;
 };
 
 const MAX_TOOL_PAGES = 100;
@@ -81,6 +89,7 @@ export class McpSession {
   #status: McpStatus;
   #errorMessage: string | null = null;
   #errorPhase: McpErrorPhase | null = null;
+  #authError: LbotError | null = null;
   #retryCount = 0;
   #tools: ListedTool[] = [];
   #live: Live | null = null;
@@ -98,6 +107,7 @@ export class McpSession {
   #first: Promise<void>;
   #markFirst!: () => void;
   #refreshTimer: NodeJS.Timeout | null = null;
+  readonly #closing = new WeakSet<Client>();
 
   constructor(record: McpServerRecord, opts: SessionOptions) {
     this.record = record;
@@ -147,6 +157,8 @@ export class McpSession {
       status: this.#status,
       error_message: this.#errorMessage,
       error_phase: this.#errorPhase,
+      error_code: this.#authError?.code ?? null,
+      error_hint: this.#authError?.hint ?? null,
       retry_count: this.#retryCount,
       tool_count: this.tools.length,
       tools: this.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.inputSchema })),
@@ -208,6 +220,8 @@ export class McpSession {
 
   #callError(err: unknown, tool: string, opts: { signal?: AbortSignal | undefined; timeoutMs: number; deadline?: boolean }): McpCallError {
     if (err instanceof McpCallError) return err;
+    const auth = this.#live?.conn.authError?.(err);
+    if (auth) return new McpCallError('unauthorized', `${auth.message}${auth.hint ? ` (${auth.hint})` : ''}`, this.name, tool, { cause: auth });
     if (opts.signal?.aborted) return new McpCallError('cancelled', `the call of ${tool} on MCP server ${this.name} was cancelled`, this.name, tool, { cause: err });
     if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
       const secs = Math.round(opts.timeoutMs / 100) / 10;
@@ -267,6 +281,13 @@ export class McpSession {
       this.#retryCount = attempt;
       this.#tools = [];
       this.#markFirst();
+      if (failure.auth) {
+        // Retrying cannot help: the same request gets the same 401 (the user has to log in).
+        this.#authError = failure.auth;
+        this.#fail(failure.phase, failure.message);
+        this.#markReady();
+        return;
+      }
       if (failure.phase === 'box_unavailable') {
         this.#fail(failure.phase, failure.message);
         this.#markReady();
@@ -314,12 +335,17 @@ export class McpSession {
       });
       const c = conn;
       this.#box = c.box;
-      const cl = new Client({ name: 'lbot', version: LBOT_VERSION }, { capabilities: {} });
+      const elicitation = this.#o.elicitation ?? 'none';
+      const cl = new Client({ name: 'lbot', version: LBOT_VERSION }, { capabilities: clientCapabilities(elicitation) });
+      installClientHandlers(cl, this.record, elicitation, this.#o.prompt);
       client = cl;
       let markClosed!: () => void;
       const closed = new Promise<void>((resolve) => (markClosed = resolve));
       cl.onclose = () => markClosed();
-      cl.onerror = (err) => this.#onProtocolError(err);
+      // Closing a client aborts its streams; the SDK reports that as an error, which it is not.
+      cl.onerror = (err) => {
+        if (!this.#closing.has(cl)) this.#onProtocolError(err);
+      };
       cl.setNotificationHandler(ToolListChangedNotificationSchema, () => this.#refreshSoon());
       try {
         await withTimeout(
@@ -346,6 +372,7 @@ export class McpSession {
       this.#status = 'connected';
       this.#errorMessage = null;
       this.#errorPhase = null;
+      this.#authError = null;
       this.#connectedAt = Date.now();
       this.#o.onChange?.();
       return live;
@@ -364,16 +391,14 @@ export class McpSession {
     const exit = conn.exitNote();
     const transportFailure = conn.transportFailure();
     if (transportFailure) return new McpPhaseError('mcp_init', `MCP server ${this.name}: ${transportFailure}`, { cause: err });
+    const auth = conn.authError?.(err);
+    if (auth) return new McpPhaseError('mcp_init', `${auth.message}${auth.hint ? ` (${auth.hint})` : ''}`, { cause: err, auth });
     if (exit) return new McpPhaseError('process_start', `MCP server ${this.name} ${exit} before completing the MCP handshake${stderrNote}`, { cause: err });
     if (err instanceof McpPhaseError) return new McpPhaseError(err.phase, `${err.message}${stderrNote}`, { cause: err });
     if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
       return new McpPhaseError(conn.handshakePhase, `connection timeout: MCP server ${this.name} did not answer within ${budgetSecs}s${stderrNote}`, { cause: err });
     }
-    return new McpPhaseError(conn.handshakePhase, `MCP server ${this.name}: ${flattenError(err)}${this.#authNote(err)}${stderrNote}`, { cause: err });
-  }
-
-  #authNote(err: unknown): string {
-    return /\b401\b|unauthori[sz]ed/i.test(flattenError(err)) ? ' (the server requires authorization; lbot supports static headers only, e.g. --header "Authorization=Bearer …"; OAuth flows are not supported)' : '';
+    return new McpPhaseError(conn.handshakePhase, `MCP server ${this.name}: ${flattenError(err)}${stderrNote}`, { cause: err });
   }
 
   /**
@@ -431,6 +456,7 @@ export class McpSession {
   async #teardown(live: { conn: McpConnection; client: Client | null }): Promise<void> {
     if (this.#live?.conn === live.conn) this.#live = null;
     if (this.#status === 'connected') this.#status = 'connecting';
+    if (live.client) this.#closing.add(live.client);
     await live.client?.close().catch(() => undefined);
     await live.conn.transport.close().catch(() => undefined);
     await live.conn.dispose?.().catch((err: unknown) => this.#log(`MCP server ${this.name}: cleanup failed: ${flattenError(err)}`));

@@ -24,10 +24,13 @@ const ToolEntrySchema = z.looseObject({
   name: z.string().min(1).max(MAX_TOOL_NAME_CHARS),
   description: z.string().nullish(),
   inputSchema: z.looseObject({ type: z.literal('object') }),
+  title: z.string().max(MAX_TOOL_NAME_CHARS).optional().catch(undefined),
+  annotations: z.looseObject({}).optional().catch(undefined),
+  outputSchema: z.looseObject({ type: z.literal('object') }).optional().catch(undefined),
 });
 
-/** A tool as the server lists it. */
-export type ListedTool = { name: string; description: string; inputSchema: JsonObject };
+/** A tool as the server lists it; title, annotations and outputSchema are kept when well-formed. */
+export type ListedTool = { name: string; description: string; inputSchema: JsonObject; title?: string; annotations?: JsonObject; outputSchema?: JsonObject };
 
 function label(raw: unknown, index: number): string {
   const name = isRecord(raw) && typeof raw.name === 'string' ? raw.name : null;
@@ -98,14 +101,14 @@ export class ToolListCollector {
         this.#note(`${label(raw, index)} is dropped: ${reason(parsed.error)}`);
         continue;
       }
-      const { name, description, inputSchema } = parsed.data;
+      const { name, description, inputSchema, title, annotations, outputSchema } = parsed.data;
       if (this.#names.has(name)) {
         this.#note(`${label(raw, index)} is listed more than once; the first one is kept`);
         continue;
       }
-      const schemaBytes = Buffer.byteLength(JSON.stringify(inputSchema), 'utf8');
+      const schemaBytes = Buffer.byteLength(JSON.stringify([inputSchema, annotations ?? null, outputSchema ?? null]), 'utf8');
       if (schemaBytes > MAX_SCHEMA_BYTES) {
-        this.#note(`${label(raw, index)} is dropped: its inputSchema is ${schemaBytes} bytes (at most ${MAX_SCHEMA_BYTES})`);
+        this.#note(`${label(raw, index)} is dropped: its schemas and annotations are ${schemaBytes} bytes (at most ${MAX_SCHEMA_BYTES})`);
         continue;
       }
       const capped = capDescription(description ?? '');
@@ -115,7 +118,14 @@ export class ToolListCollector {
       this.#bytes += size;
       this.#names.add(name);
       const schema: JsonObject = inputSchema;
-      this.tools.push({ name, description: capped.text, inputSchema: schema });
+      this.tools.push({
+        name,
+        description: capped.text,
+        inputSchema: schema,
+        ...(title !== undefined ? { title } : {}),
+        ...(annotations !== undefined ? { annotations } : {}),
+        ...(outputSchema !== undefined ? { outputSchema } : {}),
+      });
     }
   }
 

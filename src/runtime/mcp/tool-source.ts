@@ -45,6 +45,8 @@ export function mcpCallApiError(err: McpCallError): ApiError {
       return new ApiError('runtime_error', err.message, 'mcp_protocol_error', extra);
     case 'tool_error':
       return new ApiError('runtime_error', err.message, 'tool_error', extra);
+    case 'unauthorized':
+      return new ApiError('unauthorized', err.message, 'mcp_auth_required', extra);
   }
 }
 
@@ -67,7 +69,15 @@ export class McpToolSource implements ToolSource {
     return this.session.tools.map((t) => {
       const name = this.opts.prefixAll ? `${this.owner}__${t.name}` : t.name;
       this.#byExposed.set(name, t.name);
-      return { name, description: t.description, human_desc: t.description, parameters: t.inputSchema };
+      return {
+        name,
+        description: t.description,
+        human_desc: t.description,
+        parameters: t.inputSchema,
+        ...(t.title !== undefined ? { title: t.title } : {}),
+        ...(t.annotations !== undefined ? { annotations: t.annotations } : {}),
+        ...(t.outputSchema !== undefined ? { output_schema: t.outputSchema } : {}),
+      };
     });
   }
 

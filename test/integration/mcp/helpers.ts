@@ -1,11 +1,13 @@
 // Helpers for MCP integration tests: real server processes from fixtures/mcp and node_modules, sessions
 // that are closed after each test, and checks that no server process group outlives its session.
+import { mkdtempSync } from 'node:fs';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { onTestFinished } from 'vitest';
 import { REPO_ROOT, waitGroupGone } from '../../helpers/plugins.js';
 import { McpServerRecordSchema, type McpServerRecord } from '../../../src/runtime/mcp/config.js';
-import { connectHostStdio, connectRemote, type McpConnector } from '../../../src/runtime/mcp/connectors.js';
+import { connectHostStdio, remoteConnector, type McpConnector } from '../../../src/runtime/mcp/connectors.js';
 import { McpSession, type SessionOptions } from '../../../src/runtime/mcp/session.js';
 
 export const FIXTURES = path.join(REPO_ROOT, 'fixtures', 'mcp');
@@ -23,9 +25,9 @@ export function stdioRecord(name: string, command: string[], env: Record<string,
  * A session for `record`, closed when the test ends; every server process it spawned must be gone
  * afterwards (its whole process group). Returns the session and the pids of the groups it started.
  */
-export function openSession(record: McpServerRecord, over: Partial<SessionOptions> = {}): { session: McpSession; groups: number[]; logs: string[] } {
+export function openSession(record: McpServerRecord, over: Partial<SessionOptions> = {}, dataDir = mkdtempSync(path.join(tmpdir(), 'lbot-mcp-'))): { session: McpSession; groups: number[]; logs: string[] } {
   const groups: number[] = [];
-  const base: McpConnector = record.transport === 'stdio' ? connectHostStdio : connectRemote;
+  const base: McpConnector = record.transport === 'stdio' ? connectHostStdio : remoteConnector(dataDir);
   const connector: McpConnector = async (r, o) => {
     const conn = await base(r, o);
     if (conn.pid) groups.push(conn.pid);

@@ -21,8 +21,18 @@ describe('tool result conversion', () => {
   });
 
   it('structured content stands in for empty content; an empty result is one empty text', () => {
-    expect(convertToolResult({ content: [], structuredContent: { answer: 42 } })).toEqual([{ type: 'text', text: '{"answer":42}' }]);
+    expect(convertToolResult({ content: [], structuredContent: { answer: 42 } })).toEqual([
+      { type: 'text', text: '{"answer":42}' },
+      { type: 'structured_content', structured_content: { answer: 42 } },
+    ]);
     expect(convertToolResult({ content: [] })).toEqual([{ type: 'text', text: '' }]);
+  });
+
+  it('structured content is kept when text is also present', () => {
+    expect(convertToolResult({ content: [{ type: 'text', text: '42' }], structuredContent: { answer: 42 } })).toEqual([
+      { type: 'text', text: '42' },
+      { type: 'structured_content', structured_content: { answer: 42 } },
+    ]);
   });
 
   it('isError throws with the joined texts, or a generic message', () => {

@@ -39,4 +39,18 @@ describe('tool listing checks', () => {
     expect(warnings).toHaveLength(21);
     expect(warnings.at(-1)).toBe('MCP server srv: 30 more tools were dropped or truncated (not named individually)');
   });
+
+  it('keeps title, annotations and outputSchema; a malformed one is left out, the tool kept', () => {
+    const c = new ToolListCollector('srv', () => undefined);
+    const outputSchema = { type: 'object', properties: { n: { type: 'number' } } };
+    const annotations = { readOnlyHint: true, title: 'Adder' };
+    c.add([
+      { name: 'add', title: 'Add numbers', inputSchema: schema, outputSchema, annotations },
+      { name: 'odd', title: 7, inputSchema: schema, outputSchema: { type: 'string' }, annotations: 'x' },
+    ]);
+    expect(c.finish()).toEqual([
+      { name: 'add', description: '', inputSchema: schema, title: 'Add numbers', annotations, outputSchema },
+      { name: 'odd', description: '', inputSchema: schema },
+    ]);
+  });
 });
