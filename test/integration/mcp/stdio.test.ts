@@ -91,7 +91,7 @@ describe('F-MCP fixtures over stdio', () => {
     expect(await call('resource_blob')).toEqual([{ type: 'text', text: 'blob text' }]);
     expect(await call('audio')).toEqual([{ type: 'text', text: '[audio content: audio/wav]' }]);
     expect(await call('resource_link')).toEqual([{ type: 'text', text: '[resource_link content: file:///linked.txt]' }]);
-    expect(await call('structured')).toEqual([{ type: 'text', text: '{"answer":42}' }]);
+    expect(await call('structured')).toEqual([{ type: 'text', text: '{"answer":42}' }, { type: 'structured_content', structured_content: { answer: 42 } }]);
     expect(await call('empty')).toEqual([{ type: 'text', text: '' }]);
     expect((await call('mixed')).map((c) => c.type)).toEqual(['text', 'image_base64']);
     await expect(call('error')).rejects.toMatchObject({ failure: 'tool_error', message: 'first problem\nsecond problem' });
