@@ -81,6 +81,22 @@ describe('PluginPool', () => {
     expect(started.every((c) => c.closed)).toBe(true);
   });
 
+  it('network: the manifest grants it, a binding can only take it away, and another grant is another process', async () => {
+    const { launcher, started } = fakeLauncher();
+    const p = pool(launcher);
+    const networked: RunnerCatalog = { runners: [], plugins: new Map([['acme/p', { ...plugin, network: true }]]), warnings: [] };
+    const granted = await p.acquire(networked, 'acme/p', { env: {} }).connection;
+    const narrowed = await p.acquire(networked, 'acme/p', { env: {}, network: false }).connection;
+    expect(narrowed).not.toBe(granted);
+    expect(started.map((c) => c.spec.network)).toEqual([true, false]);
+    // Without the manifest's grant a binding's network: true gives nothing.
+    const { launcher: l2, started: s2 } = fakeLauncher();
+    const p2 = pool(l2);
+    await p2.acquire(catalog, 'acme/p', { env: {}, network: true }).connection;
+    expect(s2.map((c) => c.spec.network)).toEqual([false]);
+    await Promise.all([p.close(), p2.close()]);
+  });
+
   it('an unknown plugin is runner.not_found', async () => {
     const { launcher } = fakeLauncher();
     await expect(pool(launcher).acquire(catalog, 'acme/none', { env: {} }).connection).rejects.toMatchObject({ code: 'runner.not_found' });
