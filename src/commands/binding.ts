@@ -9,6 +9,7 @@ import { isRecord } from '../core/json.js';
 import { BindingSchema, type Binding } from '../core/protocol/binding.js';
 import { collect, parseFlags } from './shared/flags.js';
 import type { GetContext } from './shared/context.js';
+import { firstIssue } from '../core/zod-issue.js';
 
 async function readJson(file: string, flag: string): Promise<unknown> {
   return (await import('../runtime/input-files.js')).readJsonFile(file, flag);
@@ -20,8 +21,8 @@ function parseBinding(raw: unknown, source: string): Binding {
     assertSafeEnv(parsed.data.env, `${source}: env`);
     return parsed.data;
   }
-  const issue = parsed.error.issues[0];
-  throw new LbotError('invalid_argument', `${source}: ${issue?.path.join('.') || '(binding)'}: ${issue?.message ?? 'invalid'}`, { details: { path: issue?.path.map(String) ?? [] } });
+  const issue = firstIssue(parsed.error, '(binding)');
+  throw new LbotError('invalid_argument', `${source}: ${issue.text}`, { details: { path: issue.path } });
 }
 
 const summary = (b: Binding) => `${b.binding_id}  ${b.runner_id}  [${b.event_types.join(', ')}]${b.enabled ? '' : '  (disabled)'}`;

@@ -6,6 +6,7 @@ import { isRecord } from '../core/json.js';
 import { DELIVERY_PLATFORMS, describeAccount, PlatformAccountSchema } from '../core/delivery/accounts.js';
 import { parseFlags } from './shared/flags.js';
 import type { GetContext } from './shared/context.js';
+import { firstIssue } from '../core/zod-issue.js';
 
 const AddFlagsSchema = z.object({
   platform: z.enum(DELIVERY_PLATFORMS),
@@ -37,8 +38,8 @@ export function registerPlatform(program: Command, getCtx: GetContext): void {
       const value = { name, platform: f.platform, token_env: f.tokenEnv ?? null, api_base: f.apiBase ?? null, bot_id: f.botId ?? null, app_id: f.appId ?? null };
       const parsed = PlatformAccountSchema.safeParse(value);
       if (!parsed.success) {
-        const issue = parsed.error.issues[0];
-        throw new LbotError('invalid_argument', `${issue?.path.join('.') || 'account'}: ${issue?.message ?? 'invalid'}`, { details: { path: issue?.path.map(String) ?? [] } });
+        const issue = firstIssue(parsed.error, 'account');
+        throw new LbotError('invalid_argument', issue.text, { details: { path: issue.path } });
       }
       await ctx.configFile().update((rawConfig) => {
         const list = accountsOf(rawConfig);

@@ -8,6 +8,7 @@ import type { ObservedNotice } from '../core/stores/types.js';
 import { collect, parseFlags, parseKeyValues } from './shared/flags.js';
 import { EXIT, exitCodeFor } from './shared/exit-codes.js';
 import type { GetContext } from './shared/context.js';
+import { deliveredLine, observedLine, summaryLine } from '../core/protocol/result-line.js';
 
 const RunFlagsSchema = z.object({
   event: z.string({ message: 'is required (a JSON event file, or - for stdin)' }).min(1),
@@ -47,7 +48,7 @@ export function registerRun(program: Command, getCtx: GetContext): void {
       const printed = new Set<string>();
       const onDelivered = (item: Delivered) => {
         if (out.json) {
-          out.line(item.type === 'message.delta' ? { type: item.type, run_id: item.run_id, data: { chunk: item.chunk } } : { type: item.type, run_id: item.run_id, data: { message: item.message } });
+          out.line(deliveredLine(item));
         } else if (item.type === 'message.completed') {
           printed.add(item.run_id);
           out.text(messageText(item.message) ?? '');
@@ -55,7 +56,7 @@ export function registerRun(program: Command, getCtx: GetContext): void {
       };
       const onObserved = (run_id: string, notice: ObservedNotice) => {
         if (!out.verbose) return;
-        if (out.json) out.line({ type: notice.type, run_id, data: notice.data, observed: true, ...(notice.executed === false ? { executed: false } : {}) });
+        if (out.json) out.line(observedLine(run_id, notice));
         else out.notice(`observed ${notice.type} ${JSON.stringify(notice.data)}`);
       };
       const { openCassette } = await import('../runtime/cassette/open.js');
@@ -80,7 +81,7 @@ export function registerRun(program: Command, getCtx: GetContext): void {
       for (const o of result.outcomes) {
         if (!out.json && o.status === 'completed' && !printed.has(o.run_id) && o.reply) out.text(o.reply);
         if (o.error) out.notice(`error[${o.error.code}]: ${o.error.message}`);
-        out.line({ type: 'run.summary', run_id: o.run_id, runner_id: o.runner_id, binding_id: o.binding_id, event_id: o.event_id, status: o.status, error: o.error, retryable: o.error?.retryable ?? false });
+        out.line(summaryLine(o));
       }
       if (result.skipped > 0) {
         out.line({ type: 'replay.summary', runs: result.outcomes.length, skipped: result.skipped });

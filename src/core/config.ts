@@ -5,6 +5,7 @@ import { PlatformAccountSchema } from './delivery/accounts.js';
 import { assertSafeEnv } from './env-policy.js';
 import { LbotError } from './errors.js';
 import { isRecord } from './json.js';
+import { firstIssue } from './zod-issue.js';
 
 export const ModelConfigSchema = z.looseObject({
   id: z.string().min(1),
@@ -235,10 +236,9 @@ export function parseConfig(raw: unknown, file: string): Config {
     assertConfigEnv(parsed.data, file);
     return parsed.data;
   }
-  const issue = parsed.error.issues[0];
-  const at = issue?.path.join('.') || '(root)';
-  throw new LbotError('config.invalid', `${file}: ${at}: ${issue?.message ?? 'invalid'}`, {
-    details: { file, path: issue?.path.map(String) ?? [] },
+  const issue = firstIssue(parsed.error);
+  throw new LbotError('config.invalid', `${file}: ${issue.text}`, {
+    details: { file, path: issue.path },
     hint: 'fix the field or remove it to use the default',
   });
 }

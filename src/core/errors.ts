@@ -1,6 +1,7 @@
 // Errors as values: one closed set of stable codes (acceptance.md §0.3), carried by LbotError.
 // The codes, with their exit codes, HTTP statuses and kinds, are the rows of core/error-table.ts.
 import type { ErrorCode } from './error-table.js';
+import type { ErrorValue } from './protocol/error-value.js';
 
 export { ERROR_CODES, type ErrorCode } from './error-table.js';
 
@@ -30,7 +31,7 @@ export class LbotError extends Error {
   }
 
   /** The JSON shape printed with `--json` and stored in run records. */
-  toJSON(): { code: ErrorCode; message: string; retryable: boolean; details: Record<string, unknown> } {
+  toJSON(): ErrorValue & { code: ErrorCode } {
     return { code: this.code, message: this.message, retryable: this.retryable, details: this.details };
   }
 }

@@ -1,14 +1,16 @@
 // Parses commander's raw option bag with a zod schema; a bad flag becomes invalid_argument (exit 2).
 import type { z } from 'zod';
 import { LbotError } from '../../core/errors.js';
+import { firstIssue } from '../../core/zod-issue.js';
 
 export function parseFlags<S extends z.ZodType>(schema: S, raw: unknown): z.output<S> {
   const parsed = schema.safeParse(raw);
   if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  const flag = issue?.path.length ? `--${String(issue.path[0]).replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}` : 'flags';
-  throw new LbotError('invalid_argument', `${flag}: ${issue?.message ?? 'invalid value'}`, {
-    details: { path: issue?.path.map(String) ?? [] },
+  const issue = firstIssue(parsed.error);
+  const [first] = issue.path;
+  const flag = first === undefined ? 'flags' : `--${first.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+  throw new LbotError('invalid_argument', `${flag}: ${parsed.error.issues.length ? issue.message : 'invalid value'}`, {
+    details: { path: issue.path },
   });
 }
 

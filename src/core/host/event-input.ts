@@ -6,6 +6,7 @@ import { parseJsonText } from '../json-parse.js';
 import { matchingPlatforms } from '../gateway/detect.js';
 import type { normalizePlatformPayload } from '../gateway/normalize.js';
 import type { PlatformChoice } from '../gateway/types.js';
+import { firstIssue } from '../zod-issue.js';
 
 /** The gateway's normalizer (injected: it is loaded only when an input holds a platform payload). */
 export type Normalize = typeof normalizePlatformPayload;
@@ -26,11 +27,9 @@ export function parseEnvelope(value: unknown, source: string, maxDataBytes: numb
   const where = index === null ? source : `${source}[${index}]`;
   const parsed = EventEnvelopeSchema.safeParse(value);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const path = issue?.path.map(String) ?? [];
-    const field = path.join('.') || '(event)';
-    throw new LbotError('event.invalid', `${where}: ${field}: ${issue?.message ?? 'invalid'}`, {
-      details: { path, file: source, ...(index === null ? {} : { index }) },
+    const issue = firstIssue(parsed.error, '(event)');
+    throw new LbotError('event.invalid', `${where}: ${issue.text}`, {
+      details: { path: issue.path, file: source, ...(index === null ? {} : { index }) },
     });
   }
   let size: number;

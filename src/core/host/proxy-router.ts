@@ -26,6 +26,7 @@ import {
   toolsCall,
   toolsGetDetail,
 } from './api/capabilities.js';
+import { firstIssue } from '../zod-issue.js';
 
 type Handler<M extends ProxyMethod> = (call: HandlerCall<ProxyParams<M>>) => ProxyResult<M> | Promise<ProxyResult<M>>;
 
@@ -146,11 +147,11 @@ export class ProxyRouter {
     const spec = proxyMethods[method];
     const parsed = spec.params.safeParse(call.params);
     if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      const path = issue?.path.map(String) ?? [];
-      const reason = path[0] === 'run_id' || issue?.code === 'invalid_type' ? 'missing_argument' : path.some((p) => p.endsWith('cursor')) ? 'bad_cursor' : 'bad_argument';
+      const issue = firstIssue(parsed.error, 'params');
+      const { path } = issue;
+      const reason = path[0] === 'run_id' || issue.code === 'invalid_type' ? 'missing_argument' : path.some((p) => p.endsWith('cursor')) ? 'bad_cursor' : 'bad_argument';
       const scopeReason = path[0] === 'scope' ? 'bad_scope' : reason;
-      throw new ApiError('invalid_argument', `${method}: ${path.join('.') || 'params'}: ${issue?.message ?? 'invalid'}`, scopeReason, { path });
+      throw new ApiError('invalid_argument', `${method}: ${issue.text}`, scopeReason, { path });
     }
     if (!session) throw new ApiError('unauthorized', 'run session not found or expired', 'session_not_found');
     if (session.plugin_identity !== call.caller_plugin) throw new ApiError('unauthorized', 'plugin identity mismatch', 'identity_mismatch');

@@ -12,17 +12,12 @@ import {
   type RunResult,
 } from '../protocol/results.js';
 import { isRecord } from '../json.js';
+import { firstIssue } from '../zod-issue.js';
 
 export function protocolError(message: string, details: Record<string, unknown> = {}): LbotError {
   return new LbotError('runner.protocol_error', message, { details });
 }
 
-/** `field.path: reason` of the first schema issue, so a protocol error names what was wrong. */
-export function firstIssue(error: { issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }> }, whole = 'data'): string {
-  const issue = error.issues[0];
-  if (!issue) return 'invalid';
-  return `${issue.path.map(String).join('.') || whole}: ${issue.message}`;
-}
 
 /** Plain text of a message or chunk: the string content, or its text elements joined by a space. */
 export function messageText(m: Pick<Message, 'content'>): string | null {
@@ -54,7 +49,7 @@ export type Normalized =
 /** Parses the result envelope; a missing type is a protocol error that names it. */
 export function parseResultEnvelope(raw: unknown): RunResult & { type: string } {
   const env = RunResultSchema.safeParse(raw);
-  if (!env.success) throw protocolError(`malformed result: ${firstIssue(env.error, 'result')}`);
+  if (!env.success) throw protocolError(`malformed result: ${firstIssue(env.error, 'result').text}`);
   const type = env.data.type;
   if (typeof type !== 'string' || type === '') throw protocolError('result is missing its type');
   return { ...env.data, type };
@@ -96,7 +91,7 @@ export function normalizeResult(result: RunResult & { type: string }, sizeBytes:
     case 'message.delta': {
       if (!isRecord(data.chunk) || Object.keys(data.chunk).length === 0) throw protocolError('message.delta requires data.chunk');
       const chunk = MessageChunkSchema.safeParse(data.chunk);
-      if (!chunk.success) throw protocolError(`message.delta: invalid chunk: ${firstIssue(chunk.error, 'chunk')}`);
+      if (!chunk.success) throw protocolError(`message.delta: invalid chunk: ${firstIssue(chunk.error, 'chunk').text}`);
       return { kind: 'delta', chunk: chunk.data };
     }
     case 'message.completed':

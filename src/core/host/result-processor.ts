@@ -18,15 +18,16 @@ import { ApiError } from './api-error.js';
 import { serializeStateValue, stateScopeKey } from './api/state.js';
 import { decodeBase64Strict } from './attachments.js';
 import { eventColumns } from './event-record.js';
-import { firstIssue, messageText, normalizeResult, parseResultEnvelope, protocolError } from './result-normalizer.js';
+import { messageText, normalizeResult, parseResultEnvelope, protocolError } from './result-normalizer.js';
+import { firstIssue } from '../zod-issue.js';
 import type { RunSession } from './session.js';
 import { aliasStateKey } from './state-scope.js';
+import type { ErrorValue } from '../protocol/error-value.js';
 
 /** What the delivery layer receives (stdout, HTTP stream). */
 export type Delivered = { type: 'message.delta'; run_id: string; chunk: MessageChunk } | { type: 'message.completed'; run_id: string; message: Message };
 
-export type Terminal = { status: 'completed' } | { status: 'failed'; error: LbotErrorLike };
-export type LbotErrorLike = { code: string; message: string; retryable: boolean; details: Record<string, unknown> };
+export type Terminal = { status: 'completed' } | { status: 'failed'; error: ErrorValue };
 
 export type ProcessorDeps = {
   session: RunSession;
@@ -142,7 +143,7 @@ export class ResultProcessor {
         return this.onArtifactCreated(data, at);
       case 'action.requested': {
         const a = ActionRequestedDataSchema.safeParse(data);
-        if (!a.success) throw protocolError(`action.requested: ${firstIssue(a.error)}`);
+        if (!a.success) throw protocolError(`action.requested: ${firstIssue(a.error, 'data').text}`);
         this.logEvent('action.requested', `Action requested (not executed): ${a.data.action}`, { ...a.data }, null);
         this.d.observe({ at, type, data, executed: false, note: 'platform actions are recorded, never executed' });
         return;
@@ -158,7 +159,7 @@ export class ResultProcessor {
 
   private onStateUpdated(data: JsonObject, at: number): void {
     const parsed = StateUpdatedDataSchema.safeParse(data);
-    if (!parsed.success) throw protocolError(`state.updated: ${firstIssue(parsed.error)}`);
+    if (!parsed.success) throw protocolError(`state.updated: ${firstIssue(parsed.error, 'data').text}`);
     const { scope, value } = parsed.data;
     const key = aliasStateKey(parsed.data.key);
     const reject = (why: string) => this.d.warn(`state.updated ${scope}:${key} not written: ${why}`);
@@ -179,7 +180,7 @@ export class ResultProcessor {
 
   private onArtifactCreated(data: JsonObject, at: number): void {
     const parsed = ArtifactCreatedDataSchema.safeParse(data);
-    if (!parsed.success) throw protocolError(`artifact.created: ${firstIssue(parsed.error)}`);
+    if (!parsed.success) throw protocolError(`artifact.created: ${firstIssue(parsed.error, 'data').text}`);
     const a = parsed.data;
     let content: Buffer | undefined;
     if (a.content_base64 !== undefined) {
@@ -239,7 +240,7 @@ export class ResultProcessor {
 }
 
 /** Wraps a thrown value as the error of a failed run. */
-export function runErrorOf(err: unknown): LbotErrorLike {
+export function runErrorOf(err: unknown): ErrorValue {
   if (err instanceof LbotError) return err.toJSON();
   if (err instanceof ApiError) return { code: 'invalid_argument', message: err.message, retryable: false, details: { reason: err.reason } };
   return { code: 'internal', message: err instanceof Error ? err.message : String(err), retryable: false, details: {} };

@@ -5,7 +5,8 @@ import { parseRunnerId } from '../protocol/runner-id.js';
 import { isRecord } from '../json.js';
 import type { RunStatus } from '../stores/types.js';
 import type { Clock, PluginConnection } from './ports.js';
-import { runErrorOf, type LbotErrorLike, type ResultProcessor } from './result-processor.js';
+import type { ErrorValue } from '../protocol/error-value.js';
+import { runErrorOf, type ResultProcessor } from './result-processor.js';
 import type { RunSession, SessionRegistry } from './session.js';
 
 export type ExecuteEnv = {
@@ -20,11 +21,11 @@ export type ExecuteRequest = { signal?: AbortSignal | undefined };
 type Ending =
   | { kind: 'terminal' }
   | { kind: 'reply'; status: 'completed' | 'failed' | 'cancelled' }
-  | { kind: 'error'; error: LbotErrorLike }
+  | { kind: 'error'; error: ErrorValue }
   | { kind: 'timeout' }
   | { kind: 'cancelled' };
 
-export async function executeRun(env: ExecuteEnv, conn: PluginConnection, session: RunSession, req: ExecuteRequest, processor: ResultProcessor, context: RunContext): Promise<{ status: Exclude<RunStatus, 'running'>; error: LbotErrorLike | null }> {
+export async function executeRun(env: ExecuteEnv, conn: PluginConnection, session: RunSession, req: ExecuteRequest, processor: ResultProcessor, context: RunContext): Promise<{ status: Exclude<RunStatus, 'running'>; error: ErrorValue | null }> {
   const { clock, sessions, graceMs, warnRun } = env;
   let settle!: (e: Ending) => void;
   const ending = new Promise<Ending>((resolve) => (settle = resolve));
@@ -108,15 +109,15 @@ export async function executeRun(env: ExecuteEnv, conn: PluginConnection, sessio
   }
 }
 
-function noOutput(): LbotErrorLike {
+function noOutput(): ErrorValue {
   return { code: 'runner.no_output', message: 'the runner finished without producing any message', retryable: false, details: {} };
 }
 
-function cancelledError(): LbotErrorLike {
+function cancelledError(): ErrorValue {
   return { code: 'cancelled', message: 'the run was cancelled', retryable: false, details: {} };
 }
 
-function withStderr(error: LbotErrorLike, conn: PluginConnection): LbotErrorLike {
+function withStderr(error: ErrorValue, conn: PluginConnection): ErrorValue {
   if (error.code !== 'runner.crashed') return error;
   const tail = conn.stderrTail().trim();
   return tail && !error.message.includes(tail) ? { ...error, message: `${error.message}; last stderr lines:\n${tail}` } : error;

@@ -8,3 +8,5 @@ export * from './results.js';
 export * from './proxy.js';
 export * from './wire.js';
 export * from './peer.js';
+export * from './error-value.js';
+export * from './result-line.js';

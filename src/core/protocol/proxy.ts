@@ -1,6 +1,7 @@
 // The proxy API method table: every plugin → host request, its params, result and required grant
 // (runner-protocol.md §6.3, §7). Router, authorizer, SDK client and docs all derive from this table.
 import { z } from 'zod';
+import { ErrorValueSchema } from './error-value.js';
 import { JsonObjectSchema } from './event.js';
 import { MessageChunkSchema, MessageSchema } from './context.js';
 import { STATE_SCOPES } from './binding.js';
@@ -19,8 +20,8 @@ export type ApiErrorCode = z.infer<typeof ApiErrorCodeSchema>;
 
 /** `AgentAPIError`: the `data` of a JSON-RPC -32000 error answered to a runner (§7.1). */
 export const AgentApiErrorSchema = z.strictObject({
+  ...ErrorValueSchema.shape,
   code: ApiErrorCodeSchema,
-  message: z.string(),
   retryable: z.boolean().default(false),
   details: JsonObjectSchema.default({}),
 });

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { LbotError } from '../errors.js';
 import { isRecord } from '../json.js';
+import { firstIssue } from '../zod-issue.js';
 
 const MiB = 1024 * 1024;
 
@@ -35,7 +36,6 @@ export function skillLimitsFromConfig(config: Record<string, unknown>): SkillLim
   if (!isRecord(section)) return DEFAULT_SKILL_LIMITS;
   const parsed = SkillsConfigSchema.safeParse(section);
   if (parsed.success) return parsed.data.install;
-  const issue = parsed.error.issues[0];
-  const at = ['skills', ...(issue?.path.map(String) ?? [])].join('.');
-  throw new LbotError('config.invalid', `config ${at}: ${issue?.message ?? 'invalid'}`, { details: { path: at } });
+  const issue = firstIssue(parsed.error, 'skills', ['skills']);
+  throw new LbotError('config.invalid', `config ${issue.text}`, { details: { path: ['skills', ...issue.path].join('.') } });
 }

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { LbotError } from '../errors.js';
 import { parseJsonText } from '../json-parse.js';
 import { ensurePrivateDir } from '../stores/private-files.js';
+import { firstIssue } from '../zod-issue.js';
 
 export const LOCK_FILE_NAME = 'skills.lock.json';
 const MUTEX_DIR = '.skills.lck';
@@ -65,14 +66,11 @@ export async function readLock(dataDir: string): Promise<LockFile> {
   }
   const raw = parseJsonText(text, file, 'store.unavailable');
   const parsed = LockFileSchema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new LbotError('store.unavailable', `${file}: ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`, {
-      details: { file },
-      hint: 'restore the file from version control, or remove it and reinstall the skills',
-    });
-  }
-  return parsed.data;
+  if (parsed.success) return parsed.data;
+  throw new LbotError('store.unavailable', `${file}: ${firstIssue(parsed.error).text}`, {
+    details: { file },
+    hint: 'restore the file from version control, or remove it and reinstall the skills',
+  });
 }
 
 /** Writes the lock atomically (temp file + rename), skills sorted by name for stable diffs. */

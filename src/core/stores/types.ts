@@ -5,6 +5,7 @@ import type { ArtifactMetadata, ArtifactReadResult, EventRecord, TranscriptItem 
 import type { StateScope } from '../protocol/binding.js';
 import type { JsonObject } from '../protocol/event.js';
 import type { DeliveryStore } from './delivery-types.js';
+import type { ErrorValue } from '../protocol/error-value.js';
 
 /** A new event-log row; ids, seq and created_at are assigned by the store. */
 export type EventLogAppend = {
@@ -116,7 +117,8 @@ export type ObservedNotice = {
 /** The process that executes a run: a `running` run whose owner is gone was interrupted. */
 export type RunOwner = { pid: number; host: string };
 
-export type RunError = { code: string; message: string; retryable: boolean; details: JsonObject };
+/** How a run failed: the one error value shape. */
+export type RunError = ErrorValue;
 
 export type RunRecord = {
   run_id: string;

@@ -7,6 +7,7 @@ import { NATIVE_TOOLS, NATIVE_TOOL_NAMES, type NativeToolName } from './native-d
 import { ToolError, WORKSPACE, resolveWorkspacePath } from './paths.js';
 import { translatePattern } from './regex.js';
 import type { ToolCallContext, ToolDefinition, ToolSource } from './types.js';
+import { firstIssue } from '../zod-issue.js';
 
 export const READ_MAX_BYTES = 51_200;
 export const GLOB_MAX_RESULTS = 100;
@@ -48,8 +49,7 @@ const GrepParams = z.strictObject({ pattern: z.string(), path: z.string().option
 function parse<S extends z.ZodType>(schema: S, tool: string, params: JsonObject): z.output<S> {
   const r = schema.safeParse(params);
   if (r.success) return r.data;
-  const issue = r.error.issues[0];
-  throw new ToolError(`Invalid parameters for ${tool}: ${issue?.path.join('.') || 'parameters'}: ${issue?.message ?? 'invalid'}`);
+  throw new ToolError(`Invalid parameters for ${tool}: ${firstIssue(r.error, 'parameters').text}`);
 }
 
 function isNative(name: string): name is NativeToolName {

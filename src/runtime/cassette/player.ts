@@ -14,6 +14,7 @@ import { JsonObjectSchema } from '../../core/protocol/event.js';
 import { parseJsonText } from '../../core/json-parse.js';
 import type { LocalHostOptions } from '../local-host.js';
 import { TapeLog } from './tape.js';
+import { parseOrThrow } from '../../core/zod-issue.js';
 
 type Hooks = Pick<LocalHostOptions, 'decorateModels' | 'decorateTools' | 'observer'>;
 type ToolsFactory = NonNullable<LocalHostOptions['tools']>;
@@ -41,12 +42,7 @@ export async function readCassette(file: string): Promise<Cassette> {
   } catch (err) {
     throw new LbotError('invalid_argument', `--replay ${file}: cannot read the cassette: ${err instanceof Error ? err.message : String(err)}`, { hint: 'record one first with lbot run --event F --record FILE' });
   }
-  const parsed = CassetteSchema.safeParse(parseJsonText(text, file, 'invalid_argument'));
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new LbotError('invalid_argument', `--replay ${file}: not a cassette: ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`);
-  }
-  return parsed.data;
+  return parseOrThrow(CassetteSchema, parseJsonText(text, file, 'invalid_argument'), `--replay ${file}: not a cassette`, '(root)');
 }
 
 /** The recorded outcome as the provider's answer: the value, or the same refusal the runner saw. */

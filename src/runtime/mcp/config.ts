@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { McpServerConfigSchema, type Config } from '../../core/config.js';
 import { assertSafeEnv } from '../../core/env-policy.js';
 import { LbotError } from '../../core/errors.js';
+import { firstIssue } from '../../core/zod-issue.js';
 
 /** Server names are lookup keys in paths and qualified tool names (AC-151). */
 export const SERVER_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
@@ -90,9 +91,8 @@ export function readMcpConfig(config: Pick<Config, 'mcp'>): McpConfig {
 }
 
 function invalidSection(error: z.ZodError, at: string[]): LbotError {
-  const issue = error.issues[0];
-  const where = [...at, ...(issue?.path.map(String) ?? [])].join('.');
-  return new LbotError('config.invalid', `${where}: ${issue?.message ?? 'invalid'}`, { details: { path: where } });
+  const issue = firstIssue(error, '', at);
+  return new LbotError('config.invalid', issue.text, { details: { path: [...at, ...issue.path].join('.') } });
 }
 
 export function invalidConfig(message: string, hint?: string): LbotError {

@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { isRecord } from '../../core/json.js';
 import type { JsonObject } from '../../core/protocol/event.js';
+import { firstIssue } from '../../core/zod-issue.js';
 
 /** At most this many tools per server; the rest are dropped with one warning. */
 export const MAX_TOOLS_PER_SERVER = 10_000;
@@ -39,10 +40,7 @@ function label(raw: unknown, index: number): string {
 }
 
 function reason(error: z.ZodError): string {
-  const issue = error.issues[0];
-  if (!issue) return 'it is malformed';
-  const where = issue.path.map(String).join('.') || 'the entry';
-  return `${where}: ${issue.message}`;
+  return error.issues.length === 0 ? 'it is malformed' : firstIssue(error, 'the entry').text;
 }
 
 /** Cuts `text` to at most `max` UTF-8 bytes (marker included) without splitting a character. */

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { LbotError } from '../../core/errors.js';
 import type { ConfigFile } from '../../core/stores/config-file.js';
 import type { BoxService } from '../box/service.js';
+import { parseOrThrow } from '../../core/zod-issue.js';
 
 export type AdminDeps = {
   dataDir: string;
@@ -38,12 +39,8 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
     return { ok: true, removed: req.params.id };
   });
   app.post('/v1/box/exec', async (req) => {
-    const parsed = ExecBodySchema.safeParse(req.body);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      throw new LbotError('box.validation', `POST /v1/box/exec: ${issue?.path.join('.') || '(body)'}: ${issue?.message ?? 'invalid'}`);
-    }
-    const { result, effective_spec } = await (await requireBox(deps)).exec(parsed.data);
+    const spec = parseOrThrow(ExecBodySchema, req.body, 'POST /v1/box/exec', '(body)', 'box.validation');
+    const { result, effective_spec } = await (await requireBox(deps)).exec(spec);
     return { ...result, effective_spec };
   });
 

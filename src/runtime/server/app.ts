@@ -21,6 +21,8 @@ import { startEventRun } from './event-router.js';
 import type { RunManager, StreamItem } from './run-manager.js';
 import { bearerMatches } from './token.js';
 import { hasWebhookAuth, verifyWebhook } from './webhook-auth.js';
+import { parseOrThrow } from '../../core/zod-issue.js';
+import { deliveredLine, observedLine, summaryLine, type ResultLine } from '../../core/protocol/result-line.js';
 
 export type ServerDeps = {
   stores: Stores;
@@ -78,23 +80,16 @@ const PageQuerySchema = z.object({
   after: z.coerce.number().int().optional(),
 });
 
-function parseWith<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
-  const parsed = schema.safeParse(value);
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  throw new LbotError('invalid_argument', `${what}: ${issue?.path.join('.') || '(body)'}: ${issue?.message ?? 'invalid'}`, { details: { path: issue?.path.map(String) ?? [] } });
-}
+const parseWith = <S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> => parseOrThrow(schema, value, what, '(body)');
 
-function streamLine(item: StreamItem): Record<string, unknown> {
+function streamLine(item: StreamItem): ResultLine {
   switch (item.kind) {
     case 'delivered':
-      return item.type === 'message.delta' ? { type: item.type, run_id: item.run_id, data: { chunk: item.chunk } } : { type: item.type, run_id: item.run_id, data: { message: item.message } };
+      return deliveredLine(item);
     case 'observed':
-      return { type: item.notice.type, run_id: item.run_id, data: item.notice.data, observed: true };
-    case 'summary': {
-      const o = item.outcome;
-      return { type: 'run.summary', run_id: o.run_id, runner_id: o.runner_id, binding_id: o.binding_id, event_id: o.event_id, status: o.status, error: o.error };
-    }
+      return observedLine(item.run_id, item.notice);
+    case 'summary':
+      return summaryLine(item.outcome);
   }
 }
 
@@ -211,7 +206,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
 
   app.get<{ Params: { id: string } }>('/v1/runs/:id/results', async (req, reply) => {
     const sse = (req.headers.accept ?? '').includes('text/event-stream');
-    const write = (stream: PassThrough, line: Record<string, unknown>) =>
+    const write = (stream: PassThrough, line: ResultLine | Record<string, unknown>) =>
       stream.write(sse ? `event: ${String(line.type)}\ndata: ${JSON.stringify(line)}\n\n` : `${JSON.stringify(line)}\n`);
     const stream = new PassThrough();
     reply.header('content-type', sse ? 'text/event-stream' : 'application/x-ndjson').header('cache-control', 'no-cache');
@@ -231,7 +226,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     const run = deps.stores.runs.get(req.params.id);
     if (!run) throw new LbotError('not_found', `run ${req.params.id} not found`);
     for (const r of run.results) write(stream, { ...r, ...(isRecord(r) && 'message' in r ? { data: { message: r.message } } : {}) });
-    write(stream, { type: 'run.summary', run_id: run.run_id, runner_id: run.runner_id, binding_id: run.binding_id, event_id: run.event_id, status: run.status, error: run.error });
+    write(stream, summaryLine(run));
     stream.end();
     return reply.send(stream);
   });

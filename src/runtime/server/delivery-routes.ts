@@ -4,13 +4,9 @@ import { z } from 'zod';
 import { LbotError } from '../../core/errors.js';
 import { outboxListOptions, OutboxQuerySchema } from '../../core/delivery/outbox-view.js';
 import type { DeliveryStore } from '../../core/stores/delivery-types.js';
+import { parseOrThrow } from '../../core/zod-issue.js';
 
-function parse<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
-  const r = schema.safeParse(value);
-  if (r.success) return r.data;
-  const issue = r.error.issues[0];
-  throw new LbotError('invalid_argument', `query: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`, { details: { path: issue?.path.map(String) ?? [] } });
-}
+const parse = <S extends z.ZodType>(schema: S, value: unknown): z.output<S> => parseOrThrow(schema, value, 'query', '');
 
 export function registerDeliveryRoutes(app: FastifyInstance, store: DeliveryStore): void {
   app.get('/v1/outbox', async (req) => ({ items: store.list(outboxListOptions(parse(OutboxQuerySchema, req.query))) }));

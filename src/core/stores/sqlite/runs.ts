@@ -1,6 +1,7 @@
 // Run records and their append-only audit (proxy calls, notices, results, state writes, warnings) on SQLite.
 import { z } from 'zod';
 import { LbotError } from '../../errors.js';
+import { ErrorValueSchema } from '../../protocol/error-value.js';
 import { JsonObjectSchema, type JsonObject } from '../../protocol/event.js';
 import { tryParseJson } from '../../json.js';
 import type { RunOwner, ApiCallAudit, ObservedNotice, RunError, RunRecord, RunStatus, RunStore } from '../types.js';
@@ -9,7 +10,6 @@ import type { StoreDb } from './connection.js';
 import { isForeignKeyViolation, isUniqueViolation } from './store-errors.js';
 
 const RunStatusSchema = z.enum(['running', 'completed', 'failed', 'timed_out', 'cancelled', 'interrupted']);
-const RunErrorSchema = z.object({ code: z.string(), message: z.string(), retryable: z.boolean(), details: JsonObjectSchema });
 const ApiCallAuditSchema = z.object({
   at: z.number(),
   action: z.string(),
@@ -71,7 +71,7 @@ const INTERRUPTED_MESSAGE = 'the lbot process running this run ended (crashed or
 function runError(row: Row): RunError | null {
   const raw = textOrNull(row, 'error_json');
   if (raw === null) return null;
-  const r = RunErrorSchema.safeParse(tryParseJson(raw));
+  const r = ErrorValueSchema.safeParse(tryParseJson(raw));
   return r.success ? r.data : { code: 'unknown', message: raw, retryable: false, details: {} };
 }
 
