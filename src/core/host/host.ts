@@ -39,6 +39,8 @@ function recordIncoming(stores: Stores, event: EventEnvelope, run: { run_id: str
   });
 }
 
+// Over 100 lines because it is one closure: the run, its audit plumbing and the router share the session
+// registry and the per-run tool tables; the parts with logic of their own are modules (see the header).
 export function createHost(deps: HostDeps): Host {
   const sessions = new SessionRegistry();
   const tables = new Map<string, ToolProvider>();

@@ -72,6 +72,8 @@ function observerFor(bus: DevBus): HostObserver {
   };
 }
 
+// Over 100 lines because it wires one session's owners (reloader, standby launcher, serve, watcher) that
+// close together; each owner is its own module and this only connects them.
 export async function startDev(opts: DevOptions): Promise<DevSession> {
   const root = path.resolve(opts.dir);
   try {
