@@ -27,7 +27,7 @@ export type RunTarget = { descriptor: RunnerDescriptor; identity: string; config
 
 export function runTarget(catalog: RunnerCatalog, binding: Binding): RunTarget {
   const descriptor = lookupRunner(catalog, binding.runner_id, binding.bound_plugins);
-  // Plugin processes run unsandboxed on the host: a binding's env never carries loader or interpreter switches.
+  // Plugin processes may run unisolated (plugins.isolation): a binding's env never carries loader or interpreter switches.
   assertSafeEnv(binding.env, `binding ${bindingIdentity(binding)} env`);
   try {
     return { descriptor, identity: pluginIdentity(descriptor), config: normalizeRunnerConfig(descriptor.config_schema, binding.runner_config) };
