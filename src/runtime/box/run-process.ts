@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import type { Writable } from 'node:stream';
 import { HeadTailCapture } from './capture.js';
 import { signal } from './proc.js';
+import { exitStatus } from '../process/stop.js';
 
 export type RunSinks = { stdout?: Writable; stderr?: Writable };
 
@@ -116,7 +117,7 @@ export function runProcess(req: RunRequest): Promise<RunOutcome> {
     pump(child.stderr, stderr, req.sinks?.stderr);
 
     child.on('exit', (code, sig) => {
-      exitCode = code ?? (sig ? 128 + (signalNumber(sig) ?? 9) : null);
+      exitCode = exitStatus(code, sig);
       if (note !== null) exitCode = 137;
       timers.push(setTimeout(finish, DRAIN_GRACE_MS));
     });
@@ -170,7 +171,3 @@ export function runProcess(req: RunRequest): Promise<RunOutcome> {
   });
 }
 
-const SIGNALS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGABRT: 6, SIGKILL: 9, SIGSEGV: 11, SIGPIPE: 13, SIGALRM: 14, SIGTERM: 15, SIGXCPU: 24, SIGXFSZ: 25 };
-function signalNumber(sig: string): number | undefined {
-  return SIGNALS[sig];
-}

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { tryParseJson } from '../../core/json.js';
 import { AcceptSchema, FRAME, FrameDecoder, HelloSchema, encodeFrame, tokensEqual } from './attach-protocol.js';
 import { joinCgroup } from './limits.js';
+import { exitStatus } from '../process/stop.js';
 import { identityOf, signal } from './proc.js';
 import { STDERR_PREVIEW_CHARS, SUPERVISOR_CONFIG_ENV, SUPERVISOR_TOKEN_ENV, SupervisorConfigSchema, type ProcessState, type SupervisorConfig } from './process-state.js';
 
@@ -144,7 +145,7 @@ class Supervisor {
       this.#stdoutEnded = true;
       this.#maybeFinish();
     });
-    child.on('exit', (code, sig) => this.#onExit(code ?? (sig ? 128 + (sig === 'SIGKILL' ? 9 : sig === 'SIGTERM' ? 15 : 1) : null)));
+    child.on('exit', (code, sig) => this.#onExit(exitStatus(code, sig)));
     try {
       writeFileSync(this.#cfg.busy_file, '');
     } catch {

@@ -9,6 +9,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { FAMILY_ENV, adoptFamily, newFamily, signalGroup, trackGroup, untrackGroup } from '../plugins/spawn.js';
 import { StderrTail } from '../plugins/stderr-tail.js';
+import { stopEscalating } from '../process/stop.js';
 import { LineBuffer, LineTooLongError } from './line-buffer.js';
 
 /** Host variables a stdio server inherits (skills-mcp-tools.md §10.2); everything else comes from its config. */
@@ -198,17 +199,20 @@ export class ProcessGroupStdioTransport implements Transport {
     const child = this.#child;
     if (!child || this.#exit) return;
     const grace = this.#params.graceMs ?? 1000;
-    const wait = (ms: number) =>
-      Promise.race([this.#exited.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms).unref())]);
-    try {
-      child.stdin.end();
-    } catch {
-      // the pipe is already gone
-    }
-    if (await wait(grace)) return;
-    if (child.pid) signalGroup(child.pid, 'SIGTERM');
-    if (await wait(grace)) return;
-    if (child.pid) signalGroup(child.pid, 'SIGKILL');
-    await wait(grace);
+    await stopEscalating({
+      endInput: () => {
+        try {
+          child.stdin.end();
+        } catch {
+          // the pipe is already gone
+        }
+      },
+      signal: (sig) => {
+        if (child.pid) signalGroup(child.pid, sig);
+      },
+      exited: this.#exited,
+      graceMs: grace,
+      afterKillMs: grace,
+    });
   }
 }

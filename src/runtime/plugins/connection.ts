@@ -1,6 +1,5 @@
 // One live plugin process speaking JSON-RPC over stdio: request correlation, run multiplexing,
 // proxy calls stamped with the connection's identity, and escalating shutdown (architecture.md §4).
-import { setTimeout as delay } from 'node:timers/promises';
 import { LbotError } from '../../core/errors.js';
 import { toApiError } from '../../core/host/api-error.js';
 import type { ConnectionFailure, PluginConnection, ProxyCall, ProxyCallHandler } from '../../core/host/ports.js';
@@ -24,6 +23,7 @@ import {
 } from '../../core/protocol/index.js';
 import { LineSplitter, LineWriter, decodeLine, type FrameViolation } from './framing.js';
 import { StderrTail } from './stderr-tail.js';
+import { stopEscalating } from '../process/stop.js';
 import { endGroup, signalGroup, trackGroup, untrackGroup, type PluginProcess } from './spawn.js';
 
 /** Ids of finished runs remembered to tell "finished" from "unknown" in warnings. */
@@ -208,20 +208,14 @@ export class StdioPluginConnection implements PluginConnection {
     if (!this.#failure) {
       await this.request(WIRE_METHODS.shutdown, {}, { timeoutMs: this.#shutdownTimeoutMs }).catch(() => undefined);
     }
-    this.#writer.end();
-    if (await this.#exitsWithin(this.#graceMs)) return;
-    if (this.pgid !== null) signalGroup(this.pgid, 'SIGTERM');
-    if (await this.#exitsWithin(this.#graceMs)) return;
-    if (this.pgid !== null) signalGroup(this.pgid, 'SIGKILL');
-    await this.exited;
-  }
-
-  async #exitsWithin(ms: number): Promise<boolean> {
-    const ac = new AbortController();
-    const timeout = delay(ms, false, { signal: ac.signal, ref: false }).catch(() => false);
-    const result = await Promise.race([this.exited.then(() => true), timeout]);
-    ac.abort();
-    return result;
+    await stopEscalating({
+      endInput: () => this.#writer.end(),
+      signal: (sig) => {
+        if (this.pgid !== null) signalGroup(this.pgid, sig);
+      },
+      exited: this.exited,
+      graceMs: this.#graceMs,
+    });
   }
 
   #endedError(): LbotError | null {
