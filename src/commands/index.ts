@@ -17,6 +17,7 @@ import { registerMcp } from './mcp.js';
 import { registerModel } from './model.js';
 import { registerPlatform } from './platform.js';
 import { registerOutbox } from './outbox.js';
+import { registerSchedule } from './schedule.js';
 
 export function registerCommands(program: Command, ctx: GetContext): void {
   registerConfig(program, ctx);
@@ -34,4 +35,5 @@ export function registerCommands(program: Command, ctx: GetContext): void {
   registerModel(program, ctx);
   registerPlatform(program, ctx);
   registerOutbox(program, ctx);
+  registerSchedule(program, ctx);
 }

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { BindingSchema } from './protocol/binding.js';
 import { PlatformAccountSchema } from './delivery/accounts.js';
+import { ScheduleSchema } from './schedules/schedule.js';
 import { assertSafeEnv } from './env-policy.js';
 import { LbotError } from './errors.js';
 import { isRecord } from './json.js';
@@ -150,6 +151,8 @@ export const ConfigSchema = z.looseObject({
   bindings: z.array(BindingSchema).default([]),
   /** Accounts replies are sent with (`lbot platform add`; docs/delivery.md). */
   platforms: z.array(PlatformAccountSchema).default([]),
+  /** Events fired on a cron schedule by `lbot serve` (`lbot schedule add`; docs/schedules.md). */
+  schedules: z.array(ScheduleSchema).default([]),
   box: BoxConfigSchema.prefault({}),
   mcp: z.looseObject({ servers: z.array(McpServerConfigSchema).default([]) }).prefault({}),
   serve: z

@@ -18,6 +18,7 @@ import { sendHttpError } from './http-errors.js';
 import { registerAdminRoutes, type AdminDeps } from './admin-routes.js';
 import { registerDeliveryRoutes } from './delivery-routes.js';
 import { startEventRun } from './event-router.js';
+import { registerScheduleRoutes } from './schedule-routes.js';
 import type { RunManager, StreamItem } from './run-manager.js';
 import { bearerMatches } from './token.js';
 import { hasWebhookAuth, verifyWebhook } from './webhook-auth.js';
@@ -132,6 +133,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   app.get('/healthz', async () => ({ ok: true }));
   if (deps.admin) registerAdminRoutes(app, deps.admin);
   registerDeliveryRoutes(app, deps.stores.delivery);
+  registerScheduleRoutes(app, deps);
 
   /** A binding of the server's config by id; unknown or disabled ids are binding.not_found. */
   function configuredBinding(id: string): Binding {

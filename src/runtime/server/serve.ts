@@ -7,6 +7,8 @@ import { buildServer } from './app.js';
 import { RunManager } from './run-manager.js';
 import { startDelivery, startTelegramPolling } from '../delivery/start.js';
 import type { TelegramPoller } from '../delivery/telegram-poll.js';
+import { Scheduler } from '../schedule/scheduler.js';
+import { startEventRun } from './event-router.js';
 import { resolveServeToken } from './token.js';
 import type { Config } from '../../core/config.js';
 import { isolationModeFor, pluginSandboxFor, type IsolationMode } from '../plugins/sandbox.js';
@@ -121,9 +123,12 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
     await local.close();
     throw err;
   }
+  const scheduler = new Scheduler({ store: local.stores.delivery, schedules: () => opts.configFile.config.schedules, start: (e) => startEventRun({ stores: local.stores, runs, config: () => opts.configFile.config }, e), warn: opts.warn });
+  scheduler.start();
   try {
     await app.listen({ host, port });
   } catch (err) {
+    await scheduler.close();
     await Promise.allSettled(pollers.map((p) => p.close()));
     reaper?.close();
     await delivery.close();
@@ -134,6 +139,7 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
   const boundPort = typeof address === 'object' && address ? (address satisfies AddressInfo).port : port;
   let closing: Promise<void> | undefined;
   const close = async () => {
+    await scheduler.close();
     await Promise.allSettled(pollers.map((p) => p.close()));
     await app.close().catch(() => undefined);
     await runs.close();
