@@ -111,6 +111,8 @@ export type ToolDescriptor = {
 export interface ToolProvider {
   list(): Promise<ToolDescriptor[]>;
   call(name: string, parameters: JsonObject, ctx: { run_id: string; signal: AbortSignal }): Promise<unknown>;
+  /** Whether the run's table has a tool of this name at all, granted or not. */
+  has?(name: string): boolean;
 }
 
 /** Time, injected so core/ owns no timers of its own. */

@@ -88,10 +88,12 @@ function auditResource(method: ProxyMethod, p: Record<string, unknown>, session:
 }
 
 /** Validator A (§6.2): the model, tool, knowledge base or storage area must be in the run's resources. */
-function checkResource(session: RunSession, resource: string, params: Record<string, unknown>): void {
+function checkResource(session: RunSession, resource: string, params: Record<string, unknown>, knownTool: (name: string) => boolean): void {
   const check = (kind: 'model' | 'tool' | 'knowledge_base' | 'storage', field: string) => {
     const id = String(params[field]);
     if (!isResourceAllowed(session, kind, id)) {
+      // docs/tools.md: a name that is not in the run's tool table at all is not_found, not unauthorized.
+      if (kind === 'tool' && !knownTool(id)) throw new ApiError('not_found', `tool ${id} not found`, 'tool_not_found', { tool_name: id });
       throw new ApiError('unauthorized', `${kind === 'storage' ? 'storage area' : kind} ${id} is not authorized for this agent run`, 'resource_not_authorized', { [kind]: id });
     }
   };
@@ -164,7 +166,7 @@ export class ProxyRouter {
       const granted: readonly string[] = session.permissions[group];
       if (!granted.includes(op)) throw new ApiError('unauthorized', `${method} access not authorized (manifest lacks ${group}: ${op})`, 'permission_denied');
     }
-    checkResource(session, spec.resource, parsed.data);
+    checkResource(session, spec.resource, parsed.data, (name) => this.deps.env.toolsFor(session.run_id)?.has?.(name) ?? true);
     this.deps.sessions.touch(session.run_id, nowMs / 1000);
     // The table is indexed by the same key as the schema that parsed the params, so the pairing holds.
     const handler = handlers[method] as Handler<M>;

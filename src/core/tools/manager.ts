@@ -98,6 +98,10 @@ export class RunToolTable implements ToolProvider {
     return [...this.#entries.values()];
   }
 
+  has(name: string): boolean {
+    return this.#entries.has(name);
+  }
+
   async list(): Promise<ToolDescriptor[]> {
     return this.#granted.map((e) => ({ name: e.name, tool_type: e.source, description: e.definition.description, parameters: e.definition.parameters }));
   }

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { toApiError } from '../../core/host/api-error.js';
+import { ApiError, toApiError } from '../../core/host/api-error.js';
 import type { ProxyCall } from '../../core/host/ports.js';
 import type { RunSession } from '../../core/host/session.js';
 import { isRecord, tryParseJson } from '../../core/json.js';
@@ -50,6 +50,18 @@ export function bridgeSocketPath(dataDir: string, pid: number = process.pid): st
   if (local.length <= MAX_SOCKET_PATH) return local;
   const key = createHash('sha256').update(`${path.resolve(dataDir)}\n${pid}`).digest('hex').slice(0, 16);
   return path.join(tmpSocketDir(), `bridge-${key}.sock`);
+}
+
+const schemas = new Map<string, z.ZodType>();
+
+/** The zod form of a bridge tool's declared input schema: what the tool lists is what it enforces. */
+function argumentSchema(tool: BridgeTool): z.ZodType {
+  let schema = schemas.get(tool.name);
+  if (!schema) {
+    schema = z.fromJSONSchema(tool.inputSchema);
+    schemas.set(tool.name, schema);
+  }
+  return schema;
 }
 
 function textResult(value: unknown, isError = false): CallToolResult {
@@ -195,12 +207,20 @@ export class BridgeServer {
 
   async #call(run_id: string, tool: BridgeTool, args: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult> {
     const session = this.#port.session(run_id);
+    // In the gap between the run's end and the sweep closing this connection, the run is gone.
+    if (!session) return textResult({ error: new ApiError('unauthorized', `run ${run_id} has ended; its bridge calls are refused`, 'session_not_found').toWire() }, true);
+    const checked = argumentSchema(tool).safeParse(args);
+    if (!checked.success) {
+      const issue = checked.error.issues[0];
+      const where = issue?.path.map(String).join('.') || 'arguments';
+      return textResult({ error: new ApiError('invalid_argument', `${tool.name}: ${where}: ${issue?.message ?? 'invalid'}`, 'bad_argument', { path: issue?.path.map(String) ?? [] }).toWire() }, true);
+    }
     const built = tool.toProxy(isRecord(args) ? args : {}, session);
     const params: JsonObject = { ...built.params, run_id };
     try {
       const result = await this.#port.handle({
         // The bridge acts for the run's own plugin: the router then applies exactly the runner's grants.
-        caller_plugin: session?.plugin_identity ?? '(ended run)',
+        caller_plugin: session.plugin_identity,
         method: built.method,
         params,
         signal,

@@ -1,5 +1,6 @@
 // The MCP tools of the bridge: each one is a host API action of the run (runner-protocol.md §7, §10.7),
 // so the proxy router authorizes and audits it like the runner's own call.
+import type { JSONSchema } from 'zod/v4/core';
 import type { RunSession } from '../../core/host/session.js';
 import type { JsonObject } from '../../core/protocol/event.js';
 import type { ProxyMethod } from '../../core/protocol/proxy.js';
@@ -7,13 +8,13 @@ import type { ProxyMethod } from '../../core/protocol/proxy.js';
 export type BridgeTool = {
   name: string;
   description: string;
-  inputSchema: { type: 'object'; properties: Record<string, unknown>; required?: string[] };
+  inputSchema: { type: 'object'; properties: Record<string, JSONSchema.JSONSchema>; required?: string[] };
   annotations: { readOnlyHint: boolean; openWorldHint: boolean };
   /** The proxy action and its params (run_id is added by the bridge). */
   toProxy(args: Record<string, unknown>, session: RunSession | undefined): { method: ProxyMethod; params: JsonObject };
 };
 
-const SCOPE = { type: 'string', enum: ['conversation', 'actor', 'subject', 'runner'], description: 'state scope' };
+const SCOPE: JSONSchema.JSONSchema = { type: 'string', enum: ['conversation', 'actor', 'subject', 'runner'], description: 'state scope' };
 const pick = (args: Record<string, unknown>, keys: readonly string[]): JsonObject => Object.fromEntries(keys.filter((k) => args[k] !== undefined).map((k) => [k, args[k]]));
 
 export const BRIDGE_TOOLS: readonly BridgeTool[] = [
