@@ -144,6 +144,13 @@ export const ConfigSchema = z.looseObject({
           cpus: z.number().positive().default(2),
         })
         .prefault({}),
+      /** Crash-loop backoff: a plugin started this many times within the window waits before the next start. */
+      restart_limit: z
+        .looseObject({
+          starts: z.number().int().min(1).default(5),
+          window_ms: z.number().int().min(100).default(10_000),
+        })
+        .prefault({}),
     })
     .prefault({}),
   models: z.array(ModelConfigSchema).default([]),

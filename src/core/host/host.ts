@@ -81,7 +81,13 @@ export function createHost(deps: HostDeps): Host {
     observe: (record) => deps.observer?.onProxyCall?.(record),
     runnerOf: (run_id) => deps.stores.runs.get(run_id)?.runner_id ?? null,
   });
-  const pool = new PluginPool({ launcher: deps.launcher, clock: deps.clock, warn: deps.warn, onApiCall: (call) => router.handle(call) });
+  const pool = new PluginPool({
+    launcher: deps.launcher,
+    clock: deps.clock,
+    warn: deps.warn,
+    onApiCall: (call) => router.handle(call),
+    restartLimit: deps.config.plugins.restart_limit,
+  });
   let closing: Promise<void> | undefined;
 
   /** Records the prepared run, sends it to the plugin, and records how it ended (on every path). */

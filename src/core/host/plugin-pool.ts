@@ -3,9 +3,9 @@
 import { LbotError } from '../errors.js';
 import type { Clock, PluginConnection, PluginLauncher, PluginSpec, ProxyCallHandler, RunnerCatalog } from './ports.js';
 
-/** Crash-loop guard: at most MAX_STARTS starts of one plugin and env per START_WINDOW_MS (AC-200). */
-const MAX_STARTS = 5;
-const START_WINDOW_MS = 10_000;
+/** Crash-loop guard: at most `starts` starts of one plugin and env per `window_ms` (AC-200; `plugins.restart_limit`). */
+export type RestartLimit = { starts: number; window_ms: number };
+const DEFAULT_RESTART_LIMIT: RestartLimit = { starts: 5, window_ms: 10_000 };
 
 export type PluginPoolDeps = {
   launcher: PluginLauncher;
@@ -13,6 +13,7 @@ export type PluginPoolDeps = {
   warn(message: string): void;
   /** Where the processes' proxy calls go. */
   onApiCall: ProxyCallHandler;
+  restartLimit?: RestartLimit;
 };
 
 /** A run's hold on a process: the process is not stopped by a reload before every lease is released. */
@@ -123,14 +124,15 @@ export class PluginPool {
     await conn.close();
   }
 
-  /** Waits until one more start of `key` stays within MAX_STARTS per START_WINDOW_MS (crash-loop backoff). */
+  /** Waits until one more start of `key` stays within the restart limit (crash-loop backoff). */
   async #startSlot(key: string, identity: string): Promise<void> {
+    const { starts, window_ms } = this.deps.restartLimit ?? DEFAULT_RESTART_LIMIT;
     const now = this.deps.clock.now();
-    const recent = (this.#startTimes.get(key) ?? []).filter((t) => now - t < START_WINDOW_MS);
+    const recent = (this.#startTimes.get(key) ?? []).filter((t) => now - t < window_ms);
     const oldest = recent[0];
-    if (recent.length >= MAX_STARTS && oldest !== undefined) {
-      const wait = START_WINDOW_MS - (now - oldest);
-      this.deps.warn(`plugin ${identity} restarted ${recent.length} times in ${START_WINDOW_MS / 1000}s; backing off ${Math.ceil(wait)} ms`);
+    if (recent.length >= starts && oldest !== undefined) {
+      const wait = window_ms - (now - oldest);
+      this.deps.warn(`plugin ${identity} restarted ${recent.length} times in ${window_ms / 1000}s; backing off ${Math.ceil(wait)} ms`);
       await new Promise<void>((resolve) => this.deps.clock.timeout(wait).addEventListener('abort', () => resolve(), { once: true }));
       recent.shift();
     }
