@@ -51,7 +51,24 @@ function bwrapOneShot(argv) {
       // absent
     }
   }
-  return ['bwrap', '--unshare-all', '--die-with-parent', '--new-session', '--ro-bind', '/usr', '/usr', ...links, '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--', ...argv];
+  return [
+    'bwrap',
+    '--unshare-all',
+    '--die-with-parent',
+    '--new-session',
+    '--ro-bind',
+    '/usr',
+    '/usr',
+    ...links,
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    '--tmpfs',
+    '/tmp',
+    '--',
+    ...argv,
+  ];
 }
 
 // BENCH_BOX_LIMITS=rlimit measures without per-exec cgroup moves (each costs the kernel an RCU grace period).
@@ -92,7 +109,11 @@ try {
       await box.exec({ cmd });
       return performance.now() - t;
     });
-    const peer = peerReason ? null : await sample(COLD, () => timedSpawn([srt, ...(c.argv[0] === 'sh' ? ['-c', c.argv[2]] : c.argv)], { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmp }));
+    const peer = peerReason
+      ? null
+      : await sample(COLD, () =>
+          timedSpawn([srt, ...(c.argv[0] === 'sh' ? ['-c', c.argv[2]] : c.argv)], { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmp }),
+        );
     rows.push({ case: c.name, warm_ms: warm, bare_ms: bare, oneshot_bwrap_ms: oneShotBwrap, oneshot_lbot_ms: oneShotLbot, srt_ms: peer });
   }
 } finally {

@@ -81,7 +81,11 @@ const launcher = createPluginLauncher();
 const starts = [];
 for (let i = 0; i < 10; i++) {
   const t0 = performance.now();
-  const conn = await withDeadline(launcher.start({ identity: 'acme/hot', dir: hot, execution: { node: { path: 'main.js' } }, env: {} }, async () => null), 20_000, 'plugin start');
+  const conn = await withDeadline(
+    launcher.start({ identity: 'acme/hot', dir: hot, execution: { node: { path: 'main.js' } }, env: {} }, async () => null),
+    20_000,
+    'plugin start',
+  );
   starts.push(performance.now() - t0);
   await conn.close();
 }
@@ -95,7 +99,12 @@ const result = {
   bench: 'dev',
   edits: saveToRun.length,
   edit_gap_ms: EDIT_GAP_MS,
-  save_to_run_ms: { median: Number(fmt(median(saveToRun))), p90: Number(fmt(percentile(saveToRun, 90))), min: Number(fmt(Math.min(...saveToRun))), max: Number(fmt(Math.max(...saveToRun))) },
+  save_to_run_ms: {
+    median: Number(fmt(median(saveToRun))),
+    p90: Number(fmt(percentile(saveToRun, 90))),
+    min: Number(fmt(Math.min(...saveToRun))),
+    max: Number(fmt(Math.max(...saveToRun))),
+  },
   target_ms: TARGET_MS,
   target_met: median(saveToRun) <= TARGET_MS,
   plugin_cold_start_ms: Number(fmt(median(starts))),
@@ -104,6 +113,8 @@ const result = {
   runner_test_echo_ok: report.ok,
   load_average_1m: Number(os.loadavg()[0].toFixed(2)),
 };
-console.log(`save → first run on new code: median ${result.save_to_run_ms.median} ms (p90 ${result.save_to_run_ms.p90} ms, target ≤ ${TARGET_MS} ms${result.target_met ? ', met' : ', not met'}); cold plugin start ${result.plugin_cold_start_ms} ms (ratio ${result.save_to_run_vs_cold_start})`);
+console.log(
+  `save → first run on new code: median ${result.save_to_run_ms.median} ms (p90 ${result.save_to_run_ms.p90} ms, target ≤ ${TARGET_MS} ms${result.target_met ? ', met' : ', not met'}); cold plugin start ${result.plugin_cold_start_ms} ms (ratio ${result.save_to_run_vs_cold_start})`,
+);
 console.log(`lbot runner test fixtures/runners/echo: ${result.runner_test_echo_ms} ms (${report.ok ? 'pass' : 'FAIL'})`);
 console.log(JSON.stringify(result));

@@ -157,9 +157,22 @@ const big = runAt(ROWS, 42);
 console.log(`history bench: ${big.rows.toLocaleString('en')} transcript rows in ${CONVERSATIONS} conversations`);
 console.log(`fill: ${big.fill_s.toFixed(1)} s (${Math.round(big.rows / big.fill_s).toLocaleString('en')} rows/s), lbot.db ${big.db_mb.toFixed(0)} MB`);
 console.log('');
-console.log(['operation'.padEnd(34), 'p50'.padStart(11), 'p99'.padStart(11), `p50 @${BASELINE_ROWS / 1000}k`.padStart(12), 'ratio'.padStart(7), 'hits'.padStart(6)].join(' '));
+console.log(
+  ['operation'.padEnd(34), 'p50'.padStart(11), 'p99'.padStart(11), `p50 @${BASELINE_ROWS / 1000}k`.padStart(12), 'ratio'.padStart(7), 'hits'.padStart(6)].join(
+    ' ',
+  ),
+);
 const line = (label, m, b, hits = '') =>
-  console.log([label.padEnd(34), fmt(m.p50).padStart(11), fmt(m.p99).padStart(11), fmt(b.p50).padStart(12), `${(m.p50 / b.p50).toFixed(1)}x`.padStart(7), String(hits).padStart(6)].join(' '));
+  console.log(
+    [
+      label.padEnd(34),
+      fmt(m.p50).padStart(11),
+      fmt(m.p99).padStart(11),
+      fmt(b.p50).padStart(12),
+      `${(m.p50 / b.p50).toFixed(1)}x`.padStart(7),
+      String(hits).padStart(6),
+    ].join(' '),
+  );
 line('history.page (limit 50)', big.page, base.page);
 for (const [name, m] of Object.entries(big.search)) line(`history.search "${m.query}" (${name})`, m, base.search[name], m.mean_hits.toFixed(1));
 

@@ -33,10 +33,12 @@ const lbotTimes = [];
 const floorTimes = [];
 for (let i = 0; i < RUNS; i++) {
   lbotTimes.push(timeIt(runOnce));
-  floorTimes.push(timeIt(() => {
-    spawnSync(process.execPath, ['-e', '0']);
-    spawnSync(process.execPath, ['-e', '0']);
-  }));
+  floorTimes.push(
+    timeIt(() => {
+      spawnSync(process.execPath, ['-e', '0']);
+      spawnSync(process.execPath, ['-e', '0']);
+    }),
+  );
 }
 const a = { lbot_run_ms: median(lbotTimes), floor_ms: median(floorTimes) };
 a.ratio = ratio(a.lbot_run_ms, a.floor_ms);
@@ -44,7 +46,23 @@ a.ratio = ratio(a.lbot_run_ms, a.floor_ms);
 // (b) state.get round trip from a warm runner vs a bare JSON-RPC echo
 const cfg = path.join(tmp, 'cfg.json');
 writeFileSync(cfg, JSON.stringify({ calls: CALLS }));
-const r = spawnSync(process.execPath, [bin, '--data-dir', path.join(tmp, 'data'), '--json', 'run', '--event', event, '--plugin', path.join(root, 'bench', 'runners', 'state-loop'), '--config', cfg], { encoding: 'utf8', maxBuffer: 64 << 20 });
+const r = spawnSync(
+  process.execPath,
+  [
+    bin,
+    '--data-dir',
+    path.join(tmp, 'data'),
+    '--json',
+    'run',
+    '--event',
+    event,
+    '--plugin',
+    path.join(root, 'bench', 'runners', 'state-loop'),
+    '--config',
+    cfg,
+  ],
+  { encoding: 'utf8', maxBuffer: 64 << 20 },
+);
 if (r.status !== 0) throw new Error(`state-loop run failed: ${r.stderr}`);
 const line = r.stdout.split('\n').find((l) => l.includes('message.completed'));
 const lbotSamples = JSON.parse(JSON.parse(line).data.message.content);
@@ -69,6 +87,10 @@ b.ratio = ratio(b.lbot_p50_ms, b.bare_p50_ms);
 
 rmSync(tmp, { recursive: true, force: true });
 console.log('host benchmarks');
-console.log(`  (a) lbot run, one event, echo runner: median ${fmt(a.lbot_run_ms)} ms; floor (2× node -e 0): ${fmt(a.floor_ms)} ms; ratio ${a.ratio}× (target ≤ 3×)`);
-console.log(`  (b) state.get round trip, warm runner: p50 ${fmt(b.lbot_p50_ms)} ms p99 ${fmt(b.lbot_p99_ms)} ms; bare JSON-RPC echo p50 ${fmt(b.bare_p50_ms)} ms; ratio ${b.ratio}× (target ≤ 2×)`);
+console.log(
+  `  (a) lbot run, one event, echo runner: median ${fmt(a.lbot_run_ms)} ms; floor (2× node -e 0): ${fmt(a.floor_ms)} ms; ratio ${a.ratio}× (target ≤ 3×)`,
+);
+console.log(
+  `  (b) state.get round trip, warm runner: p50 ${fmt(b.lbot_p50_ms)} ms p99 ${fmt(b.lbot_p99_ms)} ms; bare JSON-RPC echo p50 ${fmt(b.bare_p50_ms)} ms; ratio ${b.ratio}× (target ≤ 2×)`,
+);
 console.log(JSON.stringify({ bench: 'host', run: a, proxy: b }));

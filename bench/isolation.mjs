@@ -19,7 +19,13 @@ const { ConfigSchema } = await import(path.join(root, 'dist', 'core', 'config.js
 const echo = path.join(root, 'fixtures', 'runners', 'echo');
 const spec = { identity: 'acme/echo', dir: echo, execution: { node: { path: 'main.js' } }, env: {} };
 const limits = ConfigSchema.parse({}).plugins.limits;
-const sandbox = new PluginSandbox({ mode: 'sandbox', dataDir: path.join(tmp, 'data'), limits, hidden: [path.join(tmp, 'data')], warn: (m) => console.error(m) });
+const sandbox = new PluginSandbox({
+  mode: 'sandbox',
+  dataDir: path.join(tmp, 'data'),
+  limits,
+  hidden: [path.join(tmp, 'data')],
+  warn: (m) => console.error(m),
+});
 const available = sandbox.grant(false);
 if (available.isolation !== 'sandbox') {
   console.log(`isolation benchmarks skipped: runner plugins cannot be sandboxed here (${available.reason})`);
@@ -38,7 +44,10 @@ async function coldStart(launcher) {
 const event = path.join(root, 'fixtures', 'events', 'msg.json');
 const runOnce = (mode) => {
   const t = performance.now();
-  const r = spawnSync(process.execPath, [bin, '--data-dir', path.join(tmp, `data-${mode}`), 'run', '--event', event, '--plugin', echo], { encoding: 'utf8', env: { ...process.env, LBOT__PLUGINS__ISOLATION: mode } });
+  const r = spawnSync(process.execPath, [bin, '--data-dir', path.join(tmp, `data-${mode}`), 'run', '--event', event, '--plugin', echo], {
+    encoding: 'utf8',
+    env: { ...process.env, LBOT__PLUGINS__ISOLATION: mode },
+  });
   if (r.status !== 0) throw new Error(`lbot run (${mode}) failed: ${r.stderr}`);
   return performance.now() - t;
 };

@@ -61,10 +61,22 @@ const local = openLocalHost({ dataDir, pluginsDir: path.dirname(pluginDir), plug
 let throughLbot;
 try {
   const binding = BindingSchema.parse({ binding_id: 'bench', runner_id: 'plugin:bench/mcp-loop/default', resource_policy: { allowed_tool_names: ['echo'] } });
-  const event = { event_id: 'bench-1', event_type: 'message.received', source: 'api', conversation_id: 'c1', input: { text: 'go', contents: [{ type: 'text', text: 'go' }], attachments: [] }, delivery: { surface: 'cli', supports_streaming: false } };
+  const event = {
+    event_id: 'bench-1',
+    event_type: 'message.received',
+    source: 'api',
+    conversation_id: 'c1',
+    input: { text: 'go', contents: [{ type: 'text', text: 'go' }], attachments: [] },
+    delivery: { surface: 'cli', supports_streaming: false },
+  };
   let content = null;
-  const outcome = await local.host.run({ event: EventEnvelopeSchema.parse(event), binding, onDelivered: (item) => (content = item.message?.content ?? content) });
-  if (outcome.status !== 'completed' || typeof content !== 'string') throw new Error(`the benchmark run ${outcome.status}: ${JSON.stringify(outcome.error)}; ${warnings.join('; ')}`);
+  const outcome = await local.host.run({
+    event: EventEnvelopeSchema.parse(event),
+    binding,
+    onDelivered: (item) => (content = item.message?.content ?? content),
+  });
+  if (outcome.status !== 'completed' || typeof content !== 'string')
+    throw new Error(`the benchmark run ${outcome.status}: ${JSON.stringify(outcome.error)}; ${warnings.join('; ')}`);
   throughLbot = JSON.parse(content);
 } finally {
   await local.close();

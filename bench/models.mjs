@@ -39,14 +39,21 @@ try {
 
   const dataDir = path.join(tmp, 'data');
   mkdirSync(dataDir, { mode: 0o700 });
-  writeFileSync(path.join(dataDir, 'lbot.config.json'), JSON.stringify({ models: [{ id: 'bench', provider: 'openai', base_url: baseURL, model: 'gpt-4o-mini', api_key: KEY, max_retries: 0 }] }));
+  writeFileSync(
+    path.join(dataDir, 'lbot.config.json'),
+    JSON.stringify({ models: [{ id: 'bench', provider: 'openai', base_url: baseURL, model: 'gpt-4o-mini', api_key: KEY, max_retries: 0 }] }),
+  );
   const cfg = path.join(tmp, 'cfg.json');
   writeFileSync(cfg, JSON.stringify({ calls: perRound, model: 'bench' }));
   const event = path.join(root, 'fixtures', 'events', 'msg.json');
   // One run: the runner warms up (20 calls), then times perRound sequential calls.
   const hostRound = async () => {
     const run = await new Promise((resolve) => {
-      const child = spawn(process.execPath, [bin, '--data-dir', dataDir, '--json', 'run', '--event', event, '--plugin', path.join(root, 'bench', 'runners', 'model-loop'), '--config', cfg], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(
+        process.execPath,
+        [bin, '--data-dir', dataDir, '--json', 'run', '--event', event, '--plugin', path.join(root, 'bench', 'runners', 'model-loop'), '--config', cfg],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      );
       let out = '';
       let err = '';
       child.stdout.on('data', (d) => (out += d));

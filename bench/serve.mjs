@@ -57,10 +57,14 @@ const tmp = mkdtempSync(path.join(os.tmpdir(), 'lbot-bench-serve-'));
 const plugins = path.join(tmp, 'plugins');
 cpSync(path.join(root, 'fixtures', 'runners', 'echo'), path.join(plugins, 'echo'), { recursive: true });
 const body = JSON.stringify({ event, runner_id: 'plugin:acme/echo/default' });
-const serve = spawn(process.execPath, [path.join(root, 'bin', 'lbot.js'), '--data-dir', path.join(tmp, 'data'), '--plugins', plugins, '--json', 'serve', '--port', '0'], {
-  env: { ...process.env, LBOT_API_TOKEN: 'bench-token', LBOT__SERVE__MAX_CONCURRENT_RUNS: '256', LBOT__SERVE__MAX_RUNS_PER_PLUGIN: '256' },
-  stdio: ['ignore', 'pipe', 'inherit'],
-});
+const serve = spawn(
+  process.execPath,
+  [path.join(root, 'bin', 'lbot.js'), '--data-dir', path.join(tmp, 'data'), '--plugins', plugins, '--json', 'serve', '--port', '0'],
+  {
+    env: { ...process.env, LBOT_API_TOKEN: 'bench-token', LBOT__SERVE__MAX_CONCURRENT_RUNS: '256', LBOT__SERVE__MAX_RUNS_PER_PLUGIN: '256' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  },
+);
 const ready = await new Promise((resolve) => createInterface({ input: serve.stdout }).once('line', (l) => resolve(JSON.parse(l))));
 const headers = { authorization: 'Bearer bench-token', 'content-type': 'application/json' };
 const lbotSend = async () => {

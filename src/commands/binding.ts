@@ -39,12 +39,26 @@ export function registerBinding(program: Command, getCtx: GetContext): void {
     .option('--replace', 'replace an existing binding with the same id')
     .action(async (file: string | undefined, raw: unknown) => {
       const ctx = getCtx();
-      const f = parseFlags(z.object({ id: z.string().optional(), runner: z.string().optional(), eventType: z.array(z.string()).optional(), config: z.string().optional(), replace: z.boolean().optional() }), raw);
+      const f = parseFlags(
+        z.object({
+          id: z.string().optional(),
+          runner: z.string().optional(),
+          eventType: z.array(z.string()).optional(),
+          config: z.string().optional(),
+          replace: z.boolean().optional(),
+        }),
+        raw,
+      );
       let value: unknown;
       if (file) value = await readJson(file, 'binding file');
       else {
         if (!f.id || !f.runner) throw new LbotError('invalid_argument', 'give a binding file, or both --id and --runner');
-        value = { binding_id: f.id, runner_id: f.runner, ...(f.eventType ? { event_types: f.eventType } : {}), ...(f.config ? { runner_config: await readJson(f.config, '--config') } : {}) };
+        value = {
+          binding_id: f.id,
+          runner_id: f.runner,
+          ...(f.eventType ? { event_types: f.eventType } : {}),
+          ...(f.config ? { runner_config: await readJson(f.config, '--config') } : {}),
+        };
       }
       const b = parseBinding(value, file ?? 'flags');
       await ctx.configFile().update((rawConfig) => {

@@ -64,7 +64,14 @@ async function openBox(ctx: CliContext, backend?: (typeof BACKEND_NAMES)[number]
 
 function table(rows: string[][]): string {
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
-  return rows.map((r) => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((r) =>
+      r
+        .map((c, i) => c.padEnd(widths[i] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 function registerExec(box: Command, getCtx: GetContext): void {
@@ -117,7 +124,8 @@ function registerExec(box: Command, getCtx: GetContext): void {
           process.stdout.off('error', onPipe);
         });
         if (ctx.flags.json) ctx.output.result({ ...result, effective_spec });
-        else if (result.status === 'timed_out') ctx.output.warn(`the command timed out after ${effective_spec.timeout_sec} s; session ${result.session_id} was removed`);
+        else if (result.status === 'timed_out')
+          ctx.output.warn(`the command timed out after ${effective_spec.timeout_sec} s; session ${result.session_id} was removed`);
         ctx.exitCode = interrupt.aborted ? EXIT.interrupted : result.status === 'timed_out' ? EXIT.boxTimeout : (result.exit_code ?? EXIT.boxRefused);
       } catch (err) {
         ctx.exitCode = ctx.output.error(err, EXIT.boxRefused);
@@ -172,7 +180,11 @@ function registerProcess(box: Command, getCtx: GetContext): void {
       const box = await openBox(ctx);
       const info = box.processStatus(flags.session, flags.id);
       ctx.output.result(info, (i) =>
-        [`${i.process_id}: ${i.status}${i.exit_code !== null ? ` (exit ${i.exit_code})` : ''}`, `command: ${[i.command, ...i.args].join(' ')}`, i.stderr_preview ? `stderr:\n${i.stderr_preview}` : '']
+        [
+          `${i.process_id}: ${i.status}${i.exit_code !== null ? ` (exit ${i.exit_code})` : ''}`,
+          `command: ${[i.command, ...i.args].join(' ')}`,
+          i.stderr_preview ? `stderr:\n${i.stderr_preview}` : '',
+        ]
           .filter(Boolean)
           .join('\n'),
       );
@@ -266,7 +278,17 @@ export function registerBox(program: Command, getCtx: GetContext): void {
       ctx.output.result(list, (l) =>
         table([
           ['PROFILE', 'NETWORK', 'CPUS', 'MEMORY', 'PIDS', 'RO ROOT', 'TIMEOUT', 'MAX', 'LOCKED'],
-          ...l.map((p) => [p.name, p.network, String(p.cpus), `${p.memory_mb}M`, String(p.pids_limit), String(p.read_only_rootfs), String(p.timeout_sec), String(p.max_timeout_sec), p.locked.join(',') || '-']),
+          ...l.map((p) => [
+            p.name,
+            p.network,
+            String(p.cpus),
+            `${p.memory_mb}M`,
+            String(p.pids_limit),
+            String(p.read_only_rootfs),
+            String(p.timeout_sec),
+            String(p.max_timeout_sec),
+            p.locked.join(',') || '-',
+          ]),
         ]),
       );
     });

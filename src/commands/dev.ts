@@ -26,7 +26,10 @@ export function registerDev(program: Command, getCtx: GetContext): void {
     .option('--port <n>', 'listen port (default 8787; 0 picks a free one)')
     .option('--no-watch', 'do not watch the files (reload only by restarting)')
     .option('--debounce <ms>', 'quiet time before a burst of file changes triggers one reload (default 40)')
-    .addHelpText('after', '\nKeys on a TTY: r re-run the last event, e pick another event file, q quit.\nOff a TTY it prints one line per reload, run and result (NDJSON with --json).\nA broken edit keeps the last good version serving; `lbot runner list` shows its reload_error.')
+    .addHelpText(
+      'after',
+      '\nKeys on a TTY: r re-run the last event, e pick another event file, q quit.\nOff a TTY it prints one line per reload, run and result (NDJSON with --json).\nA broken edit keeps the last good version serving; `lbot runner list` shows its reload_error.',
+    )
     .action(async (dir: string | undefined, raw: unknown) => {
       const ctx = getCtx();
       const flags = parseFlags(DevFlagsSchema, raw);

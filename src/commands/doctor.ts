@@ -40,7 +40,9 @@ export function registerDoctor(program: Command, getCtx: GetContext): void {
         [
           ...r.checks.map((c) => `${c.ok ? 'ok  ' : 'FAIL'} ${c.name}: ${c.detail}`),
           `box: ${r.box.enabled ? `enabled, backend ${r.box.configured_backend}${r.box.selected_backend ? ` → ${r.box.selected_backend}` : ' → none usable'}` : 'disabled (box.enabled = false)'}`,
-          ...r.box.backends.map((b) => `  ${b.available ? 'ok  ' : 'no  '} ${b.name.padEnd(7)} ${b.reason}${b.name === 'host' ? ' (used only with --backend host)' : ''}`),
+          ...r.box.backends.map(
+            (b) => `  ${b.available ? 'ok  ' : 'no  '} ${b.name.padEnd(7)} ${b.reason}${b.name === 'host' ? ' (used only with --backend host)' : ''}`,
+          ),
         ].join('\n'),
       );
     });

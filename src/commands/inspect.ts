@@ -10,7 +10,14 @@ import type { GetContext } from './shared/context.js';
 
 const table = (rows: string[][]): string => {
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
-  return rows.map((r) => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((r) =>
+      r
+        .map((c, i) => c.padEnd(widths[i] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 };
 const when = (s: number | null) => (s === null ? '-' : new Date(s * 1000).toISOString().replace('.000Z', 'Z'));
 
@@ -25,7 +32,15 @@ export function registerInspect(program: Command, getCtx: GetContext): void {
       const flags = parseFlags(z.object({ limit: LimitFlag }), raw);
       const list = await withStores(ctx, (s) => s.runs.list(flags.limit ? { limit: flags.limit } : {}));
       if (ctx.output.json) for (const r of list) ctx.output.line(r);
-      else ctx.output.result(list, (l) => (l.length ? table([['RUN', 'RUNNER', 'EVENT', 'STATUS', 'STARTED'], ...l.map((r) => [r.run_id, r.runner_id, r.event_id, r.status + (r.error ? ` (${r.error.code})` : ''), when(r.started_at)])]) : 'no runs'));
+      else
+        ctx.output.result(list, (l) =>
+          l.length
+            ? table([
+                ['RUN', 'RUNNER', 'EVENT', 'STATUS', 'STARTED'],
+                ...l.map((r) => [r.run_id, r.runner_id, r.event_id, r.status + (r.error ? ` (${r.error.code})` : ''), when(r.started_at)]),
+              ])
+            : 'no runs',
+        );
     });
   runs
     .command('show <run_id>')
@@ -44,14 +59,26 @@ export function registerInspect(program: Command, getCtx: GetContext): void {
     .option('--conversation <id>', 'only this conversation')
     .option('--type <event_type>', 'only this event type')
     .option('--limit <n>', 'page size (capped at 100)')
-    .option('--before <seq>', 'records before this seq (the previous page\'s next_seq)')
+    .option('--before <seq>', "records before this seq (the previous page's next_seq)")
     .action(async (raw: unknown) => {
       const ctx = getCtx();
       const f = parseFlags(z.object({ conversation: z.string().optional(), type: z.string().optional(), limit: LimitFlag, before: IntFlag.optional() }), raw);
       const page = await withStores(ctx, (s) =>
-        s.events.page({ ...(f.conversation ? { conversation_id: f.conversation } : {}), event_types: f.type ? [f.type] : null, before_seq: f.before ?? null, limit: f.limit ?? 50 }),
+        s.events.page({
+          ...(f.conversation ? { conversation_id: f.conversation } : {}),
+          event_types: f.type ? [f.type] : null,
+          before_seq: f.before ?? null,
+          limit: f.limit ?? 50,
+        }),
       );
-      ctx.output.result(page, (p) => table([['SEQ', 'EVENT', 'TYPE', 'CONVERSATION', 'ACTOR', 'RUN'], ...p.items.map((e) => [String(e.seq), e.event_id, e.event_type, e.conversation_id ?? '-', e.actor_id ?? '-', e.run_id ?? '-'])]) + (p.has_more ? `\n(more: --before ${p.next_seq})` : ''));
+      ctx.output.result(
+        page,
+        (p) =>
+          table([
+            ['SEQ', 'EVENT', 'TYPE', 'CONVERSATION', 'ACTOR', 'RUN'],
+            ...p.items.map((e) => [String(e.seq), e.event_id, e.event_type, e.conversation_id ?? '-', e.actor_id ?? '-', e.run_id ?? '-']),
+          ]) + (p.has_more ? `\n(more: --before ${p.next_seq})` : ''),
+      );
     });
   events
     .command('get <event_id>')
@@ -77,7 +104,14 @@ export function registerInspect(program: Command, getCtx: GetContext): void {
       const f = parseFlags(z.object({ conversation: z.string().min(1), before: IntFlag.optional(), after: IntFlag.optional(), limit: LimitFlag }), raw);
       const direction = f.after !== undefined ? 'forward' : 'backward';
       const stored = await withStores(ctx, (s) =>
-        s.transcript.page({ conversation_id: f.conversation, before_seq: f.before ?? null, after_seq: f.after ?? null, limit: f.limit ?? 50, direction, include_artifacts: true }),
+        s.transcript.page({
+          conversation_id: f.conversation,
+          before_seq: f.before ?? null,
+          after_seq: f.after ?? null,
+          limit: f.limit ?? 50,
+          direction,
+          include_artifacts: true,
+        }),
       );
       // A person reads a conversation oldest first; the cursors keep their store meaning (AC-001, AC-043).
       const page = direction === 'backward' ? { ...stored, items: [...stored.items].reverse() } : stored;
@@ -94,9 +128,21 @@ export function registerInspect(program: Command, getCtx: GetContext): void {
       const ctx = getCtx();
       const f = parseFlags(z.object({ run: z.string().optional(), limit: LimitFlag }), raw);
       const list = await withStores(ctx, (s) => s.artifacts.list({ ...(f.run ? { run_id: f.run } : {}), ...(f.limit ? { limit: f.limit } : {}) }));
-      const rows = list.map((r) => ({ ...publicArtifact(r), storage_type: r.storage_type, reference: r.storage_type === 'binary_storage' ? null : r.storage_key }));
+      const rows = list.map((r) => ({
+        ...publicArtifact(r),
+        storage_type: r.storage_type,
+        reference: r.storage_type === 'binary_storage' ? null : r.storage_key,
+      }));
       if (ctx.output.json) for (const r of rows) ctx.output.line(r);
-      else ctx.output.result(rows, (l) => (l.length ? table([['ARTIFACT', 'TYPE', 'MIME', 'SIZE', 'SOURCE', 'STORED'], ...l.map((a) => [a.artifact_id, a.artifact_type, a.mime_type ?? '-', String(a.size_bytes ?? '-'), a.source, a.storage_type])]) : 'no artifacts'));
+      else
+        ctx.output.result(rows, (l) =>
+          l.length
+            ? table([
+                ['ARTIFACT', 'TYPE', 'MIME', 'SIZE', 'SOURCE', 'STORED'],
+                ...l.map((a) => [a.artifact_id, a.artifact_type, a.mime_type ?? '-', String(a.size_bytes ?? '-'), a.source, a.storage_type]),
+              ])
+            : 'no artifacts',
+        );
     });
   artifacts
     .command('show <artifact_id>')

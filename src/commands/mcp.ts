@@ -83,7 +83,8 @@ function renderTest(r: TestResult): string {
 
 function renderTools(v: ToolListing): string {
   const lines = v.tools.map((t) => `${t.name}${t.name !== t.tool ? ` (${t.server}: ${t.tool})` : ` (${t.server})`}  ${t.description.split('\n')[0] ?? ''}`);
-  for (const s of v.servers) if (s.status !== 'connected') lines.push(`# ${s.name}: ${s.status}${s.error_message ? ` [${s.error_phase ?? ''}] ${s.error_message}` : ''}`);
+  for (const s of v.servers)
+    if (s.status !== 'connected') lines.push(`# ${s.name}: ${s.status}${s.error_message ? ` [${s.error_phase ?? ''}] ${s.error_message}` : ''}`);
   return lines.length > 0 ? lines.join('\n') : 'no tools (no enabled MCP server)';
 }
 
@@ -231,7 +232,11 @@ export function registerMcp(program: Command, getCtx: GetContext): void {
       const ctx = getCtx();
       const flags = parseFlags(LoginFlagsSchema, raw);
       const { loginServer } = await admin();
-      const out = await loginServer(await adminContext(ctx), name, { openBrowser: flags.browser, timeoutMs: flags.timeout * 1000, say: (line) => process.stderr.write(`${line}\n`) });
+      const out = await loginServer(await adminContext(ctx), name, {
+        openBrowser: flags.browser,
+        timeoutMs: flags.timeout * 1000,
+        say: (line) => process.stderr.write(`${line}\n`),
+      });
       ctx.output.result(out, (v) => `${v.login.name}: authorized${v.login.scope ? ` (scope ${v.login.scope})` : ''}\n${renderTest(v.test)}`);
       if (!out.test.ok) ctx.exitCode = failureExit(out.test.error_code);
     });
@@ -264,6 +269,11 @@ export function registerMcp(program: Command, getCtx: GetContext): void {
       const ctx = getCtx();
       const flags = parseFlags(BridgeFlagsSchema, raw);
       const { runBridgeClient } = await import('../runtime/mcp/bridge-client.js');
-      await runBridgeClient({ runId: flags.run, socket: flags.socket ?? process.env.LBOT_BRIDGE_SOCKET, token: process.env.LBOT_BRIDGE_TOKEN, warn: (m) => ctx.output.warn(m) });
+      await runBridgeClient({
+        runId: flags.run,
+        socket: flags.socket ?? process.env.LBOT_BRIDGE_SOCKET,
+        token: process.env.LBOT_BRIDGE_TOKEN,
+        warn: (m) => ctx.output.warn(m),
+      });
     });
 }

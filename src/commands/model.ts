@@ -21,7 +21,11 @@ const AddFlagsSchema = z.object({
   tokenizer: z.string().optional(),
   contextWindow: z.coerce.number().int().positive().optional(),
 });
-const FakeServerFlagsSchema = z.object({ port: z.coerce.number().int().min(0).max(65535).default(0), host: z.string().default('127.0.0.1'), script: z.string().optional() });
+const FakeServerFlagsSchema = z.object({
+  port: z.coerce.number().int().min(0).max(65535).default(0),
+  host: z.string().default('127.0.0.1'),
+  script: z.string().optional(),
+});
 
 const admin = () => import('../runtime/models/admin.js');
 
@@ -134,10 +138,16 @@ export function registerModel(program: Command, getCtx: GetContext): void {
     .action(async (raw: unknown) => {
       const ctx = getCtx();
       const flags = parseFlags(FakeServerFlagsSchema, raw);
-      const [{ startFakeModelServer }, { parseFakeScript }] = await Promise.all([import('../runtime/models/fake-server.js'), import('../runtime/models/fake-server-script.js')]);
+      const [{ startFakeModelServer }, { parseFakeScript }] = await Promise.all([
+        import('../runtime/models/fake-server.js'),
+        import('../runtime/models/fake-server-script.js'),
+      ]);
       const script = parseFakeScript(flags.script ? await readFile(flags.script, 'utf8') : '{}', flags.script ?? '(no script)');
       const server = await startFakeModelServer(script, { host: flags.host, port: flags.port });
-      ctx.output.result({ url: server.url, openai_base_url: server.openaiBaseUrl, anthropic_base_url: server.anthropicBaseUrl, port: server.port }, (v) => `fake model server on ${v.url} (openai base_url ${v.openai_base_url}, anthropic base_url ${v.anthropic_base_url})`);
+      ctx.output.result(
+        { url: server.url, openai_base_url: server.openaiBaseUrl, anthropic_base_url: server.anthropicBaseUrl, port: server.port },
+        (v) => `fake model server on ${v.url} (openai base_url ${v.openai_base_url}, anthropic base_url ${v.anthropic_base_url})`,
+      );
       await new Promise<void>((resolve) => {
         process.once('SIGINT', resolve);
         process.once('SIGTERM', resolve);

@@ -31,7 +31,8 @@ export function registerOutbox(program: Command, getCtx: GetContext): void {
       const row = await withStores(ctx, (s) => {
         const existing = s.delivery.get(n);
         if (!existing) throw new LbotError('not_found', `outbox message ${n} not found`, { hint: 'lbot outbox list shows the messages' });
-        if (!s.delivery.retry(n, Date.now() / 1000)) throw new LbotError('invalid_argument', `outbox message ${n} is ${existing.status}; only failed messages are retried`);
+        if (!s.delivery.retry(n, Date.now() / 1000))
+          throw new LbotError('invalid_argument', `outbox message ${n} is ${existing.status}; only failed messages are retried`);
         return s.delivery.get(n);
       });
       ctx.output.result(row, (r) => (r ? `queued ${outboxLine(r)}` : ''));

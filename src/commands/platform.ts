@@ -33,9 +33,19 @@ export function registerPlatform(program: Command, getCtx: GetContext): void {
     .action(async (name: string, raw: unknown) => {
       const ctx = getCtx();
       const f = parseFlags(AddFlagsSchema, raw);
-      if (!f.tokenEnv && f.platform !== 'onebot') throw new LbotError('invalid_argument', `--token-env is required for ${f.platform}`, { hint: 'name the env variable that holds the token, e.g. --token-env TELEGRAM_BOT_TOKEN' });
+      if (!f.tokenEnv && f.platform !== 'onebot')
+        throw new LbotError('invalid_argument', `--token-env is required for ${f.platform}`, {
+          hint: 'name the env variable that holds the token, e.g. --token-env TELEGRAM_BOT_TOKEN',
+        });
       if (f.platform === 'lark' && !f.appId) throw new LbotError('invalid_argument', '--app-id is required for lark');
-      const value = { name, platform: f.platform, token_env: f.tokenEnv ?? null, api_base: f.apiBase ?? null, bot_id: f.botId ?? null, app_id: f.appId ?? null };
+      const value = {
+        name,
+        platform: f.platform,
+        token_env: f.tokenEnv ?? null,
+        api_base: f.apiBase ?? null,
+        bot_id: f.botId ?? null,
+        app_id: f.appId ?? null,
+      };
       const parsed = PlatformAccountSchema.safeParse(value);
       if (!parsed.success) {
         const issue = firstIssue(parsed.error, 'account');
@@ -43,7 +53,8 @@ export function registerPlatform(program: Command, getCtx: GetContext): void {
       }
       await ctx.configFile().update((rawConfig) => {
         const list = accountsOf(rawConfig);
-        if (list.some((x) => x.name === name) && !f.replace) throw new LbotError('invalid_argument', `platform account ${name} already exists`, { hint: 'pass --replace to overwrite it' });
+        if (list.some((x) => x.name === name) && !f.replace)
+          throw new LbotError('invalid_argument', `platform account ${name} already exists`, { hint: 'pass --replace to overwrite it' });
         rawConfig.platforms = [...list.filter((x) => x.name !== name), value];
       });
       ctx.output.result(describeAccount(parsed.data, process.env), (d) => `added ${String(d.name)} (${String(d.platform)}, bot ${String(d.bot_id)})`);
@@ -55,14 +66,25 @@ export function registerPlatform(program: Command, getCtx: GetContext): void {
       const ctx = getCtx();
       const list = ctx.configFile().config.platforms.map((a) => describeAccount(a, process.env));
       if (ctx.output.json) for (const a of list) ctx.output.line(a);
-      else ctx.output.result(list, (l) => l.map((a) => `${String(a.name)}  ${String(a.platform)}  bot ${String(a.bot_id)}  ${String(a.api_base ?? '(no api base)')}  token ${a.token_env === null ? '(none)' : `$${String(a.token_env)} ${String(a.token)}`}`).join('\n') || 'no platform accounts');
+      else
+        ctx.output.result(
+          list,
+          (l) =>
+            l
+              .map(
+                (a) =>
+                  `${a.name}  ${a.platform}  bot ${a.bot_id}  ${a.api_base ?? '(no api base)'}  token ${a.token_env === null ? '(none)' : `$${a.token_env} ${a.token ?? ''}`}`,
+              )
+              .join('\n') || 'no platform accounts',
+        );
     });
   platform
     .command('rm <name>')
     .description('remove an account')
     .action(async (name: string) => {
       const ctx = getCtx();
-      if (!ctx.configFile().config.platforms.some((a) => a.name === name)) throw new LbotError('not_found', `platform account ${name} not found`, { hint: 'lbot platform list shows the accounts' });
+      if (!ctx.configFile().config.platforms.some((a) => a.name === name))
+        throw new LbotError('not_found', `platform account ${name} not found`, { hint: 'lbot platform list shows the accounts' });
       await ctx.configFile().update((rawConfig) => {
         rawConfig.platforms = accountsOf(rawConfig).filter((x) => x.name !== name);
       });

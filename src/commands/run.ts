@@ -10,18 +10,20 @@ import { EXIT, exitCodeFor } from './shared/exit-codes.js';
 import type { GetContext } from './shared/context.js';
 import { deliveredLine, observedLine, summaryLine } from '../core/protocol/result-line.js';
 
-const RunFlagsSchema = z.object({
-  event: z.string({ message: 'is required (a JSON event file, or - for stdin)' }).min(1),
-  runner: z.string().optional(),
-  plugin: z.string().optional(),
-  binding: z.string().optional(),
-  config: z.string().optional(),
-  var: z.array(z.string()).optional(),
-  platform: PlatformChoiceSchema.default('auto'),
-  record: z.string().min(1).optional(),
-  replay: z.string().min(1).optional(),
-  check: z.boolean().optional(),
-}).refine((f) => !(f.record && f.replay), { message: 'use either --record or --replay, not both', path: ['replay'] })
+const RunFlagsSchema = z
+  .object({
+    event: z.string({ message: 'is required (a JSON event file, or - for stdin)' }).min(1),
+    runner: z.string().optional(),
+    plugin: z.string().optional(),
+    binding: z.string().optional(),
+    config: z.string().optional(),
+    var: z.array(z.string()).optional(),
+    platform: PlatformChoiceSchema.default('auto'),
+    record: z.string().min(1).optional(),
+    replay: z.string().min(1).optional(),
+    check: z.boolean().optional(),
+  })
+  .refine((f) => !(f.record && f.replay), { message: 'use either --record or --replay, not both', path: ['replay'] })
   .refine((f) => !f.check || f.replay, { message: '--check compares with a cassette: add --replay FILE', path: ['check'] });
 
 export function registerRun(program: Command, getCtx: GetContext): void {
@@ -38,7 +40,10 @@ export function registerRun(program: Command, getCtx: GetContext): void {
     .option('--record <cassette>', 'write every proxy call, model/tool answer and the final results to this cassette file')
     .option('--replay <cassette>', 'answer model and tool calls from this cassette instead of the real providers')
     .option('--check', 'with --replay: fail (exit 1, with a diff) when the results differ from the recorded ones')
-    .addHelpText('after', '\nExamples:\n  lbot run --event fixtures/events/msg.json --plugin fixtures/runners/echo\n  lbot run --event seq.json --runner plugin:acme/scripted/default --config cfg.json --json')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  lbot run --event fixtures/events/msg.json --plugin fixtures/runners/echo\n  lbot run --event seq.json --runner plugin:acme/scripted/default --config cfg.json --json',
+    )
     .action(async (raw: unknown) => {
       const ctx = getCtx();
       const flags = parseFlags(RunFlagsSchema, raw);
@@ -89,6 +94,12 @@ export function registerRun(program: Command, getCtx: GetContext): void {
       }
       await tape.finish({ check: flags.check ?? false });
       const failed = result.outcomes.find((o) => o.status !== 'completed');
-      ctx.exitCode = failed ? (failed.status === 'cancelled' ? EXIT.interrupted : exitCodeFor(failed.error?.code ?? 'unknown')) : signal.aborted ? EXIT.interrupted : EXIT.ok;
+      ctx.exitCode = failed
+        ? failed.status === 'cancelled'
+          ? EXIT.interrupted
+          : exitCodeFor(failed.error?.code ?? 'unknown')
+        : signal.aborted
+          ? EXIT.interrupted
+          : EXIT.ok;
     });
 }

@@ -33,7 +33,10 @@ export function registerRunnerDev(runner: Command, getCtx: GetContext): void {
     .option('--label <label>', 'label shown in runner lists (default: the name)')
     .option('--yes', 'accept defaults for anything not given (author "local"); never prompt')
     .option('--no-link', 'do not link node_modules/lbot (and typescript) from this lbot install')
-    .addHelpText('after', '\nOn a TTY it asks for what the flags leave out; in scripts pass --author (or --yes).\n\nExample:\n  lbot runner scaffold my-runner --author acme && lbot runner test my-runner')
+    .addHelpText(
+      'after',
+      '\nOn a TTY it asks for what the flags leave out; in scripts pass --author (or --yes).\n\nExample:\n  lbot runner scaffold my-runner --author acme && lbot runner test my-runner',
+    )
     .action(async (dir: string | undefined, raw: unknown) => {
       const ctx = getCtx();
       const flags = parseFlags(InitFlagsSchema, raw);
@@ -45,9 +48,26 @@ export function registerRunnerDev(runner: Command, getCtx: GetContext): void {
         answers = await promptScaffold(answers);
       }
       if (!answers.dir) throw new LbotError('invalid_argument', 'lbot runner init needs a directory', { hint: 'lbot runner init my-runner --author you' });
-      if (!answers.author && !flags.yes) throw new LbotError('invalid_argument', '--author is required when not asking on a TTY', { hint: 'pass --author NAME, or --yes to use "local"' });
-      const result = await scaffoldRunner({ dir: answers.dir, author: answers.author ?? 'local', name: answers.name ?? defaultPluginName(answers.dir), label: answers.label, link: flags.link });
-      ctx.output.result(result, (r) => [`created ${r.dir} (${r.runner_id})`, '', 'next:', `  cd ${answers.dir}`, '  npm test                 # unit tests (SDK test helper)', '  lbot runner test .       # protocol conformance', '  lbot dev .               # hot reload while you edit'].join('\n'));
+      if (!answers.author && !flags.yes)
+        throw new LbotError('invalid_argument', '--author is required when not asking on a TTY', { hint: 'pass --author NAME, or --yes to use "local"' });
+      const result = await scaffoldRunner({
+        dir: answers.dir,
+        author: answers.author ?? 'local',
+        name: answers.name ?? defaultPluginName(answers.dir),
+        label: answers.label,
+        link: flags.link,
+      });
+      ctx.output.result(result, (r) =>
+        [
+          `created ${r.dir} (${r.runner_id})`,
+          '',
+          'next:',
+          `  cd ${answers.dir}`,
+          '  npm test                 # unit tests (SDK test helper)',
+          '  lbot runner test .       # protocol conformance',
+          '  lbot dev .               # hot reload while you edit',
+        ].join('\n'),
+      );
     });
   runner
     .command('test <dir>')
@@ -58,7 +78,10 @@ export function registerRunnerDev(runner: Command, getCtx: GetContext): void {
     .option('--init-timeout <ms>', 'how long initialize may take (default 10000)')
     .option('--probe-timeout <sec>', 'how long one probe run may take (default 10)')
     .option('--isolation <mode>', 'auto, sandbox or none: how the plugin runs (default: plugins.isolation)')
-    .addHelpText('after', '\nStatuses: PASS, FAIL, WARN (a warning-level failure), BLOCKED (could not be checked), N/A.\nExit 0 when nothing fails, 1 otherwise.\n\nExample:\n  lbot runner test ./my-runner --junit reports/conformance.xml')
+    .addHelpText(
+      'after',
+      '\nStatuses: PASS, FAIL, WARN (a warning-level failure), BLOCKED (could not be checked), N/A.\nExit 0 when nothing fails, 1 otherwise.\n\nExample:\n  lbot runner test ./my-runner --junit reports/conformance.xml',
+    )
     .action(async (dir: string, raw: unknown) => {
       const ctx = getCtx();
       const flags = parseFlags(TestFlagsSchema, raw);

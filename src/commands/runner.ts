@@ -27,7 +27,17 @@ export function registerRunner(program: Command, getCtx: GetContext): Command {
       const catalog = await listRunners({ dataDir: ctx.flags.dataDir, pluginsDir: ctx.flags.pluginsDir, pluginDir: f.plugin });
       for (const w of catalog.warnings) ctx.output.warn(w);
       if (ctx.output.json) for (const r of catalog.runners) ctx.output.line(r);
-      else ctx.output.result(catalog.runners, (l) => l.map((r) => `${r.id}  ${label(r)}${r.compatible ? '' : `  (incompatible: ${r.incompatible_reason ?? ''})`}${r.reload_error ? `  (reload error: ${r.reload_error})` : ''}`).join('\n') || `no runners in ${ctx.flags.pluginsDir}`);
+      else
+        ctx.output.result(
+          catalog.runners,
+          (l) =>
+            l
+              .map(
+                (r) =>
+                  `${r.id}  ${label(r)}${r.compatible ? '' : `  (incompatible: ${r.incompatible_reason ?? ''})`}${r.reload_error ? `  (reload error: ${r.reload_error})` : ''}`,
+              )
+              .join('\n') || `no runners in ${ctx.flags.pluginsDir}`,
+        );
     });
   runner
     .command('show <runner_id>')
@@ -47,4 +57,3 @@ export function registerRunner(program: Command, getCtx: GetContext): Command {
     });
   return runner;
 }
-

@@ -41,10 +41,14 @@ export function registerSchedule(program: Command, getCtx: GetContext): void {
       cronOf(parsed.data);
       await ctx.configFile().update((rawConfig) => {
         const list = schedulesOf(rawConfig);
-        if (list.some((x) => x.name === name) && !f.replace) throw new LbotError('invalid_argument', `schedule ${name} already exists`, { hint: 'pass --replace to overwrite it' });
+        if (list.some((x) => x.name === name) && !f.replace)
+          throw new LbotError('invalid_argument', `schedule ${name} already exists`, { hint: 'pass --replace to overwrite it' });
         rawConfig.schedules = [...list.filter((x) => x.name !== name), value];
       });
-      ctx.output.result({ ...parsed.data, next_tick: nextTick(parsed.data) }, (s) => `added ${s.name} (${s.cron}${s.tz ? ` ${s.tz}` : ''}); next tick ${s.next_tick}; a running lbot serve picks it up when restarted`);
+      ctx.output.result(
+        { ...parsed.data, next_tick: nextTick(parsed.data) },
+        (s) => `added ${s.name} (${s.cron}${s.tz ? ` ${s.tz}` : ''}); next tick ${s.next_tick}; a running lbot serve picks it up when restarted`,
+      );
     });
   schedule
     .command('list')
@@ -53,7 +57,12 @@ export function registerSchedule(program: Command, getCtx: GetContext): void {
       const ctx = getCtx();
       const list = ctx.configFile().config.schedules.map((s) => ({ ...s, next_tick: nextTick(s) }));
       if (ctx.output.json) for (const s of list) ctx.output.line(s);
-      else ctx.output.result(list, (l) => l.map((s) => `${s.name}  ${s.cron}${s.tz ? ` (${s.tz})` : ''}  next ${s.next_tick}${s.enabled ? '' : '  (disabled)'}`).join('\n') || 'no schedules');
+      else
+        ctx.output.result(
+          list,
+          (l) =>
+            l.map((s) => `${s.name}  ${s.cron}${s.tz ? ` (${s.tz})` : ''}  next ${s.next_tick}${s.enabled ? '' : '  (disabled)'}`).join('\n') || 'no schedules',
+        );
     });
   schedule
     .command('rm <name>')
@@ -80,14 +89,21 @@ export function registerSchedule(program: Command, getCtx: GetContext): void {
         try {
           token = readFileSync(path.join(ctx.flags.dataDir, TOKEN_FILE_NAME), 'utf8').trim();
         } catch {
-          throw new LbotError('invalid_argument', 'no serve token: set LBOT_API_TOKEN or start lbot serve on this data dir', { hint: 'schedules fire inside lbot serve' });
+          throw new LbotError('invalid_argument', 'no serve token: set LBOT_API_TOKEN or start lbot serve on this data dir', {
+            hint: 'schedules fire inside lbot serve',
+          });
         }
       }
       let res: Response;
       try {
-        res = await fetch(`${url.replace(/\/+$/, '')}/v1/schedules/${encodeURIComponent(name)}/run`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+        res = await fetch(`${url.replace(/\/+$/, '')}/v1/schedules/${encodeURIComponent(name)}/run`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}` },
+        });
       } catch (err) {
-        throw new LbotError('invalid_argument', `cannot reach lbot serve at ${url}: ${err instanceof Error ? err.message : String(err)}`, { hint: 'start lbot serve, or pass --url' });
+        throw new LbotError('invalid_argument', `cannot reach lbot serve at ${url}: ${err instanceof Error ? err.message : String(err)}`, {
+          hint: 'start lbot serve, or pass --url',
+        });
       }
       const body: unknown = await res.json().catch(() => null);
       if (res.status !== 202 || !isRecord(body) || typeof body.run_id !== 'string') {

@@ -16,19 +16,35 @@ export function registerServe(program: Command, getCtx: GetContext): void {
   program
     .command('serve')
     .description('run the host headless over HTTP: POST /v1/runs, /v1/events, /v1/webhooks/:platform; result streams as NDJSON or SSE')
-    .option('--host <addr>', 'listen address (default 127.0.0.1; other addresses need an LBOT_API_TOKEN of 32+ characters, and serve plain HTTP: put TLS in front)')
+    .option(
+      '--host <addr>',
+      'listen address (default 127.0.0.1; other addresses need an LBOT_API_TOKEN of 32+ characters, and serve plain HTTP: put TLS in front)',
+    )
     .option('--port <n>', 'listen port (default 8787; 0 picks a free one)')
     .option('--telegram-poll', 'fetch Telegram updates by getUpdates long polling for every telegram platform account (no public URL needed)')
     .option('--dev', 'hot reload: watch the plugins dir and reload a plugin when its code or YAML changes (same as lbot dev)')
-    .addHelpText('after', '\nEvery /v1/* request needs Authorization: Bearer <token>. The token is LBOT_API_TOKEN, or a random one\nwritten to <data-dir>/serve.token (mode 0600) at start. SIGTERM or SIGINT shuts down gracefully.')
+    .addHelpText(
+      'after',
+      '\nEvery /v1/* request needs Authorization: Bearer <token>. The token is LBOT_API_TOKEN, or a random one\nwritten to <data-dir>/serve.token (mode 0600) at start. SIGTERM or SIGINT shuts down gracefully.',
+    )
     .action(async (raw: unknown) => {
       const ctx = getCtx();
       const flags = parseFlags(ServeFlagsSchema, raw);
       if (flags.dev) {
         const { startDev } = await import('../runtime/dev/session.js');
         const { printDevEvents, untilStopped } = await import('./shared/dev-view.js');
-        const session = await startDev({ dataDir: ctx.flags.dataDir, dir: ctx.flags.pluginsDir, configFile: ctx.configFile(), host: flags.host, port: flags.port, watch: true, warn: (m) => ctx.output.warn(m) });
-        ctx.output.notice(`serving on ${session.url} with hot reload of ${ctx.flags.pluginsDir}${session.serve.tokenFile ? ` (token in ${session.serve.tokenFile})` : ''}`);
+        const session = await startDev({
+          dataDir: ctx.flags.dataDir,
+          dir: ctx.flags.pluginsDir,
+          configFile: ctx.configFile(),
+          host: flags.host,
+          port: flags.port,
+          watch: true,
+          warn: (m) => ctx.output.warn(m),
+        });
+        ctx.output.notice(
+          `serving on ${session.url} with hot reload of ${ctx.flags.pluginsDir}${session.serve.tokenFile ? ` (token in ${session.serve.tokenFile})` : ''}`,
+        );
         ctx.output.line({ type: 'serve.ready', url: session.url, port: session.serve.port, token_file: session.serve.tokenFile, dev: true });
         const unsubscribe = printDevEvents(session, ctx.output);
         await untilStopped(ctx.signal).stopped;

@@ -40,7 +40,12 @@ const short = (sha: string | null | undefined) => (sha ? sha.slice(0, 12) : '-')
 function renderPreview(v: { source: string; skills: PreviewedSkill[] }): string {
   return v.skills
     .map((s) => {
-      const lines = [`${s.name}${s.version ? ` ${s.version}` : ''}: ${s.description || '(no description)'}`, `  from: ${v.source}${s.source_path ? ` (${s.source_path})` : ''}`, `  into: ${s.package_root}${s.exists ? ' (exists: needs --replace)' : ''}`, `  files: ${s.files.join(', ')}`];
+      const lines = [
+        `${s.name}${s.version ? ` ${s.version}` : ''}: ${s.description || '(no description)'}`,
+        `  from: ${v.source}${s.source_path ? ` (${s.source_path})` : ''}`,
+        `  into: ${s.package_root}${s.exists ? ' (exists: needs --replace)' : ''}`,
+        `  files: ${s.files.join(', ')}`,
+      ];
       for (const e of s.errors) lines.push(`  error[${e.code}]: ${e.message}`);
       for (const w of s.warnings) lines.push(`  warning: ${w}`);
       return lines.join('\n');
@@ -50,19 +55,33 @@ function renderPreview(v: { source: string; skills: PreviewedSkill[] }): string 
 
 function renderInstalled(v: { skills: InstalledResult[] }): string {
   return v.skills
-    .map((s) => `${s.replaced ? 'replaced' : 'installed'} ${s.name} (sha256 ${short(s.sha256)}${s.previous_sha256 && s.previous_sha256 !== s.sha256 ? `, was ${short(s.previous_sha256)}` : ''}) from ${s.source}`)
+    .map(
+      (s) =>
+        `${s.replaced ? 'replaced' : 'installed'} ${s.name} (sha256 ${short(s.sha256)}${s.previous_sha256 && s.previous_sha256 !== s.sha256 ? `, was ${short(s.previous_sha256)}` : ''}) from ${s.source}`,
+    )
     .join('\n');
 }
 
 function publicSkill(s: InstalledSkill): Record<string, unknown> {
   const { provenance, ...rest } = s;
-  return { ...rest, source: provenance?.source ?? null, source_type: provenance?.source_type ?? null, sha256: provenance?.sha256 ?? null, installed_at: provenance?.installed_at ?? null };
+  return {
+    ...rest,
+    source: provenance?.source ?? null,
+    source_type: provenance?.source_type ?? null,
+    sha256: provenance?.sha256 ?? null,
+    installed_at: provenance?.installed_at ?? null,
+  };
 }
 
 function renderList(v: { skills: Array<Record<string, unknown>> }, root: string): string {
   if (v.skills.length === 0) return `no skills installed in ${root}`;
   const width = Math.max(...v.skills.map((s) => String(s.name).length));
-  return v.skills.map((s) => `${String(s.name).padEnd(width)}  ${s.invalid ? '[invalid] ' : ''}${String(s.description || '(no description)')}`).join('\n');
+  return v.skills
+    .map(
+      (s) =>
+        `${String(s.name).padEnd(width)}  ${s.invalid ? '[invalid] ' : ''}${typeof s.description === 'string' && s.description !== '' ? s.description : '(no description)'}`,
+    )
+    .join('\n');
 }
 
 function renderShow(s: Record<string, unknown> & { files: Array<{ path: string; is_dir: boolean }> }): string {
@@ -80,7 +99,13 @@ function renderShow(s: Record<string, unknown> & { files: Array<{ path: string; 
     row('source', s.source),
     row('sha256', s.sha256),
     row('installed_at', s.installed_at),
-    row('files', s.files.filter((f) => !f.is_dir).map((f) => f.path).join(', ')),
+    row(
+      'files',
+      s.files
+        .filter((f) => !f.is_dir)
+        .map((f) => f.path)
+        .join(', '),
+    ),
   ].filter((l): l is string => l !== null);
   const warnings = Array.isArray(s.warnings) ? s.warnings.map((w) => `warning: ${String(w)}`) : [];
   return [...head, ...warnings, '', String(s.instructions)].join('\n');
@@ -88,19 +113,30 @@ function renderShow(s: Record<string, unknown> & { files: Array<{ path: string; 
 
 function renderVerify(r: VerifyReport): string {
   if (r.skills.length === 0) return 'no skills installed';
-  return r.skills.map((s) => `${s.status.padEnd(9)}  ${s.name}${s.status === 'modified' ? ` (lock ${short(s.expected)}, disk ${short(s.actual)})` : ''}`).join('\n');
+  return r.skills
+    .map((s) => `${s.status.padEnd(9)}  ${s.name}${s.status === 'modified' ? ` (lock ${short(s.expected)}, disk ${short(s.actual)})` : ''}`)
+    .join('\n');
 }
 
 function renderValidation(r: ValidationReport): string {
   return r.skills
-    .map((s) => [`${s.ok ? 'ok' : 'FAIL'}  ${s.name}  ${s.location}`, ...s.errors.map((e) => `  error[${e.code}]: ${e.message}`), ...s.warnings.map((w) => `  warning: ${w}`)].join('\n'))
+    .map((s) =>
+      [
+        `${s.ok ? 'ok' : 'FAIL'}  ${s.name}  ${s.location}`,
+        ...s.errors.map((e) => `  error[${e.code}]: ${e.message}`),
+        ...s.warnings.map((w) => `  warning: ${w}`),
+      ].join('\n'),
+    )
     .join('\n');
 }
 
 async function promptNew(name: string, flags: z.output<typeof NewFlagsSchema>): Promise<{ description: string; scripts: boolean }> {
   const p = await import('@clack/prompts');
   p.intro(`New skill ${name}`);
-  const description = await p.text({ message: 'What does it do, and when should it be used?', validate: (v) => (v && v.trim() !== '' ? undefined : 'a description is required') });
+  const description = await p.text({
+    message: 'What does it do, and when should it be used?',
+    validate: (v) => (v && v.trim() !== '' ? undefined : 'a description is required'),
+  });
   if (p.isCancel(description)) throw new LbotError('cancelled', 'skill new was cancelled; nothing was written');
   const scripts = flags.scripts ?? (await p.confirm({ message: 'Add a scripts/run.sh entry point?', initialValue: false }));
   if (p.isCancel(scripts)) throw new LbotError('cancelled', 'skill new was cancelled; nothing was written');
@@ -129,13 +165,18 @@ export function registerSkill(program: Command, getCtx: GetContext): void {
       // An interrupted install cleans up (exit 130).
       const ictx = await installContext(ctx, ctx.signal);
       if (flags.frozen) {
-        if (flags.preview || flags.replace || flags.name) throw new LbotError('invalid_argument', '--frozen cannot be combined with --preview, --replace or --name');
+        if (flags.preview || flags.replace || flags.name)
+          throw new LbotError('invalid_argument', '--frozen cannot be combined with --preview, --replace or --name');
         const { installFrozen } = await import('../core/skills/frozen.js');
         const result = await installFrozen({ source, picks: flags.pick }, ictx);
-        ctx.output.result(result, (v) => v.skills.map((s) => `${s.status.padEnd(9)}  ${s.name} (sha256 ${short(s.sha256)})`).join('\n') || 'skills.lock.json records no skills');
+        ctx.output.result(
+          result,
+          (v) => v.skills.map((s) => `${s.status.padEnd(9)}  ${s.name} (sha256 ${short(s.sha256)})`).join('\n') || 'skills.lock.json records no skills',
+        );
         return;
       }
-      if (source === undefined) throw new LbotError('invalid_argument', 'missing SOURCE: a skill folder, .zip file or URL (or use --frozen to install what the lock records)');
+      if (source === undefined)
+        throw new LbotError('invalid_argument', 'missing SOURCE: a skill folder, .zip file or URL (or use --frozen to install what the lock records)');
       const opts = { source, name: flags.name, picks: flags.pick, replace: flags.replace, owner: flags.owner, repo: flags.repo, ref: flags.ref };
       if (flags.preview) {
         ctx.output.result(await previewInstall(opts, ictx), renderPreview);
@@ -204,13 +245,24 @@ export function registerSkill(program: Command, getCtx: GetContext): void {
       const answers = interactive ? await promptNew(name, flags) : { description: flags.description ?? '', scripts: flags.scripts ?? false };
       if (!interactive && flags.description === undefined) throw new LbotError('invalid_argument', '--description is required when not running on a terminal');
       const { scaffoldSkill } = await import('../core/skills/scaffold.js');
-      const created = await scaffoldSkill({ name, description: answers.description, parentDir: flags.dir, license: flags.license, withScripts: answers.scripts });
+      const created = await scaffoldSkill({
+        name,
+        description: answers.description,
+        parentDir: flags.dir,
+        license: flags.license,
+        withScripts: answers.scripts,
+      });
       let installed: InstalledResult[] = [];
       if (flags.install) {
         const { installSkills } = await import('../core/skills/install.js');
         installed = (await installSkills({ source: created.path }, await installContext(ctx))).skills;
       }
-      ctx.output.result({ ...created, installed }, (v) => [`created ${v.path} (${v.files.join(', ')})`, ...(v.installed.length > 0 ? [renderInstalled({ skills: v.installed })] : [`next: edit ${v.path}/SKILL.md, then \`lbot skill install ${v.path}\``])].join('\n'));
+      ctx.output.result({ ...created, installed }, (v) =>
+        [
+          `created ${v.path} (${v.files.join(', ')})`,
+          ...(v.installed.length > 0 ? [renderInstalled({ skills: v.installed })] : [`next: edit ${v.path}/SKILL.md, then \`lbot skill install ${v.path}\``]),
+        ].join('\n'),
+      );
     });
 
   skill
@@ -228,7 +280,11 @@ export function registerSkill(program: Command, getCtx: GetContext): void {
       }
       ctx.output.text(renderValidation(report));
       const first = report.skills.flatMap((s) => s.errors)[0];
-      throw new LbotError(first?.code ?? 'invalid_argument', first ? `validation failed: ${first.message}` : 'validation failed: format warnings with --strict', { details: { report } });
+      throw new LbotError(
+        first?.code ?? 'invalid_argument',
+        first ? `validation failed: ${first.message}` : 'validation failed: format warnings with --strict',
+        { details: { report } },
+      );
     });
 
   skill

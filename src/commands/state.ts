@@ -23,8 +23,18 @@ export function registerState(program: Command, getCtx: GetContext): void {
     .option('--limit <n>', 'at most N entries')
     .action(async (raw: unknown) => {
       const ctx = getCtx();
-      const f = parseFlags(z.object({ runner: z.string().optional(), binding: z.string().optional(), scope: StateScopeSchema.optional(), limit: LimitFlag }), raw);
-      const entries = await withStores(ctx, (s) => s.state.entries({ ...(f.runner ? { runner_id: f.runner } : {}), ...(f.binding ? { binding_id: f.binding } : {}), ...(f.scope ? { scope: f.scope } : {}), ...(f.limit ? { limit: f.limit } : {}) }));
+      const f = parseFlags(
+        z.object({ runner: z.string().optional(), binding: z.string().optional(), scope: StateScopeSchema.optional(), limit: LimitFlag }),
+        raw,
+      );
+      const entries = await withStores(ctx, (s) =>
+        s.state.entries({
+          ...(f.runner ? { runner_id: f.runner } : {}),
+          ...(f.binding ? { binding_id: f.binding } : {}),
+          ...(f.scope ? { scope: f.scope } : {}),
+          ...(f.limit ? { limit: f.limit } : {}),
+        }),
+      );
       if (ctx.output.json) for (const e of entries) ctx.output.line(e);
       else ctx.output.result(entries, (l) => l.map((e) => `${e.scope_key}  ${e.key} = ${JSON.stringify(e.value)}`).join('\n') || 'no state');
     });
@@ -55,9 +65,7 @@ export function registerState(program: Command, getCtx: GetContext): void {
         if (err instanceof ApiError) throw new LbotError(err.code === 'payload_too_large' ? 'payload_too_large' : 'invalid_argument', err.message);
         throw err;
       }
-      await withStores(ctx, (s) =>
-        s.state.set(scope, f.scopeKey, aliasStateKey(key), text, { ...identity, bot_id: null, workspace_id: null }),
-      );
+      await withStores(ctx, (s) => s.state.set(scope, f.scopeKey, aliasStateKey(key), text, { ...identity, bot_id: null, workspace_id: null }));
       ctx.output.result({ ok: true, key: aliasStateKey(key) }, () => null);
     });
   state

@@ -20,7 +20,10 @@ export const ModelConfigSchema = z.looseObject({
   model: z.string().optional(),
   /** The key itself (kept in the 0600 config file) or the name of the env var that holds it. */
   api_key: z.string().optional(),
-  api_key_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'api_key_env must be an environment variable name').optional(),
+  api_key_env: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'api_key_env must be an environment variable name')
+    .optional(),
   /** False for a model without function calling: tools are dropped (runner-protocol §7.2). */
   function_calling: z.boolean().default(true),
   /** Strips `<think>…</think>` reasoning blocks from replies unless a call says otherwise. */
@@ -42,7 +45,13 @@ export const ModelConfigSchema = z.looseObject({
 export type ModelConfig = z.infer<typeof ModelConfigSchema>;
 
 /** Env overrides arrive as text: "a,b" is a list, and false/0/no/off/'' switch a flag off (box.md §11.2). */
-const commaList = (v: unknown) => (typeof v === 'string' ? v.split(',').map((x) => x.trim()).filter(Boolean) : v);
+const commaList = (v: unknown) =>
+  typeof v === 'string'
+    ? v
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean)
+    : v;
 const looseBool = (v: unknown) => {
   if (v === 0 || v === '' || (typeof v === 'string' && ['false', '0', 'no', 'off'].includes(v.toLowerCase()))) return false;
   if (v === 1 || (typeof v === 'string' && ['true', '1', 'yes', 'on'].includes(v.toLowerCase()))) return true;
@@ -54,9 +63,7 @@ export const KnowledgeBaseConfigSchema = z.looseObject({
   id: z.string().min(1),
   name: z.string().nullable().default(null),
   kb_type: z.string().default('local'),
-  documents: z
-    .array(z.looseObject({ id: z.string().optional(), text: z.string(), metadata: z.record(z.string(), z.unknown()).default({}) }))
-    .default([]),
+  documents: z.array(z.looseObject({ id: z.string().optional(), text: z.string(), metadata: z.record(z.string(), z.unknown()).default({}) })).default([]),
 });
 export type KnowledgeBaseConfig = z.infer<typeof KnowledgeBaseConfigSchema>;
 
@@ -175,10 +182,21 @@ export const ConfigSchema = z.looseObject({
   runs: z
     .looseObject({
       cancel_grace_ms: z.number().int().nonnegative().default(2000),
-      max_event_data_bytes: z.number().int().positive().default(1024 * 1024),
+      max_event_data_bytes: z
+        .number()
+        .int()
+        .positive()
+        .default(1024 * 1024),
     })
     .prefault({}),
-  storage: z.looseObject({ max_value_bytes: z.number().int().default(10 * 1024 * 1024) }).prefault({}),
+  storage: z
+    .looseObject({
+      max_value_bytes: z
+        .number()
+        .int()
+        .default(10 * 1024 * 1024),
+    })
+    .prefault({}),
   runner_aliases: z.record(z.string(), z.string()).default({}),
 });
 export type Config = z.infer<typeof ConfigSchema>;

@@ -27,7 +27,14 @@ export function firstIssue(error: Issues, whole = '(root)', at: readonly string[
  * `schema` applied to `value`, or an LbotError `code` saying `${what}: path: message` with the path in
  * `details.path`. `info` adds to the error (a hint, more details).
  */
-export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, what: string, whole: string, code: ErrorCode = 'invalid_argument', info: ErrorInfo = {}): z.output<S> {
+export function parseOrThrow<S extends z.ZodType>(
+  schema: S,
+  value: unknown,
+  what: string,
+  whole: string,
+  code: ErrorCode = 'invalid_argument',
+  info: ErrorInfo = {},
+): z.output<S> {
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
   const issue = firstIssue(parsed.error, whole);

@@ -78,17 +78,26 @@ function cachedCatalog(load: () => Promise<RunnerCatalog>, ttlMs: number): () =>
 export function openLocalHost(opts: LocalHostOptions): LocalHost {
   const stores = openSqliteStores(opts.dataDir);
   reapInterruptedRuns(stores);
-  const launcher = opts.launcher ?? createPluginLauncher({ onWarning: (w) => opts.warn(w.message), sandbox: pluginSandboxFor(opts.config, opts.dataDir, { warn: opts.warn, ...(opts.isolation ? { mode: opts.isolation } : {}) }) });
+  const launcher =
+    opts.launcher ??
+    createPluginLauncher({
+      onWarning: (w) => opts.warn(w.message),
+      sandbox: pluginSandboxFor(opts.config, opts.dataDir, { warn: opts.warn, ...(opts.isolation ? { mode: opts.isolation } : {}) }),
+    });
   const catalog = opts.catalog ?? cachedCatalog(() => loadCatalog(opts.pluginsDir, opts.pluginDir), CATALOG_TTL_MS);
   const models = createModelProvider(opts.config.models);
-  const mcp = opts.tools
-    ? null
-    : openMcpHost({ dataDir: opts.dataDir, config: opts.config, warn: opts.warn, mode: opts.mcpMode ?? 'run', host: () => host });
+  const mcp = opts.tools ? null : openMcpHost({ dataDir: opts.dataDir, config: opts.config, warn: opts.warn, mode: opts.mcpMode ?? 'run', host: () => host });
   // Box and tool modules load on the first run that may call tools (most `lbot run`s never do).
   let runTools: Promise<RunTools> | undefined;
   const getRunTools = () =>
     (runTools ??= import('./tools/run-tools.js').then(({ createRunTools }) =>
-      createRunTools({ dataDir: opts.dataDir, config: opts.config, owner: opts.mcpMode === 'serve' ? 'serve' : 'cli', warn: opts.warn, ...(mcp ? { extraSources: (req) => mcp.sources(req) } : {}) }),
+      createRunTools({
+        dataDir: opts.dataDir,
+        config: opts.config,
+        owner: opts.mcpMode === 'serve' ? 'serve' : 'cli',
+        warn: opts.warn,
+        ...(mcp ? { extraSources: (req) => mcp.sources(req) } : {}),
+      }),
     ));
   const baseTools = opts.tools ?? (async (req: ToolsRequest) => (await getRunTools()).tools(req));
   const tools = opts.decorateTools ? opts.decorateTools(baseTools) : baseTools;

@@ -30,7 +30,6 @@ export type ReplayOptions = {
 
 export type ReplayResult = { outcomes: RunOutcome[]; skipped: number };
 
-
 /** The binding file named by --binding (null: none). */
 async function loadBinding(opts: ReplayOptions): Promise<NamedBinding | undefined> {
   if (!opts.bindingFile) return undefined;
@@ -50,7 +49,14 @@ export async function replayEvents(opts: ReplayOptions): Promise<ReplayResult> {
   };
   const adapterParams = Object.keys(opts.vars).length ? filterAdapterParams(opts.vars) : null;
   if (!opts.pluginDir) for (const e of events) dispatch({ ...named, event: e.envelope }); // fail before opening stores
-  const local = openLocalHost({ dataDir: opts.dataDir, pluginsDir: opts.pluginsDir, pluginDir: opts.pluginDir, config: opts.config, warn: opts.warn, ...opts.hostHooks });
+  const local = openLocalHost({
+    dataDir: opts.dataDir,
+    pluginsDir: opts.pluginsDir,
+    pluginDir: opts.pluginDir,
+    config: opts.config,
+    warn: opts.warn,
+    ...opts.hostHooks,
+  });
   try {
     // --plugin DIR with no runner or binding named: the plugin's sole runner is the one named.
     if (opts.pluginDir && !named.binding && named.runner === undefined) named.runner = soleRunner(await local.catalog(), opts.pluginDir).id;

@@ -106,7 +106,12 @@ export interface RunnerApi {
     get(file_key: string, opts?: CallOptions): Promise<Buffer>;
   };
   readonly platform: {
-    requestAction(action: string, target?: Record<string, unknown> | null, payload?: Record<string, unknown> | null, opts?: CallOptions): Promise<Record<string, unknown>>;
+    requestAction(
+      action: string,
+      target?: Record<string, unknown> | null,
+      payload?: Record<string, unknown> | null,
+      opts?: CallOptions,
+    ): Promise<Record<string, unknown>>;
   };
 }
 
@@ -125,7 +130,12 @@ export function callTimeoutMs(method: string, deadline_at: number | null, reques
 
 /** Builds an ApiCallError for a result that does not match the method's result schema. */
 function badResult(method: string, reason: string): ApiCallError {
-  return new ApiCallError(method, { code: 'runtime_error', message: `the host answered ${method} with an unexpected result: ${reason}`, retryable: false, details: { reason: 'invalid_result' } });
+  return new ApiCallError(method, {
+    code: 'runtime_error',
+    message: `the host answered ${method} with an unexpected result: ${reason}`,
+    retryable: false,
+    details: { reason: 'invalid_result' },
+  });
 }
 
 /** Turns a JSON-RPC error object into an ApiCallError (the `data` of -32000 is the AgentAPIError). */

@@ -40,7 +40,10 @@ export function executeRun(
   const deadline_at = context.runtime.deadline_at;
   let timer: NodeJS.Timeout | undefined;
   if (deadline_at !== null) {
-    timer = setTimeout(() => controller.abort(new DOMException(`run ${run_id} passed its deadline`, 'TimeoutError')), Math.max(0, deadline_at * 1000 - Date.now() + SDK_DEADLINE_GRACE_MS));
+    timer = setTimeout(
+      () => controller.abort(new DOMException(`run ${run_id} passed its deadline`, 'TimeoutError')),
+      Math.max(0, deadline_at * 1000 - Date.now() + SDK_DEADLINE_GRACE_MS),
+    );
     timer.unref();
   }
   let sequence = 0;
@@ -55,7 +58,12 @@ export function executeRun(
     const runner = Object.hasOwn(plugin.runners, runner_name) ? plugin.runners[runner_name] : undefined;
     if (!runner) {
       const known = Object.keys(plugin.runners).join(', ') || 'none';
-      emit(stamp({ type: 'run.failed', data: { error: `this plugin has no runner named ${JSON.stringify(runner_name)} (it has: ${known})`, code: 'runner.not_found', retryable: false } }));
+      emit(
+        stamp({
+          type: 'run.failed',
+          data: { error: `this plugin has no runner named ${JSON.stringify(runner_name)} (it has: ${known})`, code: 'runner.not_found', retryable: false },
+        }),
+      );
       return 'failed';
     }
     const ctx = { ...context, signal: controller.signal };
@@ -63,7 +71,8 @@ export function executeRun(
     let failed = false;
     try {
       for await (const item of runner.run(ctx, api)) {
-        if (!isRecord(item) || typeof item.type !== 'string') throw new TypeError(`runner yielded ${JSON.stringify(item) ?? String(item)}, which is not a result object with a string type`);
+        if (!isRecord(item) || typeof item.type !== 'string')
+          throw new TypeError(`runner yielded ${JSON.stringify(item) ?? typeof item}, which is not a result object with a string type`);
         if (item.type === 'run.failed') failed = true;
         emit(stamp(item));
       }

@@ -47,8 +47,14 @@ export function createPluginServer(opts: PluginServerOptions): PluginServer {
     errors: {
       reply: apiErrorFromRpc,
       timeout: (method, timeoutMs) =>
-        new ApiCallError(method, { code: 'deadline_exceeded', message: `no answer to ${method} within ${timeoutMs} ms`, retryable: true, details: { reason: 'sdk_timeout', timeout_ms: timeoutMs } }),
-      aborted: (method) => new ApiCallError(method, { code: 'runtime_error', message: `${method} was abandoned by the runner`, retryable: false, details: { reason: 'aborted' } }),
+        new ApiCallError(method, {
+          code: 'deadline_exceeded',
+          message: `no answer to ${method} within ${timeoutMs} ms`,
+          retryable: true,
+          details: { reason: 'sdk_timeout', timeout_ms: timeoutMs },
+        }),
+      aborted: (method) =>
+        new ApiCallError(method, { code: 'runtime_error', message: `${method} was abandoned by the runner`, retryable: false, details: { reason: 'aborted' } }),
     },
   });
 
@@ -64,7 +70,10 @@ export function createPluginServer(opts: PluginServerOptions): PluginServer {
     const parsed = controlMethods[WIRE_METHODS.run].params.safeParse(params);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      throw new RpcReplyError(RPC_ERROR_CODES.invalidParams, `invalid run params: ${issue ? `${issue.path.map(String).join('.')}: ${issue.message}` : 'bad shape'}`);
+      throw new RpcReplyError(
+        RPC_ERROR_CODES.invalidParams,
+        `invalid run params: ${issue ? `${issue.path.map(String).join('.')}: ${issue.message}` : 'bad shape'}`,
+      );
     }
     const { run_id } = parsed.data;
     if (runs.has(run_id)) throw new RpcReplyError(RPC_ERROR_CODES.invalidParams, `run ${run_id} is already in progress`);

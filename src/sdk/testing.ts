@@ -46,12 +46,36 @@ export function createTestContext(overrides: ContextOverrides = {}): RunContext 
     run_id,
     trigger: { type: 'message.received', source: 'api', timestamp: now },
     event: { event_id: 'ev-test', event_type: 'message.received', event_time: now, source: 'api', source_event_type: null, raw_ref: null, data: {} },
-    conversation: { conversation_id: 'c1', thread_id: null, launcher_type: null, launcher_id: null, sender_id: 'u1', bot_id: null, workspace_id: null, session_id: null },
+    conversation: {
+      conversation_id: 'c1',
+      thread_id: null,
+      launcher_type: null,
+      launcher_id: null,
+      sender_id: 'u1',
+      bot_id: null,
+      workspace_id: null,
+      session_id: null,
+    },
     actor: { actor_type: 'user', actor_id: 'u1', actor_name: 'Ann', metadata: {} },
     subject: { subject_type: 'message', subject_id: 'm1', data: {} },
     input: { text: 'ping', contents: [{ type: 'text', text: 'ping' }], attachments: [], message_chain: null },
-    delivery: { surface: 'cli', reply_target: null, supports_streaming: true, supports_edit: false, supports_reaction: false, max_message_size: null, platform_capabilities: {} },
-    resources: { models: [], tools: [], knowledge_bases: [], files: [], storage: { plugin_storage: true, workspace_storage: false }, platform_capabilities: {} },
+    delivery: {
+      surface: 'cli',
+      reply_target: null,
+      supports_streaming: true,
+      supports_edit: false,
+      supports_reaction: false,
+      max_message_size: null,
+      platform_capabilities: {},
+    },
+    resources: {
+      models: [],
+      tools: [],
+      knowledge_bases: [],
+      files: [],
+      storage: { plugin_storage: true, workspace_storage: false },
+      platform_capabilities: {},
+    },
     context: {
       conversation_id: 'c1',
       thread_id: null,
@@ -60,7 +84,17 @@ export function createTestContext(overrides: ContextOverrides = {}): RunContext 
       transcript_seq: null,
       has_history_before: false,
       inline_policy: { mode: 'current_event', delivered_count: 1, source_total_count: null, messages_complete: false, reason: null },
-      available_apis: { history_page: false, history_search: false, event_get: false, event_page: false, artifact_metadata: false, artifact_read: false, state: true, storage: true, prompt_get: false },
+      available_apis: {
+        history_page: false,
+        history_search: false,
+        event_get: false,
+        event_page: false,
+        artifact_metadata: false,
+        artifact_read: false,
+        state: true,
+        storage: true,
+        prompt_get: false,
+      },
     },
     state: { conversation: {}, actor: {}, subject: {}, runner: {} },
     runtime: { langbot_version: null, sdk_protocol_version: '1', query_id: null, trace_id: run_id, deadline_at: null, metadata: { streaming_supported: true } },
@@ -99,7 +133,13 @@ function handlerTransport(handlers: ApiHandlers): ApiTransport {
   const streams = new Map<string, (chunk: MessageChunk) => void>();
   return {
     async request(method, params) {
-      if (!isProxyMethod(method)) throw new ApiCallError(method, { code: 'not_found', message: `method not found: ${method}`, retryable: false, details: { reason: 'method_not_found' } });
+      if (!isProxyMethod(method))
+        throw new ApiCallError(method, {
+          code: 'not_found',
+          message: `method not found: ${method}`,
+          retryable: false,
+          details: { reason: 'method_not_found' },
+        });
       const streamId = typeof params.stream_id === 'string' ? params.stream_id : null;
       const tools = {
         chunk: (chunk: Partial<MessageChunk>) => {

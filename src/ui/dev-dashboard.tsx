@@ -19,7 +19,11 @@ function Plugin({ row }: { readonly row: PluginRow }) {
   const color = row.status === 'error' ? 'red' : row.status === 'reloading' ? 'yellow' : 'green';
   return (
     <Text wrap="truncate-end">
-      <Text color={color}>{row.status === 'error' ? '✗' : row.status === 'reloading' ? '…' : '●'}</Text> {row.identity} <Text dimColor>gen {row.generation}{row.reloadMs !== null ? ` · ${Math.round(row.reloadMs)} ms` : ''}</Text>
+      <Text color={color}>{row.status === 'error' ? '✗' : row.status === 'reloading' ? '…' : '●'}</Text> {row.identity}{' '}
+      <Text dimColor>
+        gen {row.generation}
+        {row.reloadMs !== null ? ` · ${Math.round(row.reloadMs)} ms` : ''}
+      </Text>
       {row.error ? <Text color="red"> {row.error.split('\n')[0]}</Text> : null}
     </Text>
   );

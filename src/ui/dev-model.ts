@@ -2,7 +2,14 @@
 import type { DevEvent } from '../core/dev/events.js';
 import { isRecord } from '../core/json.js';
 
-export type PluginRow = { identity: string; dir: string; status: 'serving' | 'reloading' | 'error'; generation: number; error: string | null; reloadMs: number | null };
+export type PluginRow = {
+  identity: string;
+  dir: string;
+  status: 'serving' | 'reloading' | 'error';
+  generation: number;
+  error: string | null;
+  reloadMs: number | null;
+};
 export type FeedKind = 'reply' | 'tool' | 'state' | 'denied' | 'run' | 'reload' | 'warning';
 export type FeedLine = { key: string; kind: FeedKind; text: string };
 export type LiveRun = { run_id: string; runner_id: string; event_type: string; text: string };
@@ -46,9 +53,15 @@ export function reduceDev(state: DashboardState, e: DevEvent, seq: number): Dash
     case 'dev.reloading':
       return { ...state, plugins: upsertPlugin(state.plugins, e.plugin, null, { status: 'reloading' }) };
     case 'dev.reloaded':
-      return { ...line('reload', `reloaded ${e.plugin} (generation ${e.generation}, ${Math.round(e.ms)} ms)`), plugins: upsertPlugin(state.plugins, e.plugin, null, { status: 'serving', generation: e.generation, error: null, reloadMs: e.ms }) };
+      return {
+        ...line('reload', `reloaded ${e.plugin} (generation ${e.generation}, ${Math.round(e.ms)} ms)`),
+        plugins: upsertPlugin(state.plugins, e.plugin, null, { status: 'serving', generation: e.generation, error: null, reloadMs: e.ms }),
+      };
     case 'dev.reload_failed':
-      return { ...line('warning', `reload of ${e.plugin} failed, last good version still serving: ${e.error.split('\n')[0] ?? ''}`), plugins: upsertPlugin(state.plugins, e.plugin, e.dir, { status: 'error', error: e.error }) };
+      return {
+        ...line('warning', `reload of ${e.plugin} failed, last good version still serving: ${e.error.split('\n')[0] ?? ''}`),
+        plugins: upsertPlugin(state.plugins, e.plugin, e.dir, { status: 'error', error: e.error }),
+      };
     case 'dev.plugin_removed':
       return { ...line('reload', `${e.plugin} removed`), plugins: state.plugins.filter((p) => p.identity !== e.plugin) };
     case 'dev.event_file':
@@ -56,26 +69,39 @@ export function reduceDev(state: DashboardState, e: DevEvent, seq: number): Dash
     case 'dev.warning':
       return line('warning', e.message);
     case 'run.started':
-      return { ...line('run', `▶ ${short(e.run_id)} ${e.event_type} → ${e.runner_id}`), live: [...state.live, { run_id: e.run_id, runner_id: e.runner_id, event_type: e.event_type, text: '' }] };
+      return {
+        ...line('run', `▶ ${short(e.run_id)} ${e.event_type} → ${e.runner_id}`),
+        live: [...state.live, { run_id: e.run_id, runner_id: e.runner_id, event_type: e.event_type, text: '' }],
+      };
     case 'run.delivered': {
       const { item } = e;
-      if (item.type === 'message.delta') return { ...state, live: state.live.map((r) => (r.run_id === item.run_id ? { ...r, text: contentText(item.chunk.content) } : r)) };
-      return { ...line('reply', `${short(item.run_id)} ${contentText(item.message.content)}`), live: state.live.map((r) => (r.run_id === item.run_id ? { ...r, text: '' } : r)) };
+      if (item.type === 'message.delta')
+        return { ...state, live: state.live.map((r) => (r.run_id === item.run_id ? { ...r, text: contentText(item.chunk.content) } : r)) };
+      return {
+        ...line('reply', `${short(item.run_id)} ${contentText(item.message.content)}`),
+        live: state.live.map((r) => (r.run_id === item.run_id ? { ...r, text: '' } : r)),
+      };
     }
     case 'run.observed': {
       const d = e.notice.data;
-      if (e.notice.type.startsWith('tool.call.')) return line('tool', `${short(e.run_id)} ${e.notice.type} ${typeof d.tool_name === 'string' ? d.tool_name : ''}`.trimEnd());
-      if (e.notice.type === 'state.updated') return line('state', `${short(e.run_id)} state ${String(d.scope ?? '?')}:${String(d.key ?? '?')}`);
+      if (e.notice.type.startsWith('tool.call.'))
+        return line('tool', `${short(e.run_id)} ${e.notice.type} ${typeof d.tool_name === 'string' ? d.tool_name : ''}`.trimEnd());
+      if (e.notice.type === 'state.updated')
+        return line('state', `${short(e.run_id)} state ${typeof d.scope === 'string' ? d.scope : '?'}:${typeof d.key === 'string' ? d.key : '?'}`);
       return line('run', `${short(e.run_id)} ${e.notice.type}`);
     }
     case 'api.call':
       if (!e.ok) return line('denied', `${short(e.run_id)} ${e.action} denied: ${e.code ?? ''} ${e.message ?? ''}`.trimEnd());
       if (e.action === 'tools.call') return line('tool', `${short(e.run_id)} tools.call`);
-      if (e.action === 'state.set' || e.action === 'state.delete' || e.action === 'storage.set' || e.action === 'storage.delete') return line('state', `${short(e.run_id)} ${e.action}`);
+      if (e.action === 'state.set' || e.action === 'state.delete' || e.action === 'storage.set' || e.action === 'storage.delete')
+        return line('state', `${short(e.run_id)} ${e.action}`);
       return state;
     case 'run.ended': {
       const o = e.outcome;
-      return { ...line('run', `■ ${short(o.run_id)} ${o.status}${o.error ? ` ${o.error.code}: ${o.error.message.split('\n')[0] ?? ''}` : ''}`), live: state.live.filter((r) => r.run_id !== o.run_id) };
+      return {
+        ...line('run', `■ ${short(o.run_id)} ${o.status}${o.error ? ` ${o.error.code}: ${o.error.message.split('\n')[0] ?? ''}` : ''}`),
+        live: state.live.filter((r) => r.run_id !== o.run_id),
+      };
     }
     default: {
       const never: never = e;

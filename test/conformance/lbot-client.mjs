@@ -27,7 +27,10 @@ const log = (line) => process.stderr.write(`[lbot-client] ${line}\n`);
 /** Runs `lbot --data-dir D --json ARGS`; `onStderr` sees stderr as it arrives. */
 function lbot(args, onStderr) {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [LBOT, '--data-dir', dataDir, '--json', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+    const child = spawn(process.execPath, [LBOT, '--data-dir', dataDir, '--json', ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NO_COLOR: '1' },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -94,7 +97,16 @@ function addArgs() {
   if (context.private_key_pem) {
     const key = path.join(dataDir, 'client-key.pem');
     writeFileSync(key, context.private_key_pem, { mode: 0o600 });
-    args.push('--oauth-grant', 'client_credentials', '--oauth-client-id', context.client_id, '--oauth-private-key-file', key, '--oauth-signing-alg', context.signing_algorithm ?? 'ES256');
+    args.push(
+      '--oauth-grant',
+      'client_credentials',
+      '--oauth-client-id',
+      context.client_id,
+      '--oauth-private-key-file',
+      key,
+      '--oauth-signing-alg',
+      context.signing_algorithm ?? 'ES256',
+    );
   } else if (context.client_id && scenario.startsWith('auth/client-credentials')) {
     args.push('--oauth-grant', 'client_credentials', '--oauth-client-id', context.client_id, '--oauth-client-secret', context.client_secret);
   } else if (context.client_id) {

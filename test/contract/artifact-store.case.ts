@@ -58,7 +58,16 @@ export function artifactStoreContract(name: string, open: OpenStore<{ artifacts:
       expect(s.artifacts.get('art-1')).toEqual(r);
       expect(s.artifacts.get('nope')).toBeNull();
       const read = s.artifacts.read(r, 0, null);
-      expect(read).toEqual({ artifact_id: 'art-1', mime_type: 'text/plain', size_bytes: 5, offset: 0, length: 5, content_base64: 'aGVsbG8=', file_key: null, has_more: false });
+      expect(read).toEqual({
+        artifact_id: 'art-1',
+        mime_type: 'text/plain',
+        size_bytes: 5,
+        offset: 0,
+        length: 5,
+        content_base64: 'aGVsbG8=',
+        file_key: null,
+        has_more: false,
+      });
     });
 
     it('AC-056: URL, platform and metadata-only records are references without bytes', () => {
@@ -70,7 +79,14 @@ export function artifactStoreContract(name: string, open: OpenStore<{ artifacts:
       expect(meta.storage_type).toBe('metadata_only');
       expect(meta.size_bytes).toBe(12);
       expect(s.artifacts.read(url, 0, null)).toEqual({
-        artifact_id: 'a2', mime_type: 'text/plain', size_bytes: null, offset: 0, length: null, content_base64: null, file_key: 'https://example.invalid/f.pdf', has_more: false,
+        artifact_id: 'a2',
+        mime_type: 'text/plain',
+        size_bytes: null,
+        offset: 0,
+        length: null,
+        content_base64: null,
+        file_key: 'https://example.invalid/f.pdf',
+        has_more: false,
       });
       expect(s.artifacts.read(plat, 0, 10).file_key).toBe('plat-77');
       expect(s.artifacts.read(meta, 0, null).file_key).toBeNull();
@@ -105,7 +121,14 @@ export function artifactStoreContract(name: string, open: OpenStore<{ artifacts:
 
     it('AC-059: offset < 0, a length <= 0 and non-integers are invalid_argument', () => {
       const r = s.artifacts.register(artifactRow({ content: Buffer.from('abc') }));
-      for (const [offset, length] of [[-1, null], [0, 0], [0, -5], [1.5, null], [0, 2.5], [Number.NaN, null]] as const) {
+      for (const [offset, length] of [
+        [-1, null],
+        [0, 0],
+        [0, -5],
+        [1.5, null],
+        [0, 2.5],
+        [Number.NaN, null],
+      ] as const) {
         const err = expectLbotError(() => s.artifacts.read(r, offset, length), 'invalid_argument');
         expect(err.details['reason']).toBe('bad_range');
       }

@@ -3,7 +3,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunRecord, RunStore } from '../../src/core/stores/types.js';
 import { expectLbotError, type OpenStore } from './harness.js';
 
-export function runStart(run_id: string, started_at = 100): Pick<RunRecord, 'run_id' | 'runner_id' | 'binding_id' | 'event_id' | 'conversation_id' | 'started_at'> {
+export function runStart(
+  run_id: string,
+  started_at = 100,
+): Pick<RunRecord, 'run_id' | 'runner_id' | 'binding_id' | 'event_id' | 'conversation_id' | 'started_at'> {
   return { run_id, runner_id: 'plugin:acme/echo/default', binding_id: 'b1', event_id: 'evt-1', conversation_id: 'c1', started_at };
 }
 
@@ -35,7 +38,15 @@ export function runStoreContract(name: string, open: OpenStore<{ runs: RunStore 
     it('keeps every audit append, in order, and the final status', () => {
       s.runs.create(runStart('r1'));
       s.runs.addApiCall('r1', { at: 1, action: 'state.get', resource: 'state', decision: 'allowed', code: null, caller_plugin: 'acme/echo', as_run_id: 'r1' });
-      s.runs.addApiCall('r1', { at: 2, action: 'models.invoke', resource: 'm1', decision: 'denied', code: 'unauthorized', caller_plugin: 'acme/echo', as_run_id: 'r1' });
+      s.runs.addApiCall('r1', {
+        at: 2,
+        action: 'models.invoke',
+        resource: 'm1',
+        decision: 'denied',
+        code: 'unauthorized',
+        caller_plugin: 'acme/echo',
+        as_run_id: 'r1',
+      });
       s.runs.addObserved('r1', { at: 3, type: 'action.requested', data: { action: 'kick' }, executed: false, note: 'logged only' });
       s.runs.addResult('r1', { type: 'message.completed', data: { text: 'ok' } });
       s.runs.addResult('r1', { type: 'run.completed', data: {} });
@@ -49,7 +60,15 @@ export function runStoreContract(name: string, open: OpenStore<{ runs: RunStore 
       expect(r?.ended_at).toBe(200);
       expect(r?.stderr_tail).toBe('last line');
       expect(r?.api_calls.map((c) => c.action)).toEqual(['state.get', 'models.invoke']);
-      expect(r?.api_calls[1]).toEqual({ at: 2, action: 'models.invoke', resource: 'm1', decision: 'denied', code: 'unauthorized', caller_plugin: 'acme/echo', as_run_id: 'r1' });
+      expect(r?.api_calls[1]).toEqual({
+        at: 2,
+        action: 'models.invoke',
+        resource: 'm1',
+        decision: 'denied',
+        code: 'unauthorized',
+        caller_plugin: 'acme/echo',
+        as_run_id: 'r1',
+      });
       expect(r?.observed).toEqual([{ at: 3, type: 'action.requested', data: { action: 'kick' }, executed: false, note: 'logged only' }]);
       expect(r?.results.map((x) => x['type'])).toEqual(['message.completed', 'run.completed']);
       expect(r?.state_writes).toEqual([{ scope: 'conversation', key: 'a' }]);
@@ -67,8 +86,20 @@ export function runStoreContract(name: string, open: OpenStore<{ runs: RunStore 
     it('appends a batch of audit entries for several runs in one call, in order', () => {
       s.runs.create(runStart('r1'));
       s.runs.create(runStart('r2'));
-      const call = (at: number, run: string) => ({ at, action: 'state.get', resource: null, decision: 'allowed' as const, code: null, caller_plugin: 'p', as_run_id: run });
-      s.runs.addApiCalls([{ run_id: 'r1', call: call(1, 'r1') }, { run_id: 'r2', call: call(2, 'r2') }, { run_id: 'r1', call: call(3, 'r1') }]);
+      const call = (at: number, run: string) => ({
+        at,
+        action: 'state.get',
+        resource: null,
+        decision: 'allowed' as const,
+        code: null,
+        caller_plugin: 'p',
+        as_run_id: run,
+      });
+      s.runs.addApiCalls([
+        { run_id: 'r1', call: call(1, 'r1') },
+        { run_id: 'r2', call: call(2, 'r2') },
+        { run_id: 'r1', call: call(3, 'r1') },
+      ]);
       expect(s.runs.get('r1')?.api_calls.map((c) => c.at)).toEqual([1, 3]);
       expect(s.runs.get('r2')?.api_calls.map((c) => c.at)).toEqual([2]);
       expectLbotError(() => s.runs.addApiCalls([{ run_id: 'ghost', call: call(4, 'ghost') }]), 'not_found');
@@ -105,7 +136,15 @@ export function runStoreContract(name: string, open: OpenStore<{ runs: RunStore 
     });
 
     it('keeps the audit of calls no run can be named for, per plugin, oldest first', () => {
-      const call = (at: number, caller_plugin: string) => ({ at, action: 'state.get', resource: null, decision: 'denied' as const, code: 'unauthorized', caller_plugin, as_run_id: 'ghost' });
+      const call = (at: number, caller_plugin: string) => ({
+        at,
+        action: 'state.get',
+        resource: null,
+        decision: 'denied' as const,
+        code: 'unauthorized',
+        caller_plugin,
+        as_run_id: 'ghost',
+      });
       s.runs.addUnattributedCall(call(1, 'acme/a'));
       s.runs.addUnattributedCall(call(2, 'acme/b'));
       s.runs.addUnattributedCall(call(3, 'acme/a'));

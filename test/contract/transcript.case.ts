@@ -37,7 +37,9 @@ export function transcriptContract(name: string, open: OpenStore<{ transcript: T
     it('AC-043: strictly increasing seq, cursor = String(seq), unique transcript ids, metadata kept', () => {
       const roles = ['user', 'assistant', 'user', 'assistant'];
       const items = roles.map((role) =>
-        s.transcript.append(transcriptRow({ role, run_id: role === 'assistant' ? 'run-1' : null, metadata: role === 'assistant' ? { run_id: 'run-1', runner_id: 'r' } : {} })),
+        s.transcript.append(
+          transcriptRow({ role, run_id: role === 'assistant' ? 'run-1' : null, metadata: role === 'assistant' ? { run_id: 'run-1', runner_id: 'r' } : {} }),
+        ),
       );
       for (let i = 1; i < items.length; i++) expect(items[i]?.seq ?? 0).toBeGreaterThan(items[i - 1]?.seq ?? 0);
       for (const it of items) expect(it.cursor).toBe(String(it.seq));
@@ -98,7 +100,9 @@ export function transcriptContract(name: string, open: OpenStore<{ transcript: T
 
     describe('search', () => {
       const search = (query: string, over: { roles?: string[]; item_types?: string[]; top_k?: number; conversation_id?: string } = {}) =>
-        s.transcript.search({ conversation_id: over.conversation_id ?? 'c1', query, top_k: over.top_k ?? 10, roles: over.roles, item_types: over.item_types }).map((i) => i.content);
+        s.transcript
+          .search({ conversation_id: over.conversation_id ?? 'c1', query, top_k: over.top_k ?? 10, roles: over.roles, item_types: over.item_types })
+          .map((i) => i.content);
 
       beforeEach(() => {
         s.transcript.append(transcriptRow({ content: 'Deploy at 5%' }));

@@ -97,7 +97,9 @@ describe('lbot box without a sandbox', () => {
   });
 
   it('names a configured backend that is missing (AC-114)', async (ctx) => {
-    const missing = (await Promise.all((['podman', 'docker'] as const).map(async (n) => ({ n, ok: findExecutable(n) !== null && (await probeCommand([n, 'info'], 5000)).ok })))).find((b) => !b.ok);
+    const missing = (
+      await Promise.all((['podman', 'docker'] as const).map(async (n) => ({ n, ok: findExecutable(n) !== null && (await probeCommand([n, 'info'], 5000)).ok })))
+    ).find((b) => !b.ok);
     if (!missing) ctx.skip('both docker and podman engines answer here, so no configured backend is missing');
     const s = scenario({ backend: missing.n });
     const status = await s.json<{ available: boolean; connector_error: string }>(['box', 'status']);
@@ -132,7 +134,16 @@ describe.skipIf(bwrapSkipReason !== null)(withReason('lbot box with bwrap', bwra
   it('runs a command and exits with its status (AC-090)', async () => {
     const { r, v } = await scenario().json<ExecJson>(['box', 'exec', '--', 'sh', '-c', 'echo hi; echo err >&2; exit 3']);
     expect(r.exitCode).toBe(3);
-    expect(v).toMatchObject({ status: 'completed', ok: false, exit_code: 3, stdout: 'hi\n', stderr: 'err\n', stdout_truncated: false, stderr_truncated: false, backend: 'bwrap' });
+    expect(v).toMatchObject({
+      status: 'completed',
+      ok: false,
+      exit_code: 3,
+      stdout: 'hi\n',
+      stderr: 'err\n',
+      stdout_truncated: false,
+      stderr_truncated: false,
+      backend: 'bwrap',
+    });
     expect(v.duration_ms).toBeGreaterThan(0);
     expect(v.session_id).toEqual(expect.any(String));
   });
@@ -151,7 +162,16 @@ describe.skipIf(bwrapSkipReason !== null)(withReason('lbot box with bwrap', bwra
   it('keeps a background process running between invocations', async () => {
     const s = scenario();
     expect((await s.lbot(['box', 'exec', '--session', 'bg', '--', 'sh', '-c', 'sleep 600 >/dev/null 2>&1 &'])).exitCode).toBe(0);
-    const check = await s.lbot(['box', 'exec', '--session', 'bg', '--', 'sh', '-c', "for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f; echo; done | grep -c '^sleep 600'"]);
+    const check = await s.lbot([
+      'box',
+      'exec',
+      '--session',
+      'bg',
+      '--',
+      'sh',
+      '-c',
+      "for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f; echo; done | grep -c '^sleep 600'",
+    ]);
     expect(check.stdout).toBe('1');
   });
 
@@ -221,16 +241,29 @@ describe.skipIf(bwrapSkipReason !== null)(withReason('lbot box with bwrap', bwra
     expect(v.effective_spec.network).toBe('off');
   });
 
-  it.skipIf(!HAS_WGET)(withReason('wget in the offline box fails with a network failure, not a missing tool (AC-096)', !HAS_WGET && 'wget is not installed on the host, so the sandbox (which binds the host /usr) has none'), async () => {
-    const s = scenario({ workspace_quota_mb: 0, profile: 'offline_readonly' });
-    const net = await s.lbot(['box', 'exec', '--', 'sh', '-c', 'command -v wget >/dev/null || echo NO-WGET; wget -q -T 3 -O- http://example.com 2>/dev/null; rc=$?; echo "wget-exit=$rc"; [ "$rc" -eq 0 ] || echo BLOCKED']);
-    expect(net.stdout).not.toContain('NO-WGET');
-    // GNU wget exits 4 on a network failure (no name resolution without a network); 127 would be a missing tool.
-    expect(net.stdout).toContain('wget-exit=4');
-    expect(net.stdout).toContain('BLOCKED');
-  });
+  it.skipIf(!HAS_WGET)(
+    withReason(
+      'wget in the offline box fails with a network failure, not a missing tool (AC-096)',
+      !HAS_WGET && 'wget is not installed on the host, so the sandbox (which binds the host /usr) has none',
+    ),
+    async () => {
+      const s = scenario({ workspace_quota_mb: 0, profile: 'offline_readonly' });
+      const net = await s.lbot([
+        'box',
+        'exec',
+        '--',
+        'sh',
+        '-c',
+        'command -v wget >/dev/null || echo NO-WGET; wget -q -T 3 -O- http://example.com 2>/dev/null; rc=$?; echo "wget-exit=$rc"; [ "$rc" -eq 0 ] || echo BLOCKED',
+      ]);
+      expect(net.stdout).not.toContain('NO-WGET');
+      // GNU wget exits 4 on a network failure (no name resolution without a network); 127 would be a missing tool.
+      expect(net.stdout).toContain('wget-exit=4');
+      expect(net.stdout).toContain('BLOCKED');
+    },
+  );
 
-  it('with network on (flag or network_basic profile) reaches a TCP server on the host\'s 127.0.0.1; with network off it does not', async () => {
+  it("with network on (flag or network_basic profile) reaches a TCP server on the host's 127.0.0.1; with network off it does not", async () => {
     const s = scenario();
     const server = await hostTcpServer();
     try {
@@ -328,7 +361,18 @@ describe.skipIf(bwrapSkipReason !== null)(withReason('lbot box with bwrap', bwra
     mkdirSync(empty);
     // As root the sandbox runs as the unprivileged sandbox uid: the operator grants it the workspace.
     if (process.getuid?.() === 0) chownSync(empty, 65532, 65532);
-    const after = await s.json<ErrorJson>(['box', 'exec', '--session', 'qa', '--host-path', empty, '--', 'sh', '-c', 'head -c 3000000 /dev/zero > /workspace/three-mb']);
+    const after = await s.json<ErrorJson>([
+      'box',
+      'exec',
+      '--session',
+      'qa',
+      '--host-path',
+      empty,
+      '--',
+      'sh',
+      '-c',
+      'head -c 3000000 /dev/zero > /workspace/three-mb',
+    ]);
     expect(after.r.exitCode).toBe(125);
     expect(after.v.error).toMatchObject({ code: 'box.quota_exceeded', details: { phase: 'after', limit_bytes: 1024 * 1024 } });
     expect(Number(after.v.error.details.used_bytes)).toBeGreaterThan(1024 * 1024);
@@ -337,7 +381,9 @@ describe.skipIf(bwrapSkipReason !== null)(withReason('lbot box with bwrap', bwra
 
   it('passes --env and nothing from the host environment (AC-107)', async () => {
     const s = scenario();
-    const r = await s.lbot(['box', 'exec', '--env', 'FOO=bar', '--', 'sh', '-c', 'echo $FOO; echo ${LBOT_TEST_SECRET:-unset}'], { env: { LBOT_TEST_SECRET: 's3cr3t' } });
+    const r = await s.lbot(['box', 'exec', '--env', 'FOO=bar', '--', 'sh', '-c', 'echo $FOO; echo ${LBOT_TEST_SECRET:-unset}'], {
+      env: { LBOT_TEST_SECRET: 's3cr3t' },
+    });
     expect(r.stdout).toBe('bar\nunset');
   });
 
@@ -354,7 +400,11 @@ describe.skipIf(bwrapSkipReason !== null)(withReason('lbot box with bwrap', bwra
     expect((await s.lbot(['box', 'process', 'status', '--session', 'p1', '--id', 'zzz'])).exitCode).toBe(3);
     await s.lbot(['box', 'process', 'start', '--session', 'p1', '--id', 'c', '--', 'sh', '-c', 'echo broken >&2; exit 5']);
     await new Promise((r) => setTimeout(r, 500));
-    expect((await s.json(['box', 'process', 'status', '--session', 'p1', '--id', 'c'])).v).toMatchObject({ status: 'exited', exit_code: 5, stderr_preview: 'broken' });
+    expect((await s.json(['box', 'process', 'status', '--session', 'p1', '--id', 'c'])).v).toMatchObject({
+      status: 'exited',
+      exit_code: 5,
+      stderr_preview: 'broken',
+    });
 
     await s.lbot(['box', 'process', 'start', '--session', 'p2', '--id', 'cat', '--', 'cat']);
     const attach = await s.lbot(['box', 'attach', '--session', 'p2', '--id', 'cat'], { input: 'hello\n' });
@@ -388,12 +438,29 @@ describe.skipIf(bwrapSkipReason !== null)(withReason('lbot box with bwrap', bwra
 
   it('streams 2 GB of stdout and stderr without deadlock and keeps lbot under 256 MB', async () => {
     const s = scenario();
-    const child = execa(process.execPath, [BIN, '--data-dir', s.dataDir, 'box', 'exec', '--json', '--timeout', '120', '--', 'sh', '-c', '(head -c 1073741824 /dev/zero >&2 &); head -c 1073741824 /dev/zero; wait'], {
-      reject: false,
-      env: baseEnv(),
-      extendEnv: false,
-      timeout: 180_000,
-    });
+    const child = execa(
+      process.execPath,
+      [
+        BIN,
+        '--data-dir',
+        s.dataDir,
+        'box',
+        'exec',
+        '--json',
+        '--timeout',
+        '120',
+        '--',
+        'sh',
+        '-c',
+        '(head -c 1073741824 /dev/zero >&2 &); head -c 1073741824 /dev/zero; wait',
+      ],
+      {
+        reject: false,
+        env: baseEnv(),
+        extendEnv: false,
+        timeout: 180_000,
+      },
+    );
     let peakKb = 0;
     const timer = setInterval(() => {
       try {

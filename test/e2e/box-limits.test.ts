@@ -21,7 +21,28 @@ async function skipReason(): Promise<string | null> {
   if (process.getuid?.() !== 0) return 'needs root to run the CLI as another user with setpriv';
   if (!findExecutable('setpriv')) return 'setpriv (util-linux) is not installed';
   const asNobody = ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--'];
-  const smoke = await probeCommand([...asNobody, 'bwrap', '--unshare-all', '--ro-bind', '/usr', '/usr', '--symlink', 'usr/bin', '/bin', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--', '/usr/bin/true'], 10_000);
+  const smoke = await probeCommand(
+    [
+      ...asNobody,
+      'bwrap',
+      '--unshare-all',
+      '--ro-bind',
+      '/usr',
+      '/usr',
+      '--symlink',
+      'usr/bin',
+      '/bin',
+      '--symlink',
+      'usr/lib',
+      '/lib',
+      '--symlink',
+      'usr/lib64',
+      '/lib64',
+      '--',
+      '/usr/bin/true',
+    ],
+    10_000,
+  );
   if (!smoke.ok) return `uid ${NOBODY} cannot create bwrap sandboxes here (${smoke.detail || 'unprivileged user namespaces off'})`;
   // The point is a user without a cgroup tree: skip where uid 65534 would find a writable one.
   const ownedByNobody = (p: string) => {
@@ -54,13 +75,17 @@ function asNobody(box: Record<string, unknown>) {
   chmodSync(dataDir, 0o777);
   writeFileSync(path.join(dataDir, 'lbot.config.json'), JSON.stringify({ box: { workspace_quota_mb: 0, ...box } }), { mode: 0o644 });
   return async (args: string[]) => {
-    const r = await execa('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--', process.execPath, BIN, '--data-dir', dataDir, ...args], {
-      reject: false,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: root, TMPDIR: root, LANG: 'C.UTF-8' },
-      extendEnv: false,
-      cwd: root,
-      timeout: 120_000,
-    });
+    const r = await execa(
+      'setpriv',
+      [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--', process.execPath, BIN, '--data-dir', dataDir, ...args],
+      {
+        reject: false,
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: root, TMPDIR: root, LANG: 'C.UTF-8' },
+        extendEnv: false,
+        cwd: root,
+        timeout: 120_000,
+      },
+    );
     return { exitCode: r.exitCode ?? -1, stdout: r.stdout, stderr: r.stderr };
   };
 }

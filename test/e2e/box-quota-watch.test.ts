@@ -141,7 +141,11 @@ describe.skipIf(bwrapSkipReason !== null)(`the quota watcher on host-path worksp
   it('stops a background writer of many files (25 MiB into a 1 MiB quota) within a bounded margin', async () => {
     const s = scenario();
     const tag = uniqueTag();
-    const started = await run(s, 'q2', `i=0; (: ${tag}; while [ $i -lt 400 ]; do i=$((i+1)); head -c 65536 /dev/zero > /workspace/f$i; sleep 0.05; done) >/dev/null 2>&1 & exit 0`);
+    const started = await run(
+      s,
+      'q2',
+      `i=0; (: ${tag}; while [ $i -lt 400 ]; do i=$((i+1)); head -c 65536 /dev/zero > /workspace/f$i; sleep 0.05; done) >/dev/null 2>&1 & exit 0`,
+    );
     expect(started.exitCode, started.stderr).toBe(0);
     expect(await waitFor(() => !running(tag), 20_000)).toBe(true);
     const size = du(s.ws);
@@ -157,7 +161,19 @@ describe.skipIf(bwrapSkipReason !== null)(`the quota watcher on host-path worksp
     const s = scenario();
     expect((await run(s, 'm1', 'true')).exitCode).toBe(0);
     const tag = uniqueTag();
-    const start = await s.lbot(['box', 'process', 'start', '--session', 'm1', '--id', 'writer', '--', 'sh', '-c', `: ${tag}; i=0; while [ $i -lt 400 ]; do i=$((i+1)); head -c 65536 /dev/zero > /workspace/p$i; sleep 0.05; done`]);
+    const start = await s.lbot([
+      'box',
+      'process',
+      'start',
+      '--session',
+      'm1',
+      '--id',
+      'writer',
+      '--',
+      'sh',
+      '-c',
+      `: ${tag}; i=0; while [ $i -lt 400 ]; do i=$((i+1)); head -c 65536 /dev/zero > /workspace/p$i; sleep 0.05; done`,
+    ]);
     expect(start.exitCode, start.stderr).toBe(0);
     expect(await waitFor(() => !running(tag), 20_000)).toBe(true);
     const size = du(s.ws);
@@ -174,7 +190,18 @@ describe.skipIf(bwrapSkipReason !== null)(`the quota watcher on host-path worksp
 
   it('counts a directory made unreadable (chmod 000) in the command', async () => {
     const s = scenario();
-    const r = await s.json<ErrorJson>(['box', 'exec', '--session', 'u1', '--host-path', s.ws, '--', 'sh', '-c', 'mkdir /workspace/d; head -c 2M /dev/zero > /workspace/d/f; chmod 000 /workspace/d']);
+    const r = await s.json<ErrorJson>([
+      'box',
+      'exec',
+      '--session',
+      'u1',
+      '--host-path',
+      s.ws,
+      '--',
+      'sh',
+      '-c',
+      'mkdir /workspace/d; head -c 2M /dev/zero > /workspace/d/f; chmod 000 /workspace/d',
+    ]);
     expect(r.r.exitCode).toBe(125);
     expect(r.v.error).toMatchObject({ code: 'box.quota_exceeded', details: { phase: 'after' } });
   });
@@ -187,30 +214,48 @@ const plainSkip = ((): string | null => {
   return null;
 })();
 
-describe.skipIf(plainSkip !== null)(`the quota as an unprivileged lbot, which cannot read a chmod 000 directory${plainSkip ? ` (skipped: ${plainSkip})` : ''}`, () => {
-  it('refuses with box.quota_exceeded after and before the next exec, saying what it cannot read', async () => {
-    const s = scenario({ asPlainUser: true });
-    const probe = await s.lbot(['box', 'exec', '--', 'true']);
-    if (probe.exitCode !== 0) throw new Error(`lbot as uid ${PLAIN_UID} cannot run sandboxes here: ${probe.stderr}`);
-    const r = await s.json<ErrorJson>(['box', 'exec', '--session', 'u2', '--host-path', s.ws, '--', 'sh', '-c', 'mkdir /workspace/d; head -c 2M /dev/zero > /workspace/d/f; chmod 000 /workspace/d']);
-    expect(r.r.exitCode).toBe(125);
-    expect(r.v.error).toMatchObject({ code: 'box.quota_exceeded', details: { phase: 'after', reason: 'unreadable', path: path.join(s.ws, 'd') } });
-    expect(r.v.error.message).toContain('cannot be read by lbot');
-    const next = await s.json<ErrorJson>(['box', 'exec', '--session', 'u2', '--host-path', s.ws, '--', 'touch', '/workspace/marker']);
-    expect(next.r.exitCode).toBe(125);
-    expect(next.v.error).toMatchObject({ code: 'box.quota_exceeded', details: { phase: 'before', reason: 'unreadable' } });
-    expect(existsSync(path.join(s.ws, 'marker'))).toBe(false);
-  });
+describe.skipIf(plainSkip !== null)(
+  `the quota as an unprivileged lbot, which cannot read a chmod 000 directory${plainSkip ? ` (skipped: ${plainSkip})` : ''}`,
+  () => {
+    it('refuses with box.quota_exceeded after and before the next exec, saying what it cannot read', async () => {
+      const s = scenario({ asPlainUser: true });
+      const probe = await s.lbot(['box', 'exec', '--', 'true']);
+      if (probe.exitCode !== 0) throw new Error(`lbot as uid ${PLAIN_UID} cannot run sandboxes here: ${probe.stderr}`);
+      const r = await s.json<ErrorJson>([
+        'box',
+        'exec',
+        '--session',
+        'u2',
+        '--host-path',
+        s.ws,
+        '--',
+        'sh',
+        '-c',
+        'mkdir /workspace/d; head -c 2M /dev/zero > /workspace/d/f; chmod 000 /workspace/d',
+      ]);
+      expect(r.r.exitCode).toBe(125);
+      expect(r.v.error).toMatchObject({ code: 'box.quota_exceeded', details: { phase: 'after', reason: 'unreadable', path: path.join(s.ws, 'd') } });
+      expect(r.v.error.message).toContain('cannot be read by lbot');
+      const next = await s.json<ErrorJson>(['box', 'exec', '--session', 'u2', '--host-path', s.ws, '--', 'touch', '/workspace/marker']);
+      expect(next.r.exitCode).toBe(125);
+      expect(next.v.error).toMatchObject({ code: 'box.quota_exceeded', details: { phase: 'before', reason: 'unreadable' } });
+      expect(existsSync(path.join(s.ws, 'marker'))).toBe(false);
+    });
 
-  it('stops the session when a background process hides bytes behind chmod 000', async () => {
-    const s = scenario({ asPlainUser: true });
-    const tag = uniqueTag();
-    const started = await run(s, 'u3', `(: ${tag}; sleep 1; mkdir /workspace/e; head -c 2M /dev/zero > /workspace/e/f; chmod 000 /workspace/e; sleep 600) >/dev/null 2>&1 & exit 0`);
-    expect(started.exitCode, started.stderr).toBe(0);
-    expect(await waitFor(() => !running(tag), 20_000)).toBe(true);
-    expect(await waitForStop(s, 'u3')).toBe(true);
-    const next = await s.json<ErrorJson>(['box', 'exec', '--session', 'u3', '--host-path', s.ws, '--', 'true']);
-    expect(next.r.exitCode).toBe(125);
-    expect(next.v.error).toMatchObject({ code: 'box.quota_exceeded', details: { phase: 'background', reason: 'unreadable', path: path.join(s.ws, 'e') } });
-  });
-});
+    it('stops the session when a background process hides bytes behind chmod 000', async () => {
+      const s = scenario({ asPlainUser: true });
+      const tag = uniqueTag();
+      const started = await run(
+        s,
+        'u3',
+        `(: ${tag}; sleep 1; mkdir /workspace/e; head -c 2M /dev/zero > /workspace/e/f; chmod 000 /workspace/e; sleep 600) >/dev/null 2>&1 & exit 0`,
+      );
+      expect(started.exitCode, started.stderr).toBe(0);
+      expect(await waitFor(() => !running(tag), 20_000)).toBe(true);
+      expect(await waitForStop(s, 'u3')).toBe(true);
+      const next = await s.json<ErrorJson>(['box', 'exec', '--session', 'u3', '--host-path', s.ws, '--', 'true']);
+      expect(next.r.exitCode).toBe(125);
+      expect(next.v.error).toMatchObject({ code: 'box.quota_exceeded', details: { phase: 'background', reason: 'unreadable', path: path.join(s.ws, 'e') } });
+    });
+  },
+);

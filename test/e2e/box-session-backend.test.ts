@@ -48,7 +48,10 @@ describe.skipIf(bwrapSkipReason !== null)(`box sessions keep their backend${bwra
     const r = await s.lbot(['--json', 'box', 'exec', '--session', 's1', '--', 'sh', '-c', onHostProbe(marker)]);
     expect(existsSync(marker)).toBe(false);
     expect(r.exitCode).toBe(125);
-    const v = JSON.parse(r.stdout.trim().split('\n').at(-1) ?? 'null') as { ok: boolean; error: { code: string; message: string; details: Record<string, unknown> } };
+    const v = JSON.parse(r.stdout.trim().split('\n').at(-1) ?? 'null') as {
+      ok: boolean;
+      error: { code: string; message: string; details: Record<string, unknown> };
+    };
     expect(v.error).toMatchObject({ code: 'box.session_conflict', details: { session_id: 's1', field: 'backend', stored: 'host', requested: 'auto' } });
     expect(v.error.message).toContain('host backend');
     expect(r.stderr).toContain('error[box.session_conflict]');
@@ -84,21 +87,27 @@ describe.skipIf(bwrapSkipReason !== null)(`box sessions keep their backend${bwra
 });
 
 const box = boxBackend();
-describe.skipIf(!box.usable || bwrapSkipReason !== null)(`the native exec tool keeps its conversation session sandboxed${box.usable ? '' : ` (skipped: ${box.reason})`}`, () => {
-  it('does not run the model\'s command in a host-backend session with the conversation\'s id', async () => {
-    const s = await hostScenario();
-    // Someone made the conversation's default session (conversation_c1) on the host backend.
-    const made = await s.lbot(['box', 'exec', '--session', 'conversation_c1', '--backend', 'host', '--', 'true']);
-    expect(made.exitCode, made.stderr).toBe(0);
-    const marker = path.join(s.root, 'tool-ran-on-host');
-    const binding = await s.writeJson('binding-exec.json', { binding_id: 'b1', runner_id: SCRIPTED, resource_policy: { allowed_tool_names: ['exec'] } });
-    const run = await s.run([api('tools.call', { tool_name: 'exec', parameters: { command: onHostProbe(marker) } }), done()], { json: true, args: ['--binding', binding] });
-    expect(existsSync(marker)).toBe(false);
-    const [call] = reports(run.stdout);
-    expect(call, run.stdout + run.stderr).toMatchObject({ ok: false });
-    // The refusal reaches the runner as a failed tool call with the conflict's message.
-    expect(JSON.stringify(call)).toContain('already exists on the host backend');
-    expect(pick(call, 'result.result.stdout')).toBeUndefined();
-    await s.lbot(['box', 'rm', 'conversation_c1']);
-  });
-});
+describe.skipIf(!box.usable || bwrapSkipReason !== null)(
+  `the native exec tool keeps its conversation session sandboxed${box.usable ? '' : ` (skipped: ${box.reason})`}`,
+  () => {
+    it("does not run the model's command in a host-backend session with the conversation's id", async () => {
+      const s = await hostScenario();
+      // Someone made the conversation's default session (conversation_c1) on the host backend.
+      const made = await s.lbot(['box', 'exec', '--session', 'conversation_c1', '--backend', 'host', '--', 'true']);
+      expect(made.exitCode, made.stderr).toBe(0);
+      const marker = path.join(s.root, 'tool-ran-on-host');
+      const binding = await s.writeJson('binding-exec.json', { binding_id: 'b1', runner_id: SCRIPTED, resource_policy: { allowed_tool_names: ['exec'] } });
+      const run = await s.run([api('tools.call', { tool_name: 'exec', parameters: { command: onHostProbe(marker) } }), done()], {
+        json: true,
+        args: ['--binding', binding],
+      });
+      expect(existsSync(marker)).toBe(false);
+      const [call] = reports(run.stdout);
+      expect(call, run.stdout + run.stderr).toMatchObject({ ok: false });
+      // The refusal reaches the runner as a failed tool call with the conflict's message.
+      expect(JSON.stringify(call)).toContain('already exists on the host backend');
+      expect(pick(call, 'result.result.stdout')).toBeUndefined();
+      await s.lbot(['box', 'rm', 'conversation_c1']);
+    });
+  },
+);

@@ -51,7 +51,12 @@ async function snapshot(root: string): Promise<string[]> {
       if (st.isDirectory()) {
         out.push(`${r}/ ${st.mode & 0o777}`);
         await walk(r);
-      } else out.push(`${r} ${st.mode & 0o777} ${createHash('sha256').update(await readFile(path.join(root, r))).digest('hex')}`);
+      } else
+        out.push(
+          `${r} ${st.mode & 0o777} ${createHash('sha256')
+            .update(await readFile(path.join(root, r)))
+            .digest('hex')}`,
+        );
     }
   };
   await walk('');
@@ -176,18 +181,24 @@ describe('lbot skill (built CLI)', () => {
     }
   });
 
-  it.skipIf(!OFFLINE)(withReason('AC-142 remote sources are refused before any network request: the same refusals with no network at all', !OFFLINE && 'unshare -rn is unavailable, so lbot cannot be run without a network'), async () => {
-    const s = await scenario();
-    const wrap = ['unshare', '-rn'];
-    // The namespace really has no network: only the loopback interface.
-    const ifaces = await execa('unshare', ['-rn', 'sh', '-c', "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '"]);
-    expect(ifaces.stdout).toBe('lo');
-    for (const args of REMOTE_REFUSED) {
-      const r = await s.lbot(['skill', 'install', ...args], {}, wrap);
-      expect(r.exitCode, args.join(' ')).toBe(2);
-      expect(r.stderr).toContain('error[skill.invalid_source]');
-    }
-  });
+  it.skipIf(!OFFLINE)(
+    withReason(
+      'AC-142 remote sources are refused before any network request: the same refusals with no network at all',
+      !OFFLINE && 'unshare -rn is unavailable, so lbot cannot be run without a network',
+    ),
+    async () => {
+      const s = await scenario();
+      const wrap = ['unshare', '-rn'];
+      // The namespace really has no network: only the loopback interface.
+      const ifaces = await execa('unshare', ['-rn', 'sh', '-c', "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '"]);
+      expect(ifaces.stdout).toBe('lo');
+      for (const args of REMOTE_REFUSED) {
+        const r = await s.lbot(['skill', 'install', ...args], {}, wrap);
+        expect(r.exitCode, args.join(' ')).toBe(2);
+        expect(r.stderr).toContain('error[skill.invalid_source]');
+      }
+    },
+  );
 
   it('AC-143 list, show and cat work with the box disabled', async () => {
     const s = await scenario();
@@ -234,7 +245,16 @@ describe('lbot skill (built CLI)', () => {
   it('an install killed (SIGKILL) or interrupted (SIGINT) half way leaves no half-installed skill and a consistent lock', async () => {
     const s = await scenario();
     await mkdir(s.dataDir, { recursive: true });
-    const zip = await writeZip(s.root, 'big.zip', Promise.resolve(buildStoredZip([{ name: 'big/SKILL.md', data: skillMd('big') }, ...Array.from({ length: 4_000 }, (_, i) => ({ name: `big/f/${i}.txt`, data: 'x'.repeat(512) }))])));
+    const zip = await writeZip(
+      s.root,
+      'big.zip',
+      Promise.resolve(
+        buildStoredZip([
+          { name: 'big/SKILL.md', data: skillMd('big') },
+          ...Array.from({ length: 4_000 }, (_, i) => ({ name: `big/f/${i}.txt`, data: 'x'.repeat(512) })),
+        ]),
+      ),
+    );
     for (const signal of ['SIGKILL', 'SIGINT'] as const) {
       const child = execa(process.execPath, [BIN, '--data-dir', s.dataDir, 'skill', 'install', zip], { reject: false, env: baseEnv(), extendEnv: false });
       let sent = false;

@@ -44,10 +44,15 @@ async function skillRepo(dir: string, name: string, extra: Record<string, string
 }
 
 function lbot(dataDir: string, args: string[], env: Record<string, string>) {
-  return execa(process.execPath, [BIN, '--data-dir', dataDir, ...args], { reject: false, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, extendEnv: false, timeout: 90_000 });
+  return execa(process.execPath, [BIN, '--data-dir', dataDir, ...args], {
+    reject: false,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
+    extendEnv: false,
+    timeout: 90_000,
+  });
 }
 
-describe('git skill installs run git without the user\'s config', () => {
+describe("git skill installs run git without the user's config", () => {
   it('a global gitconfig with core.hooksPath hooks and a filter driver never runs (branch and commit clones)', async (ctx) => {
     if (gitMissing) ctx.skip(gitMissing);
     const dir = await tempDir('lbot-skill-git-');
@@ -90,7 +95,10 @@ describe('git skill installs have a size budget', () => {
     expect(r.stdout + r.stderr).toContain('skill.too_large');
     const skillsDir = path.join(dataDir, 'skills');
     const left = existsSync(skillsDir) ? (await readdir(skillsDir)).filter((n) => n !== 'skills.lock.json') : [];
-    expect(left.filter((n) => !n.startsWith('.')), `left in ${skillsDir}`).toEqual([]);
+    expect(
+      left.filter((n) => !n.startsWith('.')),
+      `left in ${skillsDir}`,
+    ).toEqual([]);
     expect(existsSync(path.join(skillsDir, name))).toBe(false);
     expect(existsSync(path.join(skillsDir, 'pkg'))).toBe(false);
     return r.stderr;

@@ -12,7 +12,10 @@ export function boxBackend(): { usable: boolean; reason: string } {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'lbot-box-probe-'));
   try {
     const r = execaSync(process.execPath, [LBOT_BIN, '--data-dir', dir, 'box', 'exec', '--', 'true'], { reject: false });
-    cached = r.exitCode === 0 ? { usable: true, reason: '' } : { usable: false, reason: `no usable box backend (lbot box exec -- true exited ${r.exitCode}: ${r.stderr.trim().split('\n')[0] ?? ''})` };
+    cached =
+      r.exitCode === 0
+        ? { usable: true, reason: '' }
+        : { usable: false, reason: `no usable box backend (lbot box exec -- true exited ${r.exitCode}: ${r.stderr.trim().split('\n')[0] ?? ''})` };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

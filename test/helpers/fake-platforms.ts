@@ -85,7 +85,11 @@ export function fakeDiscord(token: string): Promise<FakePlatform> {
   let id = 1100000000000000000n;
   const byNonce = new Map<string, string>();
   return serve((app, h) => {
-    const limited = (r: FastifyReply, s: number) => r.code(429).header('retry-after', String(Math.ceil(s))).send({ message: 'You are being rate limited.', retry_after: s, global: false });
+    const limited = (r: FastifyReply, s: number) =>
+      r
+        .code(429)
+        .header('retry-after', String(Math.ceil(s)))
+        .send({ message: 'You are being rate limited.', retry_after: s, global: false });
     const check = (req: FastifyRequest, reply: FastifyReply): Record<string, unknown> | null => {
       if (req.headers.authorization !== `Bot ${token}`) {
         void reply.code(401).send({ message: '401: Unauthorized', code: 0 });
@@ -102,7 +106,8 @@ export function fakeDiscord(token: string): Promise<FakePlatform> {
       if (await h.intercept(req, reply, limited)) return;
       const b = check(req, reply);
       if (!b) return;
-      if (b.nonce !== undefined && (typeof b.nonce !== 'string' || b.nonce.length > 25)) return reply.code(400).send({ message: 'Invalid Form Body', code: 50035 });
+      if (b.nonce !== undefined && (typeof b.nonce !== 'string' || b.nonce.length > 25))
+        return reply.code(400).send({ message: 'Invalid Form Body', code: 50035 });
       const nonce = typeof b.nonce === 'string' && b.enforce_nonce === true ? b.nonce : null;
       const existing = nonce ? byNonce.get(nonce) : undefined;
       if (existing) return reply.send({ id: existing, channel_id: req.params.channel, content: b.content });
@@ -133,7 +138,12 @@ export function fakeLark(appId: string, appSecret: string): Promise<FakePlatform
       return reply.send({ code: 0, msg: 'ok', tenant_access_token: tenant, expire: 7200 });
     });
     const send = async (req: FastifyRequest, reply: FastifyReply) => {
-      if (await h.intercept(req, reply, (r, s) => r.code(429).header('x-ogw-ratelimit-reset', String(s)).send({ code: 99991400, msg: 'request trigger frequency limit' }))) return;
+      if (
+        await h.intercept(req, reply, (r, s) =>
+          r.code(429).header('x-ogw-ratelimit-reset', String(s)).send({ code: 99991400, msg: 'request trigger frequency limit' }),
+        )
+      )
+        return;
       if (req.headers.authorization !== `Bearer ${tenant}`) return reply.code(400).send({ code: 99991663, msg: 'Invalid access token for authorization' });
       const b = req.body;
       if (!isObj(b) || b.msg_type !== 'text' || typeof b.content !== 'string') return reply.code(400).send({ code: 230001, msg: 'invalid message content' });
@@ -144,7 +154,8 @@ export function fakeLark(appId: string, appSecret: string): Promise<FakePlatform
         return reply.code(400).send({ code: 230001, msg: 'content is not JSON' });
       }
       if (!isObj(content) || typeof content.text !== 'string') return reply.code(400).send({ code: 230001, msg: 'content.text missing' });
-      if (b.uuid !== undefined && (typeof b.uuid !== 'string' || b.uuid.length > 50)) return reply.code(400).send({ code: 99992402, msg: 'field validation failed: uuid' });
+      if (b.uuid !== undefined && (typeof b.uuid !== 'string' || b.uuid.length > 50))
+        return reply.code(400).send({ code: 99992402, msg: 'field validation failed: uuid' });
       const seen = typeof b.uuid === 'string' ? byUuid.get(b.uuid) : undefined;
       if (seen) return reply.send({ code: 0, msg: 'success', data: { message_id: seen } });
       const id = `om_${mid++}`;
@@ -155,7 +166,8 @@ export function fakeLark(appId: string, appSecret: string): Promise<FakePlatform
     app.post('/open-apis/im/v1/messages/:id/reply', send);
     app.post('/open-apis/im/v1/messages', async (req, reply) => {
       const q = isObj(req.query) ? req.query : {};
-      if (q.receive_id_type !== 'chat_id' || !isObj(req.body) || typeof req.body.receive_id !== 'string') return reply.code(400).send({ code: 230001, msg: 'receive_id missing' });
+      if (q.receive_id_type !== 'chat_id' || !isObj(req.body) || typeof req.body.receive_id !== 'string')
+        return reply.code(400).send({ code: 230001, msg: 'receive_id missing' });
       return send(req, reply);
     });
     app.put('/open-apis/im/v1/messages/:id', send);
@@ -173,7 +185,8 @@ export function fakeOneBot(accessToken: string | null): Promise<FakePlatform> {
       if (!isObj(b) || (b.message_type !== 'group' && b.message_type !== 'private')) return reply.send({ status: 'failed', retcode: 100, data: null });
       const id = b.message_type === 'group' ? b.group_id : b.user_id;
       if (typeof id !== 'number' || !Number.isSafeInteger(id)) return reply.send({ status: 'failed', retcode: 100, data: null });
-      if (!Array.isArray(b.message) || !b.message.every((s) => isObj(s) && typeof s.type === 'string' && isObj(s.data))) return reply.send({ status: 'failed', retcode: 100, data: null });
+      if (!Array.isArray(b.message) || !b.message.every((s) => isObj(s) && typeof s.type === 'string' && isObj(s.data)))
+        return reply.send({ status: 'failed', retcode: 100, data: null });
       record(h, req, b);
       return reply.send({ status: 'ok', retcode: 0, data: { message_id: mid++ } });
     });
@@ -184,7 +197,9 @@ export function fakeOneBot(accessToken: string | null): Promise<FakePlatform> {
  * The Telegram Bot API where telegram-test-api is lenient: 429 with parameters.retry_after, and
  * getUpdates with real offset semantics (updates below the offset are confirmed and gone).
  */
-export function fakeTelegram(token: string): Promise<FakePlatform & { push(update: Record<string, unknown>): void; getUpdatesCalls(): Array<Record<string, unknown>> }> {
+export function fakeTelegram(
+  token: string,
+): Promise<FakePlatform & { push(update: Record<string, unknown>): void; getUpdatesCalls(): Array<Record<string, unknown>> }> {
   let mid = 1;
   const updates: Array<Record<string, unknown> & { update_id: number }> = [];
   let nextUpdate = 500;
@@ -192,14 +207,24 @@ export function fakeTelegram(token: string): Promise<FakePlatform & { push(updat
   const waiting: Array<() => void> = [];
   return serve((app, h) => {
     app.post<{ Params: { token: string } }>('/bot:token/sendMessage', async (req, reply) => {
-      if (await h.intercept(req, reply, (r, s) => r.code(429).send({ ok: false, error_code: 429, description: `Too Many Requests: retry after ${s}`, parameters: { retry_after: s } }))) return;
+      if (
+        await h.intercept(req, reply, (r, s) =>
+          r.code(429).send({ ok: false, error_code: 429, description: `Too Many Requests: retry after ${s}`, parameters: { retry_after: s } }),
+        )
+      )
+        return;
       if (req.params.token !== token) return reply.code(401).send({ ok: false, error_code: 401, description: 'Unauthorized' });
       const b = req.body;
-      if (!isObj(b) || (typeof b.chat_id !== 'number' && typeof b.chat_id !== 'string')) return reply.code(400).send({ ok: false, error_code: 400, description: 'Bad Request: chat_id is empty' });
-      if (typeof b.text !== 'string' || b.text.length === 0) return reply.code(400).send({ ok: false, error_code: 400, description: 'Bad Request: message text is empty' });
+      if (!isObj(b) || (typeof b.chat_id !== 'number' && typeof b.chat_id !== 'string'))
+        return reply.code(400).send({ ok: false, error_code: 400, description: 'Bad Request: chat_id is empty' });
+      if (typeof b.text !== 'string' || b.text.length === 0)
+        return reply.code(400).send({ ok: false, error_code: 400, description: 'Bad Request: message text is empty' });
       if (b.text.length > 4096) return reply.code(400).send({ ok: false, error_code: 400, description: 'Bad Request: message is too long' });
       record(h, req, b);
-      return reply.send({ ok: true, result: { message_id: mid++, chat: { id: b.chat_id, type: 'private' }, date: Math.floor(Date.now() / 1000), text: b.text } });
+      return reply.send({
+        ok: true,
+        result: { message_id: mid++, chat: { id: b.chat_id, type: 'private' }, date: Math.floor(Date.now() / 1000), text: b.text },
+      });
     });
     app.post<{ Params: { token: string } }>('/bot:token/getUpdates', async (req, reply) => {
       if (req.params.token !== token) return reply.code(401).send({ ok: false, error_code: 401, description: 'Unauthorized' });

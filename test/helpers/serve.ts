@@ -20,12 +20,26 @@ export type ServeProcess = {
 
 /** Without `pluginsDir`, serve uses its default plugins dir `<data-dir>/plugins`. */
 export async function startServe(opts: { dataDir: string; pluginsDir?: string; args?: string[]; env?: Record<string, string> }): Promise<ServeProcess> {
-  const proc = execa(process.execPath, [LBOT_BIN, '--data-dir', opts.dataDir, ...(opts.pluginsDir === undefined ? [] : ['--plugins', opts.pluginsDir]), '--json', 'serve', '--port', '0', ...(opts.args ?? [])], {
-    env: { ...opts.env },
-    reject: false,
-    buffer: false,
-    stdin: 'ignore',
-  });
+  const proc = execa(
+    process.execPath,
+    [
+      LBOT_BIN,
+      '--data-dir',
+      opts.dataDir,
+      ...(opts.pluginsDir === undefined ? [] : ['--plugins', opts.pluginsDir]),
+      '--json',
+      'serve',
+      '--port',
+      '0',
+      ...(opts.args ?? []),
+    ],
+    {
+      env: { ...opts.env },
+      reject: false,
+      buffer: false,
+      stdin: 'ignore',
+    },
+  );
   let errText = '';
   proc.stderr?.on('data', (d: Buffer) => (errText += d.toString()));
   const lines = createInterface({ input: proc.stdout! });

@@ -37,7 +37,10 @@ describe('extractZip', () => {
   it('refuses a zip bomb (small archive, huge unpacked size) before writing any byte', async () => {
     const dir = await tempDir();
     const zeros = deflateOnce(Buffer.alloc(16 * MiB));
-    const entries = [{ name: 'bomb/SKILL.md', data: skillMd('bomb') }, ...Array.from({ length: 16 }, (_, i) => ({ name: `bomb/zeros-${i}.bin`, data: '', deflated: zeros }))];
+    const entries = [
+      { name: 'bomb/SKILL.md', data: skillMd('bomb') },
+      ...Array.from({ length: 16 }, (_, i) => ({ name: `bomb/zeros-${i}.bin`, data: '', deflated: zeros })),
+    ];
     const archive = await writeZip(dir, 'bomb.zip', Promise.resolve(buildStoredZip(entries)));
     expect((await stat(archive)).size).toBeLessThan(MiB);
     const dest = path.join(dir, 'out');
@@ -54,7 +57,10 @@ describe('extractZip', () => {
 
   it('counts bytes while streaming instead of trusting the headers', async () => {
     const dir = await tempDir();
-    const honest = await buildZip([{ name: 'p/SKILL.md', data: skillMd('p') }, { name: 'p/big.bin', data: Buffer.alloc(4 * MiB, 7) }]);
+    const honest = await buildZip([
+      { name: 'p/SKILL.md', data: skillMd('p') },
+      { name: 'p/big.bin', data: Buffer.alloc(4 * MiB, 7) },
+    ]);
     const lying = await writeZip(dir, 'lying.zip', patchHeaders(honest, 'uncompressedSize', 100));
     const dest = path.join(dir, 'out');
     const err = await refusal(extractZip(lying, dest, { limits: limits() }));
@@ -69,7 +75,11 @@ describe('extractZip', () => {
 
   it('refuses 100,000 tiny entries from the archive directory, before reading any entry', async () => {
     const dir = await tempDir();
-    const archive = await writeZip(dir, 'flood.zip', Promise.resolve(buildStoredZip(Array.from({ length: 100_000 }, (_, i) => ({ name: `f/${i}`, data: 'x' })))));
+    const archive = await writeZip(
+      dir,
+      'flood.zip',
+      Promise.resolve(buildStoredZip(Array.from({ length: 100_000 }, (_, i) => ({ name: `f/${i}`, data: 'x' })))),
+    );
     const dest = path.join(dir, 'out');
     let seen = 0;
     const err = await refusal(extractZip(archive, dest, { limits: limits(), onFile: () => seen++ }));
@@ -105,7 +115,14 @@ describe('extractZip', () => {
 
   it('refuses duplicate names after normalisation, encrypted entries, corrupt and oversized archives', async () => {
     const dir = await tempDir();
-    const dup = await writeZip(dir, 'dup.zip', buildZip([{ name: 'p/a.txt', data: '1' }, { name: 'p/./a.txt', data: '2' }]));
+    const dup = await writeZip(
+      dir,
+      'dup.zip',
+      buildZip([
+        { name: 'p/a.txt', data: '1' },
+        { name: 'p/./a.txt', data: '2' },
+      ]),
+    );
     expect((await refusal(extractZip(dup, path.join(dir, 'o1'), { limits: limits() }))).message).toContain('duplicate');
     const enc = await writeZip(dir, 'enc.zip', patchHeaders(await buildZip([{ name: 'p/a.txt', data: 'secret' }]), 'flags', 1));
     const encErr = await refusal(extractZip(enc, path.join(dir, 'o2'), { limits: limits() }));
@@ -126,7 +143,9 @@ describe('extractZip', () => {
     const archive = await writeZip(dir, 'many.zip', buildZip(Array.from({ length: 50 }, (_, i) => ({ name: `p/${i}.txt`, data: `${i}` }))));
     const controller = new AbortController();
     const dest = path.join(dir, 'out');
-    const err = await refusal(extractZip(archive, dest, { limits: limits(), signal: controller.signal, onFile: ({ index }) => index === 10 && controller.abort() }));
+    const err = await refusal(
+      extractZip(archive, dest, { limits: limits(), signal: controller.signal, onFile: ({ index }) => index === 10 && controller.abort() }),
+    );
     expect(err.code).toBe('cancelled');
     expect(existsSync(dest)).toBe(false);
   });

@@ -7,7 +7,14 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { LbotError } from '../../src/core/errors.js';
-import { activateSkill, checkExecSkills, createActivationState, skillMountPlan, type ActivationState, type SkillMount } from '../../src/core/skills/activation.js';
+import {
+  activateSkill,
+  checkExecSkills,
+  createActivationState,
+  skillMountPlan,
+  type ActivationState,
+  type SkillMount,
+} from '../../src/core/skills/activation.js';
 import { boundSkills, loadSkillCatalog, type SkillCatalogEntry } from '../../src/core/skills/index.js';
 import { installSkills } from '../../src/core/skills/install.js';
 import { DEFAULT_SKILL_LIMITS } from '../../src/core/skills/limits.js';
@@ -18,7 +25,8 @@ import { withReason } from '../helpers/skip.js';
 const HELLO = path.resolve(import.meta.dirname, '../../fixtures/skills/hello-skill.zip');
 
 const probe = await execa('bwrap', ['--unshare-all', '--ro-bind', '/', '/', 'true'], { reject: false });
-const bwrapReason = probe.exitCode === 0 ? null : `bubblewrap cannot start a sandbox here (${(probe.stderr || probe.shortMessage || 'unknown error').split('\n')[0]})`;
+const bwrapReason =
+  probe.exitCode === 0 ? null : `bubblewrap cannot start a sandbox here (${(probe.stderr || probe.shortMessage || 'unknown error').split('\n')[0]})`;
 if (bwrapReason) console.warn(`skipping skill projection tests: ${bwrapReason}`);
 
 function systemBinds(): string[] {
@@ -33,7 +41,27 @@ function systemBinds(): string[] {
 
 async function boxExec(workspace: string, mounts: readonly SkillMount[], command: string, workdir = '/workspace') {
   const binds = mounts.flatMap((m) => [m.mode === 'ro' ? '--ro-bind' : '--bind', m.host_path, m.mount_path]);
-  const args = ['--unshare-all', '--die-with-parent', '--new-session', ...systemBinds(), '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--bind', workspace, '/workspace', ...binds, '--chdir', workdir, '/bin/sh', '-c', command];
+  const args = [
+    '--unshare-all',
+    '--die-with-parent',
+    '--new-session',
+    ...systemBinds(),
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    '--tmpfs',
+    '/tmp',
+    '--bind',
+    workspace,
+    '/workspace',
+    ...binds,
+    '--chdir',
+    workdir,
+    '/bin/sh',
+    '-c',
+    command,
+  ];
   return execa('bwrap', args, { reject: false, timeout: 30_000, env: { PATH: '/usr/bin:/bin' }, extendEnv: false });
 }
 
@@ -42,9 +70,25 @@ type Run = { state: ActivationState; visible: SkillCatalogEntry[]; mounts: Skill
 async function setupRun(skills: string[], extra?: (dataDir: string) => Promise<void>): Promise<Run & { dataDir: string }> {
   const dir = await tempDir();
   const dataDir = path.join(dir, 'data');
-  const ctx = { dataDir, limits: DEFAULT_SKILL_LIMITS, fetcher: { gitClone: () => Promise.reject(new Error('offline')), download: () => Promise.reject(new Error('offline')) } };
+  const ctx = {
+    dataDir,
+    limits: DEFAULT_SKILL_LIMITS,
+    fetcher: { gitClone: () => Promise.reject(new Error('offline')), download: () => Promise.reject(new Error('offline')) },
+  };
   await installSkills({ source: HELLO }, ctx);
-  await installSkills({ source: await writeZip(dir, 'other.zip', buildZip([{ name: 'other/SKILL.md', data: skillMd('other') }, { name: 'other/x.sh', data: 'echo other\n', mode: 0o100755 }])) }, ctx);
+  await installSkills(
+    {
+      source: await writeZip(
+        dir,
+        'other.zip',
+        buildZip([
+          { name: 'other/SKILL.md', data: skillMd('other') },
+          { name: 'other/x.sh', data: 'echo other\n', mode: 0o100755 },
+        ]),
+      ),
+    },
+    ctx,
+  );
   await extra?.(dataDir);
   const { visible } = boundSkills({ skills }, await loadSkillCatalog(dataDir));
   const plan = skillMountPlan(visible, (p) => existsSync(p));
@@ -87,7 +131,9 @@ describe.skipIf(bwrapReason !== null)(withReason('skills in a bubblewrap box', b
 
   it('activate refuses a skill that is installed but not bound, and it is not mounted', async () => {
     const run = await setupRun(['hello-skill']);
-    expect((await refusal(Promise.resolve().then(() => activateSkill(run.state, run.visible, { skill_name: 'other' })))).details.reason).toBe('skill_not_bound');
+    expect((await refusal(Promise.resolve().then(() => activateSkill(run.state, run.visible, { skill_name: 'other' })))).details.reason).toBe(
+      'skill_not_bound',
+    );
     expect(run.mounts.map((m) => m.mount_path)).toEqual(['/workspace/.skills/hello-skill']);
     const ls = await boxExec(run.workspace, run.mounts, 'ls /workspace/.skills');
     expect(ls.stdout.split('\n')).toEqual(['hello-skill']);
@@ -112,7 +158,10 @@ describe.skipIf(bwrapReason !== null)(withReason('skills in a bubblewrap box', b
       await rm(path.join(dataDir, 'skills', 'other'), { recursive: true });
     });
     // The catalog no longer has `other`; a stale catalog entry is skipped by the mount plan.
-    const stale = skillMountPlan([...run.visible, { name: 'other', display_name: 'other', description: '', instructions: '', package_root: path.join(run.dataDir, 'skills', 'other') }], (p) => existsSync(p));
+    const stale = skillMountPlan(
+      [...run.visible, { name: 'other', display_name: 'other', description: '', instructions: '', package_root: path.join(run.dataDir, 'skills', 'other') }],
+      (p) => existsSync(p),
+    );
     expect(stale.mounts.map((m) => m.mount_path)).toEqual(['/workspace/.skills/hello-skill']);
     expect(stale.warnings).toEqual([expect.stringContaining('skill other')]);
     const r = await boxExec(run.workspace, stale.mounts, 'true');

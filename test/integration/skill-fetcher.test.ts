@@ -54,7 +54,9 @@ describe('skill fetcher', () => {
     const controller = new AbortController();
     controller.abort();
     const budget = { maxGitBytes: 1024 * 1024, maxTotalBytes: 2 * 1024 * 1024 };
-    expect((await refusal(fetcher.gitClone({ url: path.join(dir, 'none.git'), ref: null, dest: path.join(dir, 'x'), ...budget, signal: controller.signal }))).code).toBe('cancelled');
+    expect(
+      (await refusal(fetcher.gitClone({ url: path.join(dir, 'none.git'), ref: null, dest: path.join(dir, 'x'), ...budget, signal: controller.signal }))).code,
+    ).toBe('cancelled');
     const bad = await refusal(fetcher.gitClone({ url: path.join(dir, 'none.git'), ref: 'main', dest: path.join(dir, 'y'), ...budget }));
     expect(bad.code).toBe('skill.invalid_source');
     expect(bad.hint).toContain('ref');

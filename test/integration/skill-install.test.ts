@@ -54,7 +54,10 @@ async function snapshot(root: string): Promise<Record<string, string>> {
       if (st.isDirectory()) {
         out[`${r}/`] = (st.mode & 0o777).toString(8);
         await walk(r);
-      } else out[r] = `${(st.mode & 0o777).toString(8)} ${createHash('sha256').update(await readFile(path.join(root, r))).digest('hex')}`;
+      } else
+        out[r] = `${(st.mode & 0o777).toString(8)} ${createHash('sha256')
+          .update(await readFile(path.join(root, r)))
+          .digest('hex')}`;
     }
   };
   await walk('');
@@ -141,8 +144,26 @@ describe('names (AC-136)', () => {
     const { dir, ctx, dataDir } = await setup();
     const noName = '---\ndescription: d\n---\nBody\n';
     await install(ctx, { source: await writeZip(dir, 'a.zip', buildZip([{ name: '_My Tool (v2)!/SKILL.md', data: noName }])) });
-    await install(ctx, { source: await writeZip(dir, 'Zip Stem.zip', buildZip([{ name: 'SKILL.md', data: noName }, { name: 'notes.md', data: 'x' }])) });
-    await install(ctx, { source: await writeZip(dir, '___.zip', buildZip([{ name: 'SKILL.md', data: noName }, { name: 'x.md', data: 'x' }])) });
+    await install(ctx, {
+      source: await writeZip(
+        dir,
+        'Zip Stem.zip',
+        buildZip([
+          { name: 'SKILL.md', data: noName },
+          { name: 'notes.md', data: 'x' },
+        ]),
+      ),
+    });
+    await install(ctx, {
+      source: await writeZip(
+        dir,
+        '___.zip',
+        buildZip([
+          { name: 'SKILL.md', data: noName },
+          { name: 'x.md', data: 'x' },
+        ]),
+      ),
+    });
     expect((await listSkills(dataDir)).map((s) => s.name)).toEqual(['My-Tool--v2', 'Zip-Stem', 'uploaded-skill']);
   });
 });
@@ -178,7 +199,11 @@ describe('duplicates, replace and provenance (AC-137, AC-221)', () => {
 
   it('the digest covers contents and the executable bit but not timestamps or umask', async () => {
     const { dir, ctx } = await setup();
-    const make = (mode: number) => buildZip([{ name: 'p/SKILL.md', data: skillMd('p') }, { name: 'p/run.sh', data: 'echo\n', mode }]);
+    const make = (mode: number) =>
+      buildZip([
+        { name: 'p/SKILL.md', data: skillMd('p') },
+        { name: 'p/run.sh', data: 'echo\n', mode },
+      ]);
     const a = (await install(ctx, { source: await writeZip(dir, 'a.zip', make(0o100755)) })).skills[0]?.sha256;
     const b = (await install(ctx, { source: await writeZip(dir, 'b.zip', make(0o100700)), replace: true })).skills[0]?.sha256;
     const c = (await install(ctx, { source: await writeZip(dir, 'c.zip', make(0o100644)), replace: true })).skills[0]?.sha256;
@@ -190,7 +215,14 @@ describe('duplicates, replace and provenance (AC-137, AC-221)', () => {
 describe('several packages in one source', () => {
   it('asks for --pick, installs the picked ones all-or-nothing', async () => {
     const { dir, ctx, dataDir } = await setup();
-    const zip = await writeZip(dir, 'multi.zip', buildZip([{ name: 'repo/skills/a/SKILL.md', data: skillMd('a') }, { name: 'repo/skills/b/SKILL.md', data: skillMd('b') }]));
+    const zip = await writeZip(
+      dir,
+      'multi.zip',
+      buildZip([
+        { name: 'repo/skills/a/SKILL.md', data: skillMd('a') },
+        { name: 'repo/skills/b/SKILL.md', data: skillMd('b') },
+      ]),
+    );
     const many = await refusal(install(ctx, { source: zip }));
     expect(many.code).toBe('invalid_argument');
     expect(many.message).toContain('skills/a, skills/b');
@@ -212,7 +244,11 @@ describe('interrupted installs leave no half-installed skill and an unchanged lo
     await install(ctx, { source: fixture('hello-skill.zip') });
     const lockBefore = await readFile(path.join(dataDir, 'skills.lock.json'));
     const before = await snapshot(skillsRoot(dataDir));
-    const zip = await writeZip(dir, 'big.zip', buildZip([{ name: 'big/SKILL.md', data: skillMd('big') }, ...Array.from({ length: 200 }, (_, i) => ({ name: `big/f${i}.txt`, data: `${i}` }))]));
+    const zip = await writeZip(
+      dir,
+      'big.zip',
+      buildZip([{ name: 'big/SKILL.md', data: skillMd('big') }, ...Array.from({ length: 200 }, (_, i) => ({ name: `big/f${i}.txt`, data: `${i}` }))]),
+    );
     const controller = new AbortController();
     const err = await refusal(install({ ...ctx, signal: controller.signal, onFile: ({ index }) => index === 100 && controller.abort() }, { source: zip }));
     expect(err.code).toBe('cancelled');
@@ -226,7 +262,14 @@ describe('interrupted installs leave no half-installed skill and an unchanged lo
     await install(ctx, { source: fixture('hello-skill.zip') });
     const lockBefore = await readFile(path.join(dataDir, 'skills.lock.json'));
     const before = await snapshot(skillsRoot(dataDir));
-    const v2 = await writeZip(dir, 'v2.zip', buildZip([{ name: 'hello-skill/SKILL.md', data: skillMd('hello-skill', 'v2') }, { name: 'other/SKILL.md', data: skillMd('other') }]));
+    const v2 = await writeZip(
+      dir,
+      'v2.zip',
+      buildZip([
+        { name: 'hello-skill/SKILL.md', data: skillMd('hello-skill', 'v2') },
+        { name: 'other/SKILL.md', data: skillMd('other') },
+      ]),
+    );
     const crash = (phase: string) => {
       if (phase === 'lock') throw new Error('simulated crash before the lock write');
     };

@@ -16,7 +16,9 @@ import { verifySkills } from '../../src/core/skills/verify.js';
 import { buildZip, tempDir, writeZip, type ZipEntry } from './skill-zip.js';
 
 const REAL = path.resolve(import.meta.dirname, '../../fixtures/skills/real');
-const PACKAGES = readdirSync(REAL).filter((n) => statSync(path.join(REAL, n)).isDirectory()).sort();
+const PACKAGES = readdirSync(REAL)
+  .filter((n) => statSync(path.join(REAL, n)).isDirectory())
+  .sort();
 
 const offline: SkillFetcher = {
   gitClone: () => Promise.reject(new Error('network used')),
@@ -54,7 +56,16 @@ async function zipEntries(dir: string, top: string): Promise<ZipEntry[]> {
 
 describe('real Agent Skills packages', () => {
   it('has the packages the fixtures note lists', () => {
-    expect(PACKAGES).toEqual(['algorithmic-art', 'brand-guidelines', 'internal-comms', 'lark-event', 'lark-skill-maker', 'mcp-builder', 'slack-gif-creator', 'webapp-testing']);
+    expect(PACKAGES).toEqual([
+      'algorithmic-art',
+      'brand-guidelines',
+      'internal-comms',
+      'lark-event',
+      'lark-skill-maker',
+      'mcp-builder',
+      'slack-gif-creator',
+      'webapp-testing',
+    ]);
   });
 
   it.each(PACKAGES)('%s installs from its folder and from a zip with the same digest, validates and verifies', async (name) => {
@@ -107,6 +118,6 @@ describe('real Agent Skills packages', () => {
     const ctx = await context();
     const r = await installSkills({ source: REAL, picks: ['webapp-testing'] }, ctx);
     expect(r.skills.map((s) => s.name)).toEqual(['webapp-testing']);
-    expect((await readdir(path.join(ctx.dataDir, 'skills')))).toEqual(['webapp-testing']);
+    expect(await readdir(path.join(ctx.dataDir, 'skills'))).toEqual(['webapp-testing']);
   });
 });

@@ -138,13 +138,17 @@ describe('mounts and access', () => {
     const first = refusal(() => checkExecSkills(state, visible, { command: 'sh /workspace/.skills/hello-skill/run.sh' }));
     expect(first.message).toContain('must be activated first');
     expect(first.message).toContain('`activate`');
-    expect(refusal(() => checkExecSkills(state, visible, { command: 'sh run.sh', workdir: '/workspace/.skills/hello-skill' })).details.reason).toBe('skill_not_activated');
+    expect(refusal(() => checkExecSkills(state, visible, { command: 'sh run.sh', workdir: '/workspace/.skills/hello-skill' })).details.reason).toBe(
+      'skill_not_activated',
+    );
     activateSkill(state, visible, { skill_name: 'hello-skill' });
     activateSkill(state, visible, { skill_name: 'pdf' });
     expect(checkExecSkills(state, visible, { command: 'sh /workspace/.skills/hello-skill/run.sh' })?.name).toBe('hello-skill');
     const two = refusal(() => checkExecSkills(state, visible, { command: 'cat /workspace/.skills/hello-skill/a /workspace/.skills/pdf/b' }));
     expect(two.message).toContain('only one skill package');
     expect(checkExecSkills(state, visible, { command: 'ls', workdir: '/workspace/.skills/pdf' })?.name).toBe('pdf');
-    expect(refusal(() => checkExecSkills(state, visible, { command: 'sh /workspace/.skills/hello-skill/run.sh', workdir: '/workspace/.skills/pdf' })).details.reason).toBe('multiple_skills');
+    expect(
+      refusal(() => checkExecSkills(state, visible, { command: 'sh /workspace/.skills/hello-skill/run.sh', workdir: '/workspace/.skills/pdf' })).details.reason,
+    ).toBe('multiple_skills');
   });
 });

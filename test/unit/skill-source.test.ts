@@ -47,7 +47,10 @@ describe('remote sources (AC-142)', () => {
       ref: 'main',
       subdir: 'skills/pdf',
     });
-    expect(await resolveSkillSource('https://raw.githubusercontent.com/o/r/v1/pdf/SKILL.md', { owner: 'o', repo: 'r' })).toMatchObject({ ref: 'v1', subdir: 'pdf' });
+    expect(await resolveSkillSource('https://raw.githubusercontent.com/o/r/v1/pdf/SKILL.md', { owner: 'o', repo: 'r' })).toMatchObject({
+      ref: 'v1',
+      subdir: 'pdf',
+    });
     expect(await resolveSkillSource('https://github.com/o/r/tree/dev/skills')).toMatchObject({ type: 'git', ref: 'dev', subdir: 'skills' });
     expect(await resolveSkillSource('https://github.com/o/r')).toMatchObject({ type: 'git', location: 'https://github.com/o/r.git', ref: null });
     expect(await resolveSkillSource('https://github.com/o/r/releases/download/v1/pdf.zip')).toMatchObject({ type: 'url', filename: 'pdf.zip' });
@@ -55,7 +58,12 @@ describe('remote sources (AC-142)', () => {
   });
 
   it('accepts explicit git remotes and keeps a #ref', async () => {
-    expect(await resolveSkillSource('git+https://gitlab.example/o/r#v2')).toEqual({ type: 'git', location: 'https://gitlab.example/o/r', ref: 'v2', subdir: '' });
+    expect(await resolveSkillSource('git+https://gitlab.example/o/r#v2')).toEqual({
+      type: 'git',
+      location: 'https://gitlab.example/o/r',
+      ref: 'v2',
+      subdir: '',
+    });
     expect(await resolveSkillSource('https://gitlab.example/o/r.git')).toMatchObject({ type: 'git', ref: null });
     expect(await resolveSkillSource('file:///srv/skills.git')).toMatchObject({ type: 'git', location: 'file:///srv/skills.git' });
     expect(await resolveSkillSource('git@github.com:o/r.git')).toMatchObject({ type: 'git', location: 'git@github.com:o/r.git' });

@@ -4,7 +4,13 @@ import { LbotError } from '../../src/core/errors.js';
 import type { SkillCatalogEntry } from '../../src/core/skills/index.js';
 import { guardNativeCall, prepareRunSkills, SkillToolSource } from '../../src/core/skills/tool-source.js';
 
-const entry = (name: string): SkillCatalogEntry => ({ name, display_name: name, description: `${name} skill`, instructions: `do ${name}`, package_root: `/d/skills/${name}` });
+const entry = (name: string): SkillCatalogEntry => ({
+  name,
+  display_name: name,
+  description: `${name} skill`,
+  instructions: `do ${name}`,
+  package_root: `/d/skills/${name}`,
+});
 const catalog = [entry('hello-skill'), entry('pdf'), entry('gone')];
 const ctx = { run_id: 'r1', signal: new AbortController().signal };
 
@@ -36,7 +42,12 @@ describe('SkillToolSource', () => {
     const bound = prepareRunSkills({ skills: ['pdf'] }, catalog, () => true);
     expect((await new SkillToolSource(bound, async () => true).list()).map((t) => t.name)).toEqual(['activate']);
     expect(await new SkillToolSource(bound, async () => false).list()).toEqual([]);
-    expect(await new SkillToolSource(prepareRunSkills({ skills: [] }, catalog, () => true), async () => true).list()).toEqual([]);
+    expect(
+      await new SkillToolSource(
+        prepareRunSkills({ skills: [] }, catalog, () => true),
+        async () => true,
+      ).list(),
+    ).toEqual([]);
   });
 
   it('activates bound skills only and records them for the run', async () => {

@@ -26,7 +26,10 @@ export type CliContext = {
 export type GetContext = () => CliContext;
 
 /** Resolves the global flags: --data-dir, else LBOT_HOME, else ./.lbot; --plugins defaults under it. */
-export function resolveGlobalFlags(raw: { dataDir?: string; plugins?: string; json?: boolean; verbose?: boolean; debug?: boolean }, env: NodeJS.ProcessEnv = process.env): GlobalFlags {
+export function resolveGlobalFlags(
+  raw: { dataDir?: string; plugins?: string; json?: boolean; verbose?: boolean; debug?: boolean },
+  env: NodeJS.ProcessEnv = process.env,
+): GlobalFlags {
   const dataDir = path.resolve(raw.dataDir ?? env.LBOT_HOME ?? '.lbot');
   return {
     dataDir,

@@ -20,10 +20,9 @@ export function sanitizeSessionId(raw: string): string {
 /** Throws box.validation unless `id` is a usable session id as given (CLI input is not rewritten). */
 export function assertSessionId(id: string): string {
   if (!SESSION_ID_PATTERN.test(id)) {
-    throw validationError(
-      `session id ${JSON.stringify(id)} is not valid: use 1-128 characters of A-Z a-z 0-9 _ . : @ - starting with a letter or digit`,
-      { session_id: id },
-    );
+    throw validationError(`session id ${JSON.stringify(id)} is not valid: use 1-128 characters of A-Z a-z 0-9 _ . : @ - starting with a letter or digit`, {
+      session_id: id,
+    });
   }
   return id;
 }

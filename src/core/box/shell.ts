@@ -7,7 +7,25 @@ export function shQuote(word: string): string {
 }
 
 /** Shell builtins for which `exec` would cost an extra program start. */
-const BUILTINS = new Set(['true', 'false', ':', 'echo', 'printf', 'test', '[', 'pwd', 'cd', 'exit', 'read', 'set', 'export', 'kill', 'wait', 'ulimit', 'umask']);
+const BUILTINS = new Set([
+  'true',
+  'false',
+  ':',
+  'echo',
+  'printf',
+  'test',
+  '[',
+  'pwd',
+  'cd',
+  'exit',
+  'read',
+  'set',
+  'export',
+  'kill',
+  'wait',
+  'ulimit',
+  'umask',
+]);
 
 /**
  * The command string for an argv, run exactly like `docker exec` would (no word splitting of the

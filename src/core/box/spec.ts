@@ -4,15 +4,7 @@ import { assertSafeEnv } from '../env-policy.js';
 import { isRecord } from '../json.js';
 import { boxError, validationError } from './errors.js';
 import { applyProfile, coerceInteger, type BoxProfile } from './profiles.js';
-import {
-  DEFAULT_MOUNT_PATH,
-  ENV_NAME_PATTERN,
-  HostMountModeSchema,
-  MountSpecSchema,
-  NetworkModeSchema,
-  type BoxSpec,
-  type MountSpec,
-} from './model.js';
+import { DEFAULT_MOUNT_PATH, ENV_NAME_PATTERN, HostMountModeSchema, MountSpecSchema, NetworkModeSchema, type BoxSpec, type MountSpec } from './model.js';
 
 /** Config values that feed spec building (flat `box.*` keys, acceptance §0.5). */
 export type SpecDefaults = {
@@ -110,14 +102,20 @@ function mounts(value: unknown): MountSpec[] {
 export function buildSpec(request: SpecRequest, defaults: SpecDefaults): BoxSpec {
   const p: Record<string, unknown> = { ...request };
   if ((p.host_path === undefined || p.host_path === null || p.host_path === '') && defaults.shared_workspace) p.host_path = defaults.shared_workspace;
-  if ((p.workspace_quota_mb === undefined || p.workspace_quota_mb === null) && defaults.workspace_quota_mb !== undefined && defaults.workspace_quota_mb !== null) {
+  if (
+    (p.workspace_quota_mb === undefined || p.workspace_quota_mb === null) &&
+    defaults.workspace_quota_mb !== undefined &&
+    defaults.workspace_quota_mb !== null
+  ) {
     p.workspace_quota_mb = defaults.workspace_quota_mb;
   }
   if ((p.image === undefined || p.image === null || p.image === '') && defaults.image) p.image = defaults.image;
   const merged = applyProfile(p, defaults.profile);
 
-  const mountPathRaw = merged.mount_path === undefined || merged.mount_path === null || merged.mount_path === '' ? DEFAULT_MOUNT_PATH : text(merged.mount_path, 'mount_path');
-  const workdirRaw = merged.workdir === undefined || merged.workdir === null || text(merged.workdir, 'workdir') === '' ? mountPathRaw : text(merged.workdir, 'workdir');
+  const mountPathRaw =
+    merged.mount_path === undefined || merged.mount_path === null || merged.mount_path === '' ? DEFAULT_MOUNT_PATH : text(merged.mount_path, 'mount_path');
+  const workdirRaw =
+    merged.workdir === undefined || merged.workdir === null || text(merged.workdir, 'workdir') === '' ? mountPathRaw : text(merged.workdir, 'workdir');
 
   const cmd = merged.cmd === undefined || merged.cmd === null ? '' : typeof merged.cmd === 'string' ? merged.cmd : fail('cmd must be a string', 'cmd');
   const session_id = merged.session_id === undefined || merged.session_id === null ? '' : text(merged.session_id, 'session_id');

@@ -32,7 +32,9 @@ export function truncateParts(head: readonly string[], tail: readonly string[], 
   }
   const headText = head.slice(0, h).join('');
   const tailText = t > 0 ? tail.slice(Math.max(tail.length - t, 0)).join('') : '';
-  return Array.from(headText + n + tailText).slice(0, limit).join('');
+  return Array.from(headText + n + tailText)
+    .slice(0, limit)
+    .join('');
 }
 
 /** Truncates `text` to at most `limit` code points; returns the text and whether it was cut. */

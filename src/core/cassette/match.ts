@@ -26,9 +26,17 @@ export class AnswerDeck {
     const nearest = candidates[0];
     if (!nearest) {
       const recorded = this.#answers.filter((a) => a.kind === kind).length;
-      return { ok: false, reason: `the cassette holds ${recorded} ${kind} call(s) for this run and all were used`, diff: lineDiff('(no recorded call)', stablePretty(request)) };
+      return {
+        ok: false,
+        reason: `the cassette holds ${recorded} ${kind} call(s) for this run and all were used`,
+        diff: lineDiff('(no recorded call)', stablePretty(request)),
+      };
     }
-    return { ok: false, reason: `the cassette holds no ${kind} call with this request`, diff: lineDiff(stablePretty(nearest.a.request), stablePretty(request)) };
+    return {
+      ok: false,
+      reason: `the cassette holds no ${kind} call with this request`,
+      diff: lineDiff(stablePretty(nearest.a.request), stablePretty(request)),
+    };
   }
 
   /** The recorded answer of a kind that is not matched by request (the tool list of the run). */

@@ -58,7 +58,16 @@ function noRuns(e: Evidence): string | null {
 function apiCheck(e: Evidence, pick: (r: ProbeRun, call: ProbeRun['api'][number]) => boolean, what: string) {
   const why = noRuns(e);
   if (why) return blocked(why);
-  const bad = e.runs.flatMap((r) => r.api.filter((c) => pick(r, c)).map((c) => `${label(r)}: ${c.action} ${c.resource ?? ''} → ${c.code ?? c.decision}${c.as_run_id !== r.run_id ? ` (claimed run_id ${JSON.stringify(c.as_run_id)})` : ''}`.replace('  ', ' ')));
+  const bad = e.runs.flatMap((r) =>
+    r.api
+      .filter((c) => pick(r, c))
+      .map((c) =>
+        `${label(r)}: ${c.action} ${c.resource ?? ''} → ${c.code ?? c.decision}${c.as_run_id !== r.run_id ? ` (claimed run_id ${JSON.stringify(c.as_run_id)})` : ''}`.replace(
+          '  ',
+          ' ',
+        ),
+      ),
+  );
   const total = e.runs.reduce((n, r) => n + r.api.length, 0);
   return bad.length > 0 ? fail(`${bad.length} ${what}: ${bad.slice(0, 5).join('; ')}`) : pass(`${total} API call(s) in the probe runs, none ${what}`);
 }
@@ -91,7 +100,9 @@ export const CHECKS: readonly CheckSpec[] = [
       for (const r of e.files.runners) {
         const parts = parseRunnerId(r.id);
         if (!parts) bad.push(`${r.id} does not parse`);
-        else for (const p of [parts.plugin_author, parts.plugin_name, parts.runner_name]) if (!ID_PART.test(p)) bad.push(`${r.id}: segment ${JSON.stringify(p)} must match ${ID_PART.source}`);
+        else
+          for (const p of [parts.plugin_author, parts.plugin_name, parts.runner_name])
+            if (!ID_PART.test(p)) bad.push(`${r.id}: segment ${JSON.stringify(p)} must match ${ID_PART.source}`);
       }
       return bad.length ? fail(bad.join('; ')) : pass(e.files.runners.map((r) => r.id).join(', '));
     },
@@ -125,7 +136,11 @@ export const CHECKS: readonly CheckSpec[] = [
         [
           ...overran.map((r) => `${label(r)}: ran past its ${r.deadlineS} s deadline and finished only after the host cancelled it`),
           ...missing.map((r) => {
-            const how = crashed(r) ? `the plugin process died (${r.error?.message.split('\n')[0] ?? ''})` : r.status === 'timed_out' ? `did not finish within ${r.deadlineS} s` : `answered run with status ${r.reply ?? 'none'}`;
+            const how = crashed(r)
+              ? `the plugin process died (${r.error?.message.split('\n')[0] ?? ''})`
+              : r.status === 'timed_out'
+                ? `did not finish within ${r.deadlineS} s`
+                : `answered run with status ${r.reply ?? 'none'}`;
             return `${label(r)}: ${how} and sent no run.completed or run.failed (results: ${r.results.map((x) => x.type ?? '?').join(', ') || 'none'})`;
           }),
         ].join('; '),
@@ -141,7 +156,9 @@ export const CHECKS: readonly CheckSpec[] = [
       const why = noRuns(e);
       if (why) return blocked(why);
       const corrupted = e.runs.filter((r) => r.channel?.code === 'runner.protocol_error');
-      return corrupted[0] ? fail(`${label(corrupted[0])}: ${corrupted[0].channel?.message ?? ''}`) : pass(`${e.runs.length} probe run(s) without a non-protocol stdout line`);
+      return corrupted[0]
+        ? fail(`${label(corrupted[0])}: ${corrupted[0].channel?.message ?? ''}`)
+        : pass(`${e.runs.length} probe run(s) without a non-protocol stdout line`);
     },
   },
   {
@@ -193,8 +210,10 @@ export const CHECKS: readonly CheckSpec[] = [
       for (const r of runs) {
         if (r.channel) return blocked(`${label(r)} was cut short: ${r.channel.code}`);
         if (!r.cancelSent) good.push(`${label(r)} finished before the cancel was sent`);
-        else if (r.cancelToReplyMs !== null && r.cancelToReplyMs <= e.graceMs) good.push(`${label(r)} answered ${Math.round(r.cancelToReplyMs)} ms after run/cancel (status ${r.reply ?? '?'})`);
-        else bad.push(`${label(r)}: no answer within the ${e.graceMs} ms grace period after run/cancel${r.killed ? '; the host killed the process group' : ''}`);
+        else if (r.cancelToReplyMs !== null && r.cancelToReplyMs <= e.graceMs)
+          good.push(`${label(r)} answered ${Math.round(r.cancelToReplyMs)} ms after run/cancel (status ${r.reply ?? '?'})`);
+        else
+          bad.push(`${label(r)}: no answer within the ${e.graceMs} ms grace period after run/cancel${r.killed ? '; the host killed the process group' : ''}`);
       }
       return bad.length ? fail(bad.join('; ')) : pass(good.join('; '));
     },
@@ -213,7 +232,8 @@ export const CHECKS: readonly CheckSpec[] = [
       for (const r of runs) {
         if (r.channel) return blocked(`${label(r)} was cut short: ${r.channel.code}`);
         if (r.status !== 'timed_out') good.push(`${label(r)} ended (${r.status}) within its ${r.deadlineS} s deadline`);
-        else if (r.cancelToReplyMs !== null && r.cancelToReplyMs <= e.graceMs) good.push(`${label(r)} stopped ${Math.round(r.cancelToReplyMs)} ms after its deadline`);
+        else if (r.cancelToReplyMs !== null && r.cancelToReplyMs <= e.graceMs)
+          good.push(`${label(r)} stopped ${Math.round(r.cancelToReplyMs)} ms after its deadline`);
         else bad.push(`${label(r)}: still running ${e.graceMs} ms after its ${r.deadlineS} s deadline${r.killed ? '; the host killed the process group' : ''}`);
       }
       return bad.length ? fail(bad.join('; ')) : pass(good.join('; '));
@@ -241,7 +261,9 @@ export const CHECKS: readonly CheckSpec[] = [
       const writes = e.runs.flatMap((r) => r.api.filter((c) => c.action === 'state.set' || c.action === 'storage.set').map((c) => ({ r, c })));
       const updates = e.runs.flatMap((r) => r.results.filter((x) => x.type === 'state.updated').map(() => r));
       const bad = [
-        ...writes.filter(({ c }) => c.decision === 'denied' && (c.code === 'payload_too_large' || c.code === 'invalid_argument')).map(({ r, c }) => `${label(r)}: ${c.action} ${c.resource ?? ''} → ${c.code ?? ''}`),
+        ...writes
+          .filter(({ c }) => c.decision === 'denied' && (c.code === 'payload_too_large' || c.code === 'invalid_argument'))
+          .map(({ r, c }) => `${label(r)}: ${c.action} ${c.resource ?? ''} → ${c.code ?? ''}`),
         ...e.runs.flatMap((r) => r.warnings.filter((w) => w.startsWith('state.updated') && w.includes('not written')).map((w) => `${label(r)}: ${w}`)),
       ];
       if (bad.length) return fail(bad.join('; '));
@@ -283,14 +305,19 @@ export const CHECKS: readonly CheckSpec[] = [
         for (let i = 1; i < deltas.length; i++) {
           const prev = deltas[i - 1] ?? '';
           if (!(deltas[i] ?? '').startsWith(prev)) {
-            bad.push(`${label(r)}: delta ${i + 1} ${JSON.stringify((deltas[i] ?? '').slice(0, 40))} does not extend delta ${i} ${JSON.stringify(prev.slice(0, 40))} (chunks must be cumulative)`);
+            bad.push(
+              `${label(r)}: delta ${i + 1} ${JSON.stringify((deltas[i] ?? '').slice(0, 40))} does not extend delta ${i} ${JSON.stringify(prev.slice(0, 40))} (chunks must be cumulative)`,
+            );
             break;
           }
         }
         const final = r.results.filter((x) => x.type === 'message.completed' || (x.type === 'run.completed' && isRecord(dataOf(x.raw).message))).at(-1);
         const last = deltas.at(-1) ?? '';
         const finalText = final ? textOf(dataOf(final.raw).message) : null;
-        if (finalText !== null && !finalText.startsWith(last)) bad.push(`${label(r)}: final message ${JSON.stringify(finalText.slice(0, 40))} does not continue the last delta ${JSON.stringify(last.slice(0, 40))}`);
+        if (finalText !== null && !finalText.startsWith(last))
+          bad.push(
+            `${label(r)}: final message ${JSON.stringify(finalText.slice(0, 40))} does not continue the last delta ${JSON.stringify(last.slice(0, 40))}`,
+          );
       }
       if (bad.length) return fail(bad.join('; '));
       return streamed ? pass(`${streamed} streamed run(s) consistent`) : na('the runner streamed no message.delta in the probe runs');
@@ -304,7 +331,9 @@ export const CHECKS: readonly CheckSpec[] = [
       if (!e.shutdown) return blocked(e.handshake?.ok ? 'no live plugin process was left to shut down' : 'the plugin never started');
       const s = e.shutdown;
       const how = s.signal ? `was killed by ${s.signal}` : `exited with status ${s.code ?? '?'}`;
-      return s.exitedBySelf ? pass(`${how} ${Math.round(s.ms)} ms after shutdown`) : fail(`${how} ${Math.round(s.ms)} ms after shutdown; it must exit after answering shutdown or when stdin closes`);
+      return s.exitedBySelf
+        ? pass(`${how} ${Math.round(s.ms)} ms after shutdown`)
+        : fail(`${how} ${Math.round(s.ms)} ms after shutdown; it must exit after answering shutdown or when stdin closes`);
     },
   },
   {
@@ -317,7 +346,9 @@ export const CHECKS: readonly CheckSpec[] = [
       const left = e.leftovers;
       if (left.length === 0) return pass('no process of the plugin outlived it');
       const shown = left.slice(0, 5).map((p) => `pid ${p.pid} (${p.command.slice(0, 80)})`);
-      return fail(`${left.length} process(es) the plugin started were still running after it exited: ${shown.join(', ')}${left.length > 5 ? ', …' : ''} (killed by the suite); a runner must stop what it starts before it answers run`);
+      return fail(
+        `${left.length} process(es) the plugin started were still running after it exited: ${shown.join(', ')}${left.length > 5 ? ', …' : ''} (killed by the suite); a runner must stop what it starts before it answers run`,
+      );
     },
   },
 ];

@@ -41,13 +41,32 @@ export function renderText(r: ConformanceReport): string {
   const width = Math.max(...r.checks.map((c) => c.id.length));
   const lines = r.checks.map((c) => `${statusLabel(c, r.strict).padEnd(7)} ${c.id.padEnd(width)}  ${c.evidence}`);
   const { pass, fail, warn, blocked, na } = r.counts;
-  lines.push('', `${r.plugin ?? r.plugin_dir}: ${pass} passed, ${fail} failed, ${warn} warning(s), ${blocked} blocked, ${na} n/a${r.ok ? '' : ` — failing: ${r.checks.filter((c) => isFailing(c, r.strict)).map((c) => c.id).join(', ')}`}`);
+  lines.push(
+    '',
+    `${r.plugin ?? r.plugin_dir}: ${pass} passed, ${fail} failed, ${warn} warning(s), ${blocked} blocked, ${na} n/a${
+      r.ok
+        ? ''
+        : ` — failing: ${r.checks
+            .filter((c) => isFailing(c, r.strict))
+            .map((c) => c.id)
+            .join(', ')}`
+    }`,
+  );
   return lines.join('\n');
 }
 
 function xml(text: string): string {
   // Characters XML 1.0 cannot carry at all are dropped; the rest are escaped.
-  return text.replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g, '').replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
+  return (
+    text
+      // eslint-disable-next-line no-control-regex -- matching control characters is the point
+      .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g, '')
+      .replace(/&/g, '&amp;')
+      .replace(/</g, '&lt;')
+      .replace(/>/g, '&gt;')
+      .replace(/"/g, '&quot;')
+      .replace(/'/g, '&apos;')
+  );
 }
 
 /** JUnit XML (one testsuite, one testcase per check) as CI systems read it. */

@@ -23,7 +23,10 @@ export const PlatformAccountSchema = z.strictObject({
   platform: z.enum(DELIVERY_PLATFORMS),
   /** The env variable holding the bot token (Lark: the app secret). Optional for OneBot without an access token. */
   token_env: EnvNameSchema.nullable().default(null),
-  api_base: z.url({ protocol: /^https?$/ }).nullable().default(null),
+  api_base: z
+    .url({ protocol: /^https?$/ })
+    .nullable()
+    .default(null),
   /** The bot whose events this account answers (the envelope's bot_id); default `<platform>:<name>`. */
   bot_id: z.string().min(1).nullable().default(null),
   /** Lark: the app id exchanged with the secret for a tenant access token. */
@@ -35,7 +38,10 @@ export const accountBotId = (a: Pick<PlatformAccount, 'name' | 'platform' | 'bot
 
 export function accountApiBase(a: PlatformAccount): string {
   const base = a.api_base ?? DEFAULT_API_BASE[a.platform];
-  if (!base) throw new LbotError('config.invalid', `platform account ${a.name}: ${a.platform} needs api_base (where its HTTP API listens)`, { hint: `lbot platform add ${a.name} --platform ${a.platform} --api-base URL --replace` });
+  if (!base)
+    throw new LbotError('config.invalid', `platform account ${a.name}: ${a.platform} needs api_base (where its HTTP API listens)`, {
+      hint: `lbot platform add ${a.name} --platform ${a.platform} --api-base URL --replace`,
+    });
   return base.replace(/\/+$/, '');
 }
 
@@ -44,7 +50,10 @@ export function accountToken(a: PlatformAccount, env: NodeJS.ProcessEnv): string
   if (a.token_env === null) return null;
   const value = env[a.token_env];
   if (!value) {
-    throw new LbotError('config.invalid', `platform account ${a.name}: ${a.token_env} is not set`, { details: { account: a.name, token_env: a.token_env }, hint: `export ${a.token_env}=… before starting lbot serve` });
+    throw new LbotError('config.invalid', `platform account ${a.name}: ${a.token_env} is not set`, {
+      details: { account: a.name, token_env: a.token_env },
+      hint: `export ${a.token_env}=… before starting lbot serve`,
+    });
   }
   return value;
 }
@@ -58,7 +67,17 @@ export function accountForBot(accounts: readonly PlatformAccount[], platform: st
 }
 
 /** What `lbot platform list` shows: the env name and whether it is set, never the token. */
-export function describeAccount(a: PlatformAccount, env: NodeJS.ProcessEnv): Record<string, unknown> {
+export type AccountDescription = {
+  name: string;
+  platform: PlatformAccount['platform'];
+  bot_id: string;
+  api_base: string | null;
+  token_env: string | null;
+  token: string | null;
+  app_id?: string;
+};
+
+export function describeAccount(a: PlatformAccount, env: NodeJS.ProcessEnv): AccountDescription {
   return {
     name: a.name,
     platform: a.platform,

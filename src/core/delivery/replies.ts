@@ -65,7 +65,8 @@ export class RunReplies {
   /** A streamed chunk: the first one sends the message, later ones edit it at most once per interval. */
   delta(chunk: MessageChunk, nowMs: number): OutboxDraft[] {
     if (!this.route.stream) return [];
-    const text = typeof chunk.all_content === 'string' ? chunk.all_content : `${this.#stream?.text ?? ''}${typeof chunk.content === 'string' ? chunk.content : ''}`;
+    const text =
+      typeof chunk.all_content === 'string' ? chunk.all_content : `${this.#stream?.text ?? ''}${typeof chunk.content === 'string' ? chunk.content : ''}`;
     const head = splitMessage(text, this.route.limit)[0];
     if (head === undefined) return [];
     const base = `${this.meta.run_id}:m${this.#index}`;

@@ -26,7 +26,12 @@ export type UpdatesAnswer =
 export function readUpdates(status: number, json: unknown): UpdatesAnswer {
   const a = UpdatesAnswerSchema.safeParse(json);
   if (!a.success || !a.data.ok || !a.data.result) {
-    return { kind: 'error', code: a.success ? (a.data.error_code ?? status) : status, description: a.success ? (a.data.description ?? '') : 'not a Bot API answer', retry_after_s: a.success ? (a.data.parameters?.retry_after ?? null) : null };
+    return {
+      kind: 'error',
+      code: a.success ? (a.data.error_code ?? status) : status,
+      description: a.success ? (a.data.description ?? '') : 'not a Bot API answer',
+      retry_after_s: a.success ? (a.data.parameters?.retry_after ?? null) : null,
+    };
   }
   const updates = a.data.result.flatMap((u) => {
     const id = UpdateIdSchema.safeParse(u);

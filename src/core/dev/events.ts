@@ -40,7 +40,9 @@ export function describeDevEvent(e: DevEvent): string | null {
     case 'run.started':
       return `run ${e.run_id} started: ${e.event_type} → ${e.runner_id}`;
     case 'run.delivered':
-      return e.item.type === 'message.completed' ? `run ${e.item.run_id}: ${typeof e.item.message.content === 'string' ? e.item.message.content : JSON.stringify(e.item.message.content)}` : null;
+      return e.item.type === 'message.completed'
+        ? `run ${e.item.run_id}: ${typeof e.item.message.content === 'string' ? e.item.message.content : JSON.stringify(e.item.message.content)}`
+        : null;
     case 'run.observed':
       return `run ${e.run_id}: ${e.notice.type} ${JSON.stringify(e.notice.data)}`;
     case 'api.call':

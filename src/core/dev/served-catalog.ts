@@ -24,7 +24,11 @@ export function judgePlugin(fresh: RunnerCatalog, dir: string): Verdict {
   const found = [...fresh.plugins.values()].find((p) => path.resolve(p.dir) === dir);
   if (skipped.length > 0) return { kind: 'broken', reason: skipped.map((w) => w.replace(`${dir}: skipped plugin: `, '')).join('; ') };
   if (!found) return { kind: 'gone' };
-  return { kind: 'ok', slot: { dir, identity: found.identity, plugin: found, runners: fresh.runners.filter((r) => path.resolve(r.plugin_dir) === dir) }, notes: mine };
+  return {
+    kind: 'ok',
+    slot: { dir, identity: found.identity, plugin: found, runners: fresh.runners.filter((r) => path.resolve(r.plugin_dir) === dir) },
+    notes: mine,
+  };
 }
 
 /** Slots of a catalog, keyed by plugin directory. */

@@ -9,20 +9,29 @@ type Probe = (p: Record<string, unknown>) => boolean;
 const PROBES: ReadonlyArray<readonly [Platform, Probe]> = [
   ['onebot', (p) => typeof p.post_type === 'string' && 'self_id' in p],
   ['telegram', (p) => typeof p.update_id === 'number' || (p.ok === true && Array.isArray(p.result))],
-  ['slack', (p) =>
-    (p.type === 'event_callback' && typeof p.team_id === 'string')
-    || (p.type === 'url_verification' && typeof p.challenge === 'string')
-    || p.type === 'app_rate_limited'],
-  ['discord', (p) =>
-    (typeof p.op === 'number' && 'd' in p)
-    || (typeof p.type === 'number' && typeof p.token === 'string' && typeof p.id === 'string')
-    || (isRecord(p.author) && typeof p.channel_id === 'string')
-    || (typeof p.joined_at === 'string' && isRecord(p.user) && typeof p.guild_id === 'string')],
-  ['lark', (p) =>
-    (p.schema === '2.0' && isRecord(p.header))
-    || (p.type === 'url_verification' && typeof p.challenge === 'string')
-    || (typeof p.encrypt === 'string' && Object.keys(p).length === 1)
-    || (typeof p.uuid === 'string' && p.type === 'event_callback')],
+  [
+    'slack',
+    (p) =>
+      (p.type === 'event_callback' && typeof p.team_id === 'string') ||
+      (p.type === 'url_verification' && typeof p.challenge === 'string') ||
+      p.type === 'app_rate_limited',
+  ],
+  [
+    'discord',
+    (p) =>
+      (typeof p.op === 'number' && 'd' in p) ||
+      (typeof p.type === 'number' && typeof p.token === 'string' && typeof p.id === 'string') ||
+      (isRecord(p.author) && typeof p.channel_id === 'string') ||
+      (typeof p.joined_at === 'string' && isRecord(p.user) && typeof p.guild_id === 'string'),
+  ],
+  [
+    'lark',
+    (p) =>
+      (p.schema === '2.0' && isRecord(p.header)) ||
+      (p.type === 'url_verification' && typeof p.challenge === 'string') ||
+      (typeof p.encrypt === 'string' && Object.keys(p).length === 1) ||
+      (typeof p.uuid === 'string' && p.type === 'event_callback'),
+  ],
   ['generic', (p) => typeof p.event_type === 'string' || 'delivery' in p || ('input' in p && 'source' in p)],
 ];
 
@@ -39,7 +48,9 @@ export function detectPlatform(payload: unknown): Platform {
   if (matches.length === 1 && only !== undefined) return only;
   const all = PROBES.map(([p]) => p).join('|');
   if (matches.length === 0) {
-    const what = isRecord(payload) ? `an object with keys ${Object.keys(payload).slice(0, 8).join(', ') || '(none)'}` : `a JSON ${Array.isArray(payload) ? 'array' : typeof payload}`;
+    const what = isRecord(payload)
+      ? `an object with keys ${Object.keys(payload).slice(0, 8).join(', ') || '(none)'}`
+      : `a JSON ${Array.isArray(payload) ? 'array' : typeof payload}`;
     throw new LbotError('event.invalid', `cannot tell which platform sent this payload (${what}): it matches none of ${all}`, {
       details: { path: [], platform: 'auto', matched: [] },
       hint: `pass --platform ${all} to say what it is`,

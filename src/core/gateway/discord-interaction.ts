@@ -15,7 +15,8 @@ export function normalizeInteraction(value: unknown, base: PayloadPath, raw: unk
   const it = parsePayload('discord', DcInteractionSchema, value, base);
   // PING is Discord checking the endpoint; the route answers PONG.
   if (it.type === 1) return { kind: 'challenge', platform: 'discord', response: { type: 1 } };
-  if (it.type === 4) return { kind: 'ignored', platform: 'discord', reason: 'discord autocomplete interactions must be answered inline within 3 s; not routed' };
+  if (it.type === 4)
+    return { kind: 'ignored', platform: 'discord', reason: 'discord autocomplete interactions must be answered inline within 3 s; not routed' };
   const interactionKind = INTERACTION_KINDS[it.type];
   if (interactionKind === undefined) return { kind: 'ignored', platform: 'discord', reason: `discord interaction type ${it.type} is not routed` };
   const user = it.member?.user ?? it.user;
@@ -23,29 +24,33 @@ export function normalizeInteraction(value: unknown, base: PayloadPath, raw: unk
   if (!it.data) throw invalidPayload('discord', [...base, 'data'], 'is missing (command, component and modal interactions carry data)');
   const subject = interactionKind === 'command' ? commandSubject(it.data, [...base, 'data']) : componentSubject(it.data, [...base, 'data'], interactionKind);
   const botId = effectiveBotId(opts, it.application_id ? `discord:${it.application_id}` : null);
-  return finishEvent('discord', {
-    event_id: platformEventId('discord', botId, ['interaction', it.id]),
-    event_type: 'interaction.invoked',
-    event_time: snowflakeSeconds(it.id),
-    source_event_type: 'INTERACTION_CREATE',
-    bot_id: botId,
-    conversation_id: it.channel_id ? channelConversation(it.channel_id) : null,
-    thread_id: null,
-    actor: discordActor(user, it.member?.nick),
-    subject,
-    input: EMPTY_INPUT,
-    // The interaction token (needed to answer) stays in the raw payload only; it is a credential.
-    delivery: platformDelivery('discord', compact({ interaction_id: it.id, application_id: it.application_id, channel_id: it.channel_id })),
-    data: compact({ interaction: interactionKind, guild_id: it.guild_id, channel_id: it.channel_id }),
-  }, raw, opts);
+  return finishEvent(
+    'discord',
+    {
+      event_id: platformEventId('discord', botId, ['interaction', it.id]),
+      event_type: 'interaction.invoked',
+      event_time: snowflakeSeconds(it.id),
+      source_event_type: 'INTERACTION_CREATE',
+      bot_id: botId,
+      conversation_id: it.channel_id ? channelConversation(it.channel_id) : null,
+      thread_id: null,
+      actor: discordActor(user, it.member?.nick),
+      subject,
+      input: EMPTY_INPUT,
+      // The interaction token (needed to answer) stays in the raw payload only; it is a credential.
+      delivery: platformDelivery('discord', compact({ interaction_id: it.id, application_id: it.application_id, channel_id: it.channel_id })),
+      data: compact({ interaction: interactionKind, guild_id: it.guild_id, channel_id: it.channel_id }),
+    },
+    raw,
+    opts,
+  );
 }
 
 function commandSubject(data: unknown, path: PayloadPath): Subject {
   const cmd = parsePayload('discord', DcCommandDataSchema, data, path);
   const target = cmd.target_id ? cmd.resolved?.messages?.[cmd.target_id] : undefined;
-  const targetMessage: JsonObject | undefined = target && cmd.target_id
-    ? compact({ id: cmd.target_id, content: target.content, author_id: target.author?.id })
-    : undefined;
+  const targetMessage: JsonObject | undefined =
+    target && cmd.target_id ? compact({ id: cmd.target_id, content: target.content, author_id: target.author?.id }) : undefined;
   return {
     subject_type: 'command',
     subject_id: cmd.name,

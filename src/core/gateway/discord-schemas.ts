@@ -84,9 +84,11 @@ export const DcCommandDataSchema = z.looseObject({
   type: z.number().int().default(1),
   options: z.array(OptionSchema).optional(),
   target_id: Snowflake.optional(),
-  resolved: z.looseObject({
-    messages: z.record(z.string(), z.looseObject({ content: z.string().optional(), author: DcUserSchema.optional() })).optional(),
-  }).optional(),
+  resolved: z
+    .looseObject({
+      messages: z.record(z.string(), z.looseObject({ content: z.string().optional(), author: DcUserSchema.optional() })).optional(),
+    })
+    .optional(),
 });
 
 export const DcComponentDataSchema = z.looseObject({

@@ -1,15 +1,7 @@
 // Turns a platform normalizer's draft into a validated envelope: defaults, text rule, options, raw kept apart.
 import { createHash } from 'node:crypto';
 import { LbotError } from '../errors.js';
-import {
-  EventEnvelopeSchema,
-  type Actor,
-  type ArtifactRef,
-  type ContentElement,
-  type Delivery,
-  type JsonObject,
-  type Subject,
-} from '../protocol/event.js';
+import { EventEnvelopeSchema, type Actor, type ArtifactRef, type ContentElement, type Delivery, type JsonObject, type Subject } from '../protocol/event.js';
 import type { GatewayEventType } from './event-types.js';
 import type { NormalizedEvent, NormalizeOptions, Platform } from './types.js';
 
@@ -73,22 +65,13 @@ export function effectiveBotId(opts: NormalizeOptions, fromPayload: string | nul
  * `<platform>:<32 hex>` over the bot id and the platform's identity of the event, so a re-delivery to the
  * same bot gets the same id while the same platform event seen by two bots gets two ids.
  */
-export function platformEventId(
-  platform: Platform,
-  botId: string | null,
-  parts: ReadonlyArray<string | number | null | undefined>,
-): string {
+export function platformEventId(platform: Platform, botId: string | null, parts: ReadonlyArray<string | number | null | undefined>): string {
   const joined = [platform, botId, ...parts].map((p) => (p === null || p === undefined ? '' : String(p))).join('|');
   return `${platform}:${createHash('sha256').update(joined).digest('hex').slice(0, 32)}`;
 }
 
 /** An actor for a platform user (or bot) account. */
-export function userActor(
-  id: string | number,
-  name: string | null,
-  metadata: JsonObject = {},
-  actorType: 'user' | 'bot' | 'channel' = 'user',
-): Actor {
+export function userActor(id: string | number, name: string | null, metadata: JsonObject = {}, actorType: 'user' | 'bot' | 'channel' = 'user'): Actor {
   return { actor_type: actorType, actor_id: String(id), actor_name: name, metadata };
 }
 

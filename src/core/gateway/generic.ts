@@ -26,7 +26,13 @@ function serializedSize(data: unknown): number {
     return jsonByteLength(data);
   } catch (err) {
     // JSON.stringify recurses; hostile nesting (AC-203) must become a refusal, not a crash.
-    if (err instanceof RangeError) throw invalidPayload('generic', ['data'], 'is nested too deeply to serialize', 'flatten data, or store it as an artifact and reference it through raw_ref');
+    if (err instanceof RangeError)
+      throw invalidPayload(
+        'generic',
+        ['data'],
+        'is nested too deeply to serialize',
+        'flatten data, or store it as an artifact and reference it through raw_ref',
+      );
     throw err;
   }
 }

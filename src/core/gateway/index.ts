@@ -7,12 +7,4 @@ export type { RedeliveryFilter, RedeliveryFilterOptions } from './redelivery.js'
 export { GATEWAY_EVENT_TYPES } from './event-types.js';
 export type { GatewayEventType } from './event-types.js';
 export { PLATFORMS, PlatformSchema, PlatformChoiceSchema } from './types.js';
-export type {
-  NormalizeOptions,
-  NormalizeResult,
-  NormalizedChallenge,
-  NormalizedEvent,
-  NormalizedIgnored,
-  Platform,
-  PlatformChoice,
-} from './types.js';
+export type { NormalizeOptions, NormalizeResult, NormalizedChallenge, NormalizedEvent, NormalizedIgnored, Platform, PlatformChoice } from './types.js';

@@ -52,7 +52,12 @@ const ReceiveSchema = z.looseObject({
     mentions: z.array(z.looseObject({ key: z.string(), id: UserIdSchema, name: z.string().optional() })).optional(),
   }),
 });
-const RecalledSchema = z.looseObject({ message_id: z.string().min(1), chat_id: z.string().min(1), recall_time: MsString.optional(), recall_type: z.string().optional() });
+const RecalledSchema = z.looseObject({
+  message_id: z.string().min(1),
+  chat_id: z.string().min(1),
+  recall_time: MsString.optional(),
+  recall_type: z.string().optional(),
+});
 const MemberUsersSchema = z.looseObject({
   chat_id: z.string().min(1),
   operator_id: UserIdSchema.optional(),
@@ -84,10 +89,20 @@ export function normalizeLark(payload: unknown, opts: NormalizeOptions): Normali
     return { kind: 'challenge', platform: 'lark', response: { challenge: parsePayload('lark', ChallengeSchema, payload).challenge } };
   }
   if ('encrypt' in p) {
-    throw invalidPayload('lark', ['encrypt'], 'the body is encrypted', 'decrypt it with the app\'s Encrypt Key before normalizing, or turn encryption off for this endpoint');
+    throw invalidPayload(
+      'lark',
+      ['encrypt'],
+      'the body is encrypted',
+      "decrypt it with the app's Encrypt Key before normalizing, or turn encryption off for this endpoint",
+    );
   }
   if (!('schema' in p) && 'uuid' in p) {
-    throw invalidPayload('lark', ['schema'], 'is missing: this is an event of schema 1.0, which is not supported', 'subscribe to events with schema 2.0 in the Lark developer console');
+    throw invalidPayload(
+      'lark',
+      ['schema'],
+      'is missing: this is an event of schema 1.0, which is not supported',
+      'subscribe to events with schema 2.0 in the Lark developer console',
+    );
   }
   const v2 = parsePayload('lark', V2Schema, payload);
   const ctx: Ctx = { v2, botId: effectiveBotId(opts, `lark:${v2.header.app_id}`), opts, raw: payload };
@@ -104,7 +119,11 @@ export function normalizeLark(payload: unknown, opts: NormalizeOptions): Normali
 
 type Ctx = { v2: V2; botId: string | null; opts: NormalizeOptions; raw: unknown };
 
-function head(ctx: Ctx, eventType: GatewayEventType, eventTime: number | null): Pick<EnvelopeDraft, 'event_id' | 'event_type' | 'event_time' | 'source_event_type' | 'bot_id'> {
+function head(
+  ctx: Ctx,
+  eventType: GatewayEventType,
+  eventTime: number | null,
+): Pick<EnvelopeDraft, 'event_id' | 'event_type' | 'event_time' | 'source_event_type' | 'bot_id'> {
   const { header } = ctx.v2;
   return {
     event_id: platformEventId('lark', ctx.botId, [header.event_type, header.event_id]),
@@ -127,80 +146,105 @@ function messageReceived(ctx: Ctx): NormalizeResult {
   const { sender, message: m } = parsePayload('lark', ReceiveSchema, ctx.v2.event, ['event']);
   if (m.message_type === 'system') return { kind: 'ignored', platform: 'lark', reason: 'lark system messages are not routed' };
   const input = readLarkContent(m.message_type, m.content, ['event', 'message', 'content']);
-  return finishEvent('lark', {
-    ...head(ctx, 'message.received', secondsFromMs(m.create_time)),
-    conversation_id: chat(m.chat_id),
-    thread_id: m.thread_id ? `${chat(m.chat_id)}:thread:${m.thread_id}` : null,
-    actor: larkActor(sender.sender_id, null, sender.sender_type === 'app' ? 'bot' : 'user'),
-    subject: { subject_type: 'message', subject_id: m.message_id, data: {} },
-    input,
-    delivery: platformDelivery('lark', compact({ chat_id: m.chat_id, message_id: m.message_id, root_id: m.root_id, thread_id: m.thread_id })),
-    data: compact({
-      chat_type: m.chat_type,
-      message_type: m.message_type,
-      message_id: m.message_id,
-      mentions: (m.mentions ?? []).map((x) => x.id.open_id),
-      reply_to_message_id: m.parent_id,
-    }),
-  }, ctx.raw, ctx.opts);
+  return finishEvent(
+    'lark',
+    {
+      ...head(ctx, 'message.received', secondsFromMs(m.create_time)),
+      conversation_id: chat(m.chat_id),
+      thread_id: m.thread_id ? `${chat(m.chat_id)}:thread:${m.thread_id}` : null,
+      actor: larkActor(sender.sender_id, null, sender.sender_type === 'app' ? 'bot' : 'user'),
+      subject: { subject_type: 'message', subject_id: m.message_id, data: {} },
+      input,
+      delivery: platformDelivery('lark', compact({ chat_id: m.chat_id, message_id: m.message_id, root_id: m.root_id, thread_id: m.thread_id })),
+      data: compact({
+        chat_type: m.chat_type,
+        message_type: m.message_type,
+        message_id: m.message_id,
+        mentions: (m.mentions ?? []).map((x) => x.id.open_id),
+        reply_to_message_id: m.parent_id,
+      }),
+    },
+    ctx.raw,
+    ctx.opts,
+  );
 }
 
 function messageRecalled(ctx: Ctx): NormalizeResult {
   const r = parsePayload('lark', RecalledSchema, ctx.v2.event, ['event']);
-  return finishEvent('lark', {
-    ...head(ctx, 'message.recalled', r.recall_time ? secondsFromMs(r.recall_time) : null),
-    conversation_id: chat(r.chat_id),
-    thread_id: null,
-    // The payload says what kind of person recalled the message, not who.
-    actor: systemActor(compact({ recall_type: r.recall_type })),
-    subject: { subject_type: 'message', subject_id: r.message_id, data: {} },
-    input: EMPTY_INPUT,
-    delivery: platformDelivery('lark', { chat_id: r.chat_id }),
-    data: compact({ message_id: r.message_id, recall_type: r.recall_type }),
-  }, ctx.raw, ctx.opts);
+  return finishEvent(
+    'lark',
+    {
+      ...head(ctx, 'message.recalled', r.recall_time ? secondsFromMs(r.recall_time) : null),
+      conversation_id: chat(r.chat_id),
+      thread_id: null,
+      // The payload says what kind of person recalled the message, not who.
+      actor: systemActor(compact({ recall_type: r.recall_type })),
+      subject: { subject_type: 'message', subject_id: r.message_id, data: {} },
+      input: EMPTY_INPUT,
+      delivery: platformDelivery('lark', { chat_id: r.chat_id }),
+      data: compact({ message_id: r.message_id, recall_type: r.recall_type }),
+    },
+    ctx.raw,
+    ctx.opts,
+  );
 }
 
 function usersChanged(ctx: Ctx, eventType: GatewayEventType): NormalizeResult {
   const e = parsePayload('lark', MemberUsersSchema, ctx.v2.event, ['event']);
   const first = e.users[0];
   const actor = e.operator_id ? larkActor(e.operator_id) : first ? larkActor(first.user_id, first.name ?? null) : null;
-  return finishEvent('lark', {
-    ...head(ctx, eventType, null),
-    conversation_id: chat(e.chat_id),
-    thread_id: null,
-    actor,
-    subject: { subject_type: 'group', subject_id: e.chat_id, data: { members: e.users.map((u) => u.user_id.open_id) } },
-    input: EMPTY_INPUT,
-    delivery: platformDelivery('lark', eventType === 'group.member_joined' ? { chat_id: e.chat_id } : null),
-    data: { chat_id: e.chat_id },
-  }, ctx.raw, ctx.opts);
+  return finishEvent(
+    'lark',
+    {
+      ...head(ctx, eventType, null),
+      conversation_id: chat(e.chat_id),
+      thread_id: null,
+      actor,
+      subject: { subject_type: 'group', subject_id: e.chat_id, data: { members: e.users.map((u) => u.user_id.open_id) } },
+      input: EMPTY_INPUT,
+      delivery: platformDelivery('lark', eventType === 'group.member_joined' ? { chat_id: e.chat_id } : null),
+      data: { chat_id: e.chat_id },
+    },
+    ctx.raw,
+    ctx.opts,
+  );
 }
 
 function botChanged(ctx: Ctx, eventType: GatewayEventType): NormalizeResult {
   const e = parsePayload('lark', BotMemberSchema, ctx.v2.event, ['event']);
-  return finishEvent('lark', {
-    ...head(ctx, eventType, null),
-    conversation_id: chat(e.chat_id),
-    thread_id: null,
-    actor: e.operator_id ? larkActor(e.operator_id) : null,
-    subject: { subject_type: 'group', subject_id: e.chat_id, data: compact({ name: e.name }) },
-    input: EMPTY_INPUT,
-    delivery: platformDelivery('lark', eventType === 'bot.added' ? { chat_id: e.chat_id } : null),
-    data: { chat_id: e.chat_id },
-  }, ctx.raw, ctx.opts);
+  return finishEvent(
+    'lark',
+    {
+      ...head(ctx, eventType, null),
+      conversation_id: chat(e.chat_id),
+      thread_id: null,
+      actor: e.operator_id ? larkActor(e.operator_id) : null,
+      subject: { subject_type: 'group', subject_id: e.chat_id, data: compact({ name: e.name }) },
+      input: EMPTY_INPUT,
+      delivery: platformDelivery('lark', eventType === 'bot.added' ? { chat_id: e.chat_id } : null),
+      data: { chat_id: e.chat_id },
+    },
+    ctx.raw,
+    ctx.opts,
+  );
 }
 
 function reactionCreated(ctx: Ctx): NormalizeResult {
   const r = parsePayload('lark', ReactionSchema, ctx.v2.event, ['event']);
-  return finishEvent('lark', {
-    ...head(ctx, 'reaction.added', r.action_time ? secondsFromMs(r.action_time) : null),
-    // The reaction event names the message but not its chat.
-    conversation_id: null,
-    thread_id: null,
-    actor: r.user_id ? larkActor(r.user_id, null, r.operator_type === 'app' ? 'bot' : 'user') : null,
-    subject: { subject_type: 'message', subject_id: r.message_id, data: { reactions: [r.reaction_type.emoji_type] } },
-    input: EMPTY_INPUT,
-    delivery: platformDelivery('lark', { message_id: r.message_id }),
-    data: { message_id: r.message_id },
-  }, ctx.raw, ctx.opts);
+  return finishEvent(
+    'lark',
+    {
+      ...head(ctx, 'reaction.added', r.action_time ? secondsFromMs(r.action_time) : null),
+      // The reaction event names the message but not its chat.
+      conversation_id: null,
+      thread_id: null,
+      actor: r.user_id ? larkActor(r.user_id, null, r.operator_type === 'app' ? 'bot' : 'user') : null,
+      subject: { subject_type: 'message', subject_id: r.message_id, data: { reactions: [r.reaction_type.emoji_type] } },
+      input: EMPTY_INPUT,
+      delivery: platformDelivery('lark', { message_id: r.message_id }),
+      data: { message_id: r.message_id },
+    },
+    ctx.raw,
+    ctx.opts,
+  );
 }

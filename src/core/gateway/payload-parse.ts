@@ -25,12 +25,7 @@ export function invalidPayload(platform: Platform, path: PayloadPath, problem: s
 }
 
 /** Parses `value` (found at `basePath` inside the payload) or throws `event.invalid` with the full path. */
-export function parsePayload<S extends z.ZodType>(
-  platform: Platform,
-  schema: S,
-  value: unknown,
-  basePath: PayloadPath = [],
-): z.output<S> {
+export function parsePayload<S extends z.ZodType>(platform: Platform, schema: S, value: unknown, basePath: PayloadPath = []): z.output<S> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const issue = result.error.issues[0];

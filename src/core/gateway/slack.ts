@@ -50,7 +50,11 @@ const MessageSchema = z.looseObject({
 });
 type SlackMessage = z.infer<typeof MessageSchema>;
 const ChangedSchema = z.looseObject({ channel: z.string().min(1), message: MessageSchema.omit({ channel: true }) });
-const DeletedSchema = z.looseObject({ channel: z.string().min(1), deleted_ts: Ts, previous_message: z.looseObject({ user: z.string().optional() }).optional() });
+const DeletedSchema = z.looseObject({
+  channel: z.string().min(1),
+  deleted_ts: Ts,
+  previous_message: z.looseObject({ user: z.string().optional() }).optional(),
+});
 const ReactionSchema = z.looseObject({
   user: z.string().min(1),
   reaction: z.string().min(1),
@@ -58,7 +62,12 @@ const ReactionSchema = z.looseObject({
   item_user: z.string().optional(),
   event_ts: Ts,
 });
-const MemberSchema = z.looseObject({ user: z.string().min(1), channel: z.string().min(1), inviter: z.string().optional(), channel_type: z.string().optional() });
+const MemberSchema = z.looseObject({
+  user: z.string().min(1),
+  channel: z.string().min(1),
+  inviter: z.string().optional(),
+  channel_type: z.string().optional(),
+});
 
 // Message subtypes that are somebody saying something; the rest (joins, topic changes…) are not routed.
 const SPOKEN_SUBTYPES = new Set(['file_share', 'thread_broadcast', 'me_message', 'bot_message']);
@@ -105,7 +114,13 @@ function conversation(ctx: Ctx, channel: string): string {
   return `slack:${ctx.cb.team_id}:${channel}`;
 }
 
-function base(ctx: Ctx, eventType: GatewayEventType, sourceEventType: string, idParts: ReadonlyArray<string | undefined>, ts?: string): Pick<EnvelopeDraft, 'event_id' | 'event_type' | 'event_time' | 'source_event_type' | 'bot_id'> {
+function base(
+  ctx: Ctx,
+  eventType: GatewayEventType,
+  sourceEventType: string,
+  idParts: ReadonlyArray<string | undefined>,
+  ts?: string,
+): Pick<EnvelopeDraft, 'event_id' | 'event_type' | 'event_time' | 'source_event_type' | 'bot_id'> {
   const { cb } = ctx;
   // Slack repeats event_id on retries; the event's own identity is hashed too, for bodies that lack event_id.
   return {
@@ -128,47 +143,59 @@ function messageEvent(ctx: Ctx, subtype: string | undefined): NormalizeResult {
   }
   if (subtype === 'message_deleted') {
     const del = parsePayload('slack', DeletedSchema, inner, ['event']);
-    return finishEvent('slack', {
-      ...base(ctx, 'message.recalled', 'message.message_deleted', [del.channel, del.deleted_ts], del.deleted_ts),
-      conversation_id: conversation(ctx, del.channel),
-      thread_id: null,
-      // Slack does not say who deleted the message; the previous author is kept as a hint only.
-      actor: systemActor(),
-      subject: { subject_type: 'message', subject_id: del.deleted_ts, data: compact({ author_id: del.previous_message?.user }) },
-      input: EMPTY_INPUT,
-      delivery: platformDelivery('slack', { channel: del.channel }),
-      data: { channel: del.channel },
-    }, ctx.raw, ctx.opts);
+    return finishEvent(
+      'slack',
+      {
+        ...base(ctx, 'message.recalled', 'message.message_deleted', [del.channel, del.deleted_ts], del.deleted_ts),
+        conversation_id: conversation(ctx, del.channel),
+        thread_id: null,
+        // Slack does not say who deleted the message; the previous author is kept as a hint only.
+        actor: systemActor(),
+        subject: { subject_type: 'message', subject_id: del.deleted_ts, data: compact({ author_id: del.previous_message?.user }) },
+        input: EMPTY_INPUT,
+        delivery: platformDelivery('slack', { channel: del.channel }),
+        data: { channel: del.channel },
+      },
+      ctx.raw,
+      ctx.opts,
+    );
   }
   return ignored(`slack message subtype ${subtype} is not routed`);
 }
 
 function spoken(ctx: Ctx, msg: SlackMessage, sourceEventType: string, mentioned: boolean, eventType: GatewayEventType = 'message.received'): NormalizeResult {
   const contents: ContentElement[] = msg.text !== undefined && msg.text !== '' ? [textContent(msg.text)] : [];
-  const attachments: ArtifactRef[] = (msg.files ?? []).map((f) => platformArtifact('slack', {
-    artifact_type: f.mimetype?.startsWith('image/') ? 'image' : 'file',
-    id: f.id,
-    url: f.url_private ?? null,
-    name: f.name ?? null,
-    mime_type: f.mimetype ?? null,
-    size: f.size ?? null,
-  }));
-  const actorId = msg.user ?? msg.bot_id;
-  return finishEvent('slack', {
-    ...base(ctx, eventType, sourceEventType, [msg.channel, msg.ts], msg.ts),
-    conversation_id: conversation(ctx, msg.channel),
-    thread_id: msg.thread_ts ? `${conversation(ctx, msg.channel)}:thread:${msg.thread_ts}` : null,
-    actor: actorId ? userActor(actorId, null, {}, msg.bot_id !== undefined ? 'bot' : 'user') : null,
-    subject: { subject_type: 'message', subject_id: msg.ts, data: {} },
-    input: { contents, attachments },
-    delivery: platformDelivery('slack', compact({ channel: msg.channel, ts: msg.ts, thread_ts: msg.thread_ts })),
-    data: compact({
-      channel: msg.channel,
-      channel_type: msg.channel_type,
-      mentions: mentionsIn(msg.text ?? ''),
-      mentioned: mentioned || undefined,
+  const attachments: ArtifactRef[] = (msg.files ?? []).map((f) =>
+    platformArtifact('slack', {
+      artifact_type: f.mimetype?.startsWith('image/') ? 'image' : 'file',
+      id: f.id,
+      url: f.url_private ?? null,
+      name: f.name ?? null,
+      mime_type: f.mimetype ?? null,
+      size: f.size ?? null,
     }),
-  }, ctx.raw, ctx.opts);
+  );
+  const actorId = msg.user ?? msg.bot_id;
+  return finishEvent(
+    'slack',
+    {
+      ...base(ctx, eventType, sourceEventType, [msg.channel, msg.ts], msg.ts),
+      conversation_id: conversation(ctx, msg.channel),
+      thread_id: msg.thread_ts ? `${conversation(ctx, msg.channel)}:thread:${msg.thread_ts}` : null,
+      actor: actorId ? userActor(actorId, null, {}, msg.bot_id !== undefined ? 'bot' : 'user') : null,
+      subject: { subject_type: 'message', subject_id: msg.ts, data: {} },
+      input: { contents, attachments },
+      delivery: platformDelivery('slack', compact({ channel: msg.channel, ts: msg.ts, thread_ts: msg.thread_ts })),
+      data: compact({
+        channel: msg.channel,
+        channel_type: msg.channel_type,
+        mentions: mentionsIn(msg.text ?? ''),
+        mentioned: mentioned || undefined,
+      }),
+    },
+    ctx.raw,
+    ctx.opts,
+  );
 }
 
 /** User ids mentioned as `<@U123>` or `<@U123|name>` in Slack message text. */
@@ -179,29 +206,39 @@ function mentionsIn(text: string): string[] {
 function reactionAdded(ctx: Ctx): NormalizeResult {
   const r = parsePayload('slack', ReactionSchema, ctx.cb.event, ['event']);
   const channel = r.item.type === 'message' ? r.item.channel : undefined;
-  return finishEvent('slack', {
-    ...base(ctx, 'reaction.added', 'reaction_added', [r.user, r.reaction, channel, r.item.ts, r.event_ts], r.event_ts),
-    conversation_id: channel ? conversation(ctx, channel) : null,
-    thread_id: null,
-    actor: userActor(r.user, null),
-    subject: { subject_type: r.item.type, subject_id: r.item.ts ?? null, data: compact({ reactions: [r.reaction], author_id: r.item_user }) },
-    input: EMPTY_INPUT,
-    delivery: platformDelivery('slack', channel ? compact({ channel, ts: r.item.ts }) : null),
-    data: compact({ channel, reaction: r.reaction }),
-  }, ctx.raw, ctx.opts);
+  return finishEvent(
+    'slack',
+    {
+      ...base(ctx, 'reaction.added', 'reaction_added', [r.user, r.reaction, channel, r.item.ts, r.event_ts], r.event_ts),
+      conversation_id: channel ? conversation(ctx, channel) : null,
+      thread_id: null,
+      actor: userActor(r.user, null),
+      subject: { subject_type: r.item.type, subject_id: r.item.ts ?? null, data: compact({ reactions: [r.reaction], author_id: r.item_user }) },
+      input: EMPTY_INPUT,
+      delivery: platformDelivery('slack', channel ? compact({ channel, ts: r.item.ts }) : null),
+      data: compact({ channel, reaction: r.reaction }),
+    },
+    ctx.raw,
+    ctx.opts,
+  );
 }
 
 function memberEvent(ctx: Ctx, type: 'member_joined_channel' | 'member_left_channel'): NormalizeResult {
   const m = parsePayload('slack', MemberSchema, ctx.cb.event, ['event']);
   const joined = type === 'member_joined_channel';
-  return finishEvent('slack', {
-    ...base(ctx, joined ? 'group.member_joined' : 'member.left', type, [m.user, m.channel]),
-    conversation_id: conversation(ctx, m.channel),
-    thread_id: null,
-    actor: userActor(m.inviter ?? m.user, null),
-    subject: { subject_type: 'group', subject_id: m.channel, data: { members: [m.user] } },
-    input: EMPTY_INPUT,
-    delivery: platformDelivery('slack', joined ? { channel: m.channel } : null),
-    data: compact({ channel: m.channel, channel_type: m.channel_type }),
-  }, ctx.raw, ctx.opts);
+  return finishEvent(
+    'slack',
+    {
+      ...base(ctx, joined ? 'group.member_joined' : 'member.left', type, [m.user, m.channel]),
+      conversation_id: conversation(ctx, m.channel),
+      thread_id: null,
+      actor: userActor(m.inviter ?? m.user, null),
+      subject: { subject_type: 'group', subject_id: m.channel, data: { members: [m.user] } },
+      input: EMPTY_INPUT,
+      delivery: platformDelivery('slack', joined ? { channel: m.channel } : null),
+      data: compact({ channel: m.channel, channel_type: m.channel_type }),
+    },
+    ctx.raw,
+    ctx.opts,
+  );
 }

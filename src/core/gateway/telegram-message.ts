@@ -17,7 +17,18 @@ const ARTIFACT_TYPE: Record<(typeof MEDIA_KEYS)[number], string> = {
 
 /** Content keys that make a message worth routing as `message.received`. */
 export const CONTENT_KEYS = [
-  'text', 'caption', ...MEDIA_KEYS, 'location', 'venue', 'contact', 'poll', 'dice', 'game', 'story', 'invoice', 'paid_media',
+  'text',
+  'caption',
+  ...MEDIA_KEYS,
+  'location',
+  'venue',
+  'contact',
+  'poll',
+  'dice',
+  'game',
+  'story',
+  'invoice',
+  'paid_media',
 ] as const;
 
 export type TelegramInput = {

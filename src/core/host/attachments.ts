@@ -39,10 +39,24 @@ function registration(a: ArtifactRef, e: EventEnvelope, run: { run_id: string; r
     return { ...base, mime_type: a.mime_type ?? decoded.mime, size_bytes: decoded.bytes.length, metadata, content: decoded.bytes };
   }
   if (a.url) {
-    return { ...base, mime_type: a.mime_type ?? null, size_bytes: a.size ?? null, metadata: { ...metadata, url: a.url }, storage_type: 'url', storage_key: a.url };
+    return {
+      ...base,
+      mime_type: a.mime_type ?? null,
+      size_bytes: a.size ?? null,
+      metadata: { ...metadata, url: a.url },
+      storage_type: 'url',
+      storage_key: a.url,
+    };
   }
   if (a.id) {
-    return { ...base, mime_type: a.mime_type ?? null, size_bytes: a.size ?? null, metadata: { ...metadata, platform_ref_id: a.id }, storage_type: 'platform_ref', storage_key: a.id };
+    return {
+      ...base,
+      mime_type: a.mime_type ?? null,
+      size_bytes: a.size ?? null,
+      metadata: { ...metadata, platform_ref_id: a.id },
+      storage_type: 'platform_ref',
+      storage_key: a.id,
+    };
   }
   return { ...base, mime_type: a.mime_type ?? null, size_bytes: a.size ?? null, metadata, storage_type: 'metadata_only', storage_key: null };
 }

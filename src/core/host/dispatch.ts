@@ -37,10 +37,14 @@ export function soleRunner({ runners, warnings }: RunnerChoice, from: string): R
   const defaults = runners.filter((r) => r.runner_name === 'default');
   const [def] = defaults;
   if (defaults.length === 1 && def) return def;
-  throw new LbotError('runner.not_found', `no runner to pick in ${from}: ${runners.length === 0 ? 'it has no valid runner' : 'it has several; pass --runner'}`, {
-    details: { from, runners: runners.map((r) => r.id), warnings: [...warnings] },
-    hint: 'pass --runner ID',
-  });
+  throw new LbotError(
+    'runner.not_found',
+    `no runner to pick in ${from}: ${runners.length === 0 ? 'it has no valid runner' : 'it has several; pass --runner'}`,
+    {
+      details: { from, runners: runners.map((r) => r.id), warnings: [...warnings] },
+      hint: 'pass --runner ID',
+    },
+  );
 }
 
 /** The binding that runs the event, before the runner config the caller passed is applied. */
@@ -50,7 +54,9 @@ function chooseBinding(req: DispatchRequest): Binding {
     const { binding, source } = req.binding;
     if (runner === undefined || runner === binding.runner_id) return binding;
     if (source === 'configured') {
-      throw new LbotError('invalid_argument', `binding ${binding.binding_id} runs ${binding.runner_id}; runner ${runner} cannot replace it`, { details: { path: ['runner_id'] } });
+      throw new LbotError('invalid_argument', `binding ${binding.binding_id} runs ${binding.runner_id}; runner ${runner} cannot replace it`, {
+        details: { path: ['runner_id'] },
+      });
     }
     return { ...binding, runner_id: runner };
   }

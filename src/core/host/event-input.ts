@@ -53,7 +53,14 @@ export function parseEnvelope(value: unknown, source: string, maxDataBytes: numb
  * With `auto`, anything that looks like an envelope (or like no platform) is checked as an envelope,
  * so a broken envelope is reported field by field.
  */
-export function parseEventItem(value: unknown, source: string, maxDataBytes: number, platform: PlatformChoice, index: number | null, normalize?: Normalize): EventInput {
+export function parseEventItem(
+  value: unknown,
+  source: string,
+  maxDataBytes: number,
+  platform: PlatformChoice,
+  index: number | null,
+  normalize?: Normalize,
+): EventInput {
   const matched = platform === 'auto' ? matchingPlatforms(value) : [];
   if (platform === 'generic' || (platform === 'auto' && (matched.length === 0 || matched.includes('generic')))) {
     return { envelope: parseEnvelope(value, source, maxDataBytes, index) };
@@ -62,7 +69,9 @@ export function parseEventItem(value: unknown, source: string, maxDataBytes: num
   const result = normalize(platform, value);
   if (result.kind !== 'event') {
     const what = result.kind === 'challenge' ? 'a URL-verification handshake' : `ignored (${result.reason})`;
-    throw new LbotError('event.invalid', `${source}${index === null ? '' : `[${index}]`}: this ${result.platform} payload is ${what}, not an event`, { details: { path: [], platform: result.platform } });
+    throw new LbotError('event.invalid', `${source}${index === null ? '' : `[${index}]`}: this ${result.platform} payload is ${what}, not an event`, {
+      details: { path: [], platform: result.platform },
+    });
   }
   return { envelope: parseEnvelope(result.envelope, source, maxDataBytes, index), raw: result.raw };
 }
@@ -84,6 +93,7 @@ export function eventsFromJson(raw: unknown, source: string, maxDataBytes: numbe
     if (raw.length === 0) throw new LbotError('event.invalid', `${source}: the event array is empty`, { details: { path: [], file: source } });
     return raw.map((item, i) => parseEventItem(item, source, maxDataBytes, platform, i, normalize));
   }
-  if (!isRecord(raw)) throw new LbotError('event.invalid', `${source}: expected an event object or an array of events`, { details: { path: [], file: source } });
+  if (!isRecord(raw))
+    throw new LbotError('event.invalid', `${source}: expected an event object or an array of events`, { details: { path: [], file: source } });
   return [parseEventItem(raw, source, maxDataBytes, platform, null, normalize)];
 }

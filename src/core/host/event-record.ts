@@ -3,7 +3,9 @@ import type { EventEnvelope } from '../protocol/event.js';
 import type { EventLogAppend, StateContextColumns } from '../stores/types.js';
 
 /** The context columns every event-log row of a run shares. */
-export function eventColumns(e: EventEnvelope): Pick<EventLogAppend, 'bot_id' | 'workspace_id' | 'conversation_id' | 'thread_id' | 'actor_type' | 'actor_id' | 'actor_name'> {
+export function eventColumns(
+  e: EventEnvelope,
+): Pick<EventLogAppend, 'bot_id' | 'workspace_id' | 'conversation_id' | 'thread_id' | 'actor_type' | 'actor_id' | 'actor_name'> {
   return {
     bot_id: e.bot_id,
     workspace_id: e.workspace_id,

@@ -56,7 +56,6 @@ export type RunRequest = {
   onObserved?(run_id: string, notice: ObservedNotice): void;
 };
 
-
 export type Host = {
   run(req: RunRequest): Promise<RunOutcome>;
   /**

@@ -52,7 +52,9 @@ export function createHost(deps: HostDeps): Host {
   // A run whose audit could not be written does not end `completed`: it fails with the store error.
   const auditFailures = new Map<string, unknown>();
   const auditFailed = (err: unknown, run_ids: readonly string[]) => {
-    deps.warn(`writing the audit of proxy calls failed${run_ids.length ? ` (runs ${run_ids.join(', ')})` : ''}: ${err instanceof Error ? err.message : String(err)}`);
+    deps.warn(
+      `writing the audit of proxy calls failed${run_ids.length ? ` (runs ${run_ids.join(', ')})` : ''}: ${err instanceof Error ? err.message : String(err)}`,
+    );
     for (const id of run_ids) if (!auditFailures.has(id)) auditFailures.set(id, err);
   };
   const writeNow = (run_ids: readonly string[], write: () => void) => {
@@ -96,7 +98,15 @@ export function createHost(deps: HostDeps): Host {
     const runner_id = run.target.descriptor.id;
     const outcome: RunOutcome = { run_id, runner_id, binding_id: session.binding_id, event_id: event.event_id, status: 'failed', error: null, reply: null };
     let stderrTail: string | null = null;
-    deps.stores.runs.create({ run_id, runner_id, binding_id: session.binding_id, event_id: event.event_id, conversation_id: event.conversation_id, started_at: session.started_at, ...(deps.owner ? { owner: deps.owner } : {}) });
+    deps.stores.runs.create({
+      run_id,
+      runner_id,
+      binding_id: session.binding_id,
+      event_id: event.event_id,
+      conversation_id: event.conversation_id,
+      started_at: session.started_at,
+      ...(deps.owner ? { owner: deps.owner } : {}),
+    });
     for (const w of run.warnings) warnRun(run_id, w);
     if (run.tools) tables.set(run_id, run.tools);
     sessions.register(session);
@@ -153,7 +163,9 @@ export function createHost(deps: HostDeps): Host {
   async function run(req: RunRequest): Promise<RunOutcome> {
     if (closing) throw new LbotError('cancelled', 'the host is shutting down');
     if (!deps.config.plugins.enabled) {
-      throw new LbotError('plugins.disabled', 'runner plugins are disabled (plugins.enabled = false)', { hint: 'unset LBOT__PLUGINS__ENABLED or set plugins.enabled to true' });
+      throw new LbotError('plugins.disabled', 'runner plugins are disabled (plugins.enabled = false)', {
+        hint: 'unset LBOT__PLUGINS__ENABLED or set plugins.enabled to true',
+      });
     }
     const catalog = await deps.catalog();
     const target = runTarget(catalog, req.binding);

@@ -24,7 +24,8 @@ export function migrateLegacyConfig(input: unknown, bindingId: string): Binding 
   const runner = ai && isRecord(ai.runner) ? ai.runner : null;
   if (!ai || !runner) throw new LbotError('invalid_argument', 'legacy config has no ai.runner block', { details: { path: ['ai', 'runner'] } });
   const raw = typeof runner.id === 'string' && runner.id ? runner.id : typeof runner.runner === 'string' && runner.runner ? runner.runner : null;
-  if (!raw) throw new LbotError('invalid_argument', 'legacy config names no runner (ai.runner.id or ai.runner.runner)', { details: { path: ['ai', 'runner'] } });
+  if (!raw)
+    throw new LbotError('invalid_argument', 'legacy config names no runner (ai.runner.id or ai.runner.runner)', { details: { path: ['ai', 'runner'] } });
   const runnerId = mapName(raw);
   const stored = isRecord(ai.runner_config) && isRecord(ai.runner_config[runnerId]) ? ai.runner_config[runnerId] : null;
   const legacyName = legacyNamesFor(runnerId).find((n) => isRecord(ai[n]));

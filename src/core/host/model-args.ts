@@ -39,7 +39,10 @@ export function resolveExtraArgs(model: ModelConfig, callArgs: JsonObject): Json
   for (const [key, value] of Object.entries(model.extra_args)) if (!HOST_OWNED.has(key)) out[key] = value;
   for (const [key, value] of Object.entries(callArgs)) {
     const refuse = (why: string) =>
-      new ApiError('invalid_argument', `extra_args.${key}: ${why}`, 'extra_arg_not_allowed', { key, allowed: [...Object.keys(ALLOWED), ...model.allowed_extra_args] });
+      new ApiError('invalid_argument', `extra_args.${key}: ${why}`, 'extra_arg_not_allowed', {
+        key,
+        allowed: [...Object.keys(ALLOWED), ...model.allowed_extra_args],
+      });
     if (HOST_OWNED.has(key)) throw refuse('set by the host, not by a runner');
     const schema = ALLOWED[key];
     if (!schema) {

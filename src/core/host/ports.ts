@@ -96,7 +96,12 @@ export interface ModelProvider {
   stream(req: ModelCall, onChunk: (chunk: JsonObject) => void): Promise<ModelReply>;
   rerank(req: Bounded & { query: string; documents: string[]; top_n?: number | null | undefined }): Promise<Array<{ index: number; relevance_score: number }>>;
   embed(req: Bounded & { input: string[] }): Promise<{ embeddings: number[][]; model: string | null; usage: ModelUsage | null }>;
-  countTokens(req: { model_id: string; messages: Message[]; text?: string | undefined; tools: JsonObject[] }): Promise<{ tokens: number; context_window: number | null; tokenizer: string }>;
+  countTokens(req: {
+    model_id: string;
+    messages: Message[];
+    text?: string | undefined;
+    tools: JsonObject[];
+  }): Promise<{ tokens: number; context_window: number | null; tokenizer: string }>;
 }
 
 /** A tool visible to runners through the tool manager (native, skill, MCP or plugin tool). */

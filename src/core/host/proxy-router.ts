@@ -94,7 +94,12 @@ function checkResource(session: RunSession, resource: string, params: Record<str
     if (!isResourceAllowed(session, kind, id)) {
       // docs/tools.md: a name that is not in the run's tool table at all is not_found, not unauthorized.
       if (kind === 'tool' && !knownTool(id)) throw new ApiError('not_found', `tool ${id} not found`, 'tool_not_found', { tool_name: id });
-      throw new ApiError('unauthorized', `${kind === 'storage' ? 'storage area' : kind} ${id} is not authorized for this agent run`, 'resource_not_authorized', { [kind]: id });
+      throw new ApiError(
+        'unauthorized',
+        `${kind === 'storage' ? 'storage area' : kind} ${id} is not authorized for this agent run`,
+        'resource_not_authorized',
+        { [kind]: id },
+      );
     }
   };
   if (resource === 'model') check('model', 'model_id');
@@ -137,7 +142,10 @@ export class ProxyRouter {
     try {
       await this.record(call, claimed, { action: method, resource, decision: outcome.ok ? 'allowed' : 'denied', code: outcome.ok ? null : outcome.error.code });
     } catch {
-      outcome = { ok: false, error: new ApiError('runtime_error', `${method}: the audit of this call could not be written; the call is refused`, 'audit_failed', {}, true) };
+      outcome = {
+        ok: false,
+        error: new ApiError('runtime_error', `${method}: the audit of this call could not be written; the call is refused`, 'audit_failed', {}, true),
+      };
     }
     const wire = outcome.ok ? { ok: true as const, result: outcome.result } : { ok: false as const, error: outcome.error.toWire() };
     this.deps.observe?.({ run_id: claimed, caller_plugin: call.caller_plugin, action: method, params: call.params, outcome: wire });
@@ -151,7 +159,8 @@ export class ProxyRouter {
     if (!parsed.success) {
       const issue = firstIssue(parsed.error, 'params');
       const { path } = issue;
-      const reason = path[0] === 'run_id' || issue.code === 'invalid_type' ? 'missing_argument' : path.some((p) => p.endsWith('cursor')) ? 'bad_cursor' : 'bad_argument';
+      const reason =
+        path[0] === 'run_id' || issue.code === 'invalid_type' ? 'missing_argument' : path.some((p) => p.endsWith('cursor')) ? 'bad_cursor' : 'bad_argument';
       const scopeReason = path[0] === 'scope' ? 'bad_scope' : reason;
       throw new ApiError('invalid_argument', `${method}: ${issue.text}`, scopeReason, { path });
     }
@@ -184,7 +193,7 @@ export class ProxyRouter {
     if (owned && owned.plugin_identity === call.caller_plugin) return await this.deps.audit(claimed, full);
     const live = this.deps.sessions.byPlugin(call.caller_plugin);
     if (live.length > 0) {
-      await Promise.all(live.map((s) => this.deps.audit(s.run_id, full)));
+      for (const s of live) await this.deps.audit(s.run_id, full);
       return;
     }
     const runner = claimed ? this.deps.runnerOf(claimed) : null;

@@ -18,7 +18,6 @@ export function protocolError(message: string, details: Record<string, unknown> 
   return new LbotError('runner.protocol_error', message, { details });
 }
 
-
 /** Plain text of a message or chunk: the string content, or its text elements joined by a space. */
 export function messageText(m: Pick<Message, 'content'>): string | null {
   if (typeof m.content === 'string') return m.content;
@@ -101,7 +100,12 @@ export function normalizeResult(result: RunResult & { type: string }, sizeBytes:
     case 'run.failed': {
       const f = RunFailedDataSchema.safeParse(data);
       const d = f.success ? f.data : { retryable: false };
-      return { kind: 'failed', error: ('error' in d && d.error) || ('message' in d && d.message) || 'Unknown error', code: ('code' in d && d.code) || 'unknown', retryable: d.retryable };
+      return {
+        kind: 'failed',
+        error: ('error' in d && d.error) || ('message' in d && d.message) || 'Unknown error',
+        code: ('code' in d && d.code) || 'unknown',
+        retryable: d.retryable,
+      };
     }
     case 'tool.call.started':
     case 'tool.call.completed':

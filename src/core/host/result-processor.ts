@@ -5,12 +5,7 @@ import type { Binding } from '../protocol/binding.js';
 import { StateScopeSchema } from '../protocol/binding.js';
 import type { Message, MessageChunk } from '../protocol/context.js';
 import type { EventEnvelope, JsonObject } from '../protocol/event.js';
-import {
-  ActionRequestedDataSchema,
-  ArtifactCreatedDataSchema,
-  MAX_ARTIFACT_INLINE_BYTES,
-  StateUpdatedDataSchema,
-} from '../protocol/results.js';
+import { ActionRequestedDataSchema, ArtifactCreatedDataSchema, MAX_ARTIFACT_INLINE_BYTES, StateUpdatedDataSchema } from '../protocol/results.js';
 import type { ObservedNotice, Stores } from '../stores/types.js';
 import { LbotError } from '../errors.js';
 import { isRecord } from '../json.js';
@@ -41,7 +36,6 @@ export type ProcessorDeps = {
   observe(notice: ObservedNotice): void;
   warn(message: string): void;
 };
-
 
 export class ResultProcessor {
   #pendingRefs: JsonObject[] = [];
@@ -87,7 +81,8 @@ export class ResultProcessor {
       case 'delta':
         this.#produced++;
         this.#lastDelta = typeof n.chunk.content === 'string' ? n.chunk.content : messageText(n.chunk);
-        if (this.d.streaming && this.d.binding.delivery_policy.enable_reply) this.d.deliver({ type: 'message.delta', run_id: this.d.session.run_id, chunk: n.chunk });
+        if (this.d.streaming && this.d.binding.delivery_policy.enable_reply)
+          this.d.deliver({ type: 'message.delta', run_id: this.d.session.run_id, chunk: n.chunk });
         return;
       case 'message':
         this.onMessage(n.message);

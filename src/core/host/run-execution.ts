@@ -25,7 +25,14 @@ type Ending =
   | { kind: 'timeout' }
   | { kind: 'cancelled' };
 
-export async function executeRun(env: ExecuteEnv, conn: PluginConnection, session: RunSession, req: ExecuteRequest, processor: ResultProcessor, context: RunContext): Promise<{ status: Exclude<RunStatus, 'running'>; error: ErrorValue | null }> {
+export async function executeRun(
+  env: ExecuteEnv,
+  conn: PluginConnection,
+  session: RunSession,
+  req: ExecuteRequest,
+  processor: ResultProcessor,
+  context: RunContext,
+): Promise<{ status: Exclude<RunStatus, 'running'>; error: ErrorValue | null }> {
   const { clock, sessions, graceMs, warnRun } = env;
   let settle!: (e: Ending) => void;
   const ending = new Promise<Ending>((resolve) => (settle = resolve));
@@ -89,7 +96,10 @@ export async function executeRun(env: ExecuteEnv, conn: PluginConnection, sessio
     case 'reply':
       if (end.status === 'cancelled') return { status: 'cancelled', error: cancelledError() };
       if (end.status === 'failed') {
-        return { status: 'failed', error: { code: 'runner.error', message: 'the runner ended the run with status failed and no run.failed result', retryable: false, details: {} } };
+        return {
+          status: 'failed',
+          error: { code: 'runner.error', message: 'the runner ended the run with status failed and no run.failed result', retryable: false, details: {} },
+        };
       }
       return processor.produced > 0 ? { status: 'completed', error: null } : { status: 'failed', error: noOutput() };
     case 'error':
@@ -100,7 +110,12 @@ export async function executeRun(env: ExecuteEnv, conn: PluginConnection, sessio
       const secs = Math.round(((session.deadline_at ?? 0) - session.started_at) * 10) / 10;
       return {
         status: 'timed_out',
-        error: { code: 'runner.timeout', message: `runner ${session.runner_id} exceeded its deadline of ${secs}s and was stopped (cancel, then ${graceMs} ms grace)`, retryable: true, details: { deadline_at: session.deadline_at } },
+        error: {
+          code: 'runner.timeout',
+          message: `runner ${session.runner_id} exceeded its deadline of ${secs}s and was stopped (cancel, then ${graceMs} ms grace)`,
+          retryable: true,
+          details: { deadline_at: session.deadline_at },
+        },
       };
     }
     case 'cancelled':

@@ -33,7 +33,10 @@ export function runTarget(catalog: RunnerCatalog, binding: Binding): RunTarget {
     return { descriptor, identity: pluginIdentity(descriptor), config: normalizeRunnerConfig(descriptor.config_schema, binding.runner_config) };
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;
-    throw new LbotError('invalid_argument', err.message, { details: { reason: err.reason, ...err.extra }, hint: 'fix the binding config (--config) to match the runner config schema' });
+    throw new LbotError('invalid_argument', err.message, {
+      details: { reason: err.reason, ...err.extra },
+      hint: 'fix the binding config (--config) to match the runner config schema',
+    });
   }
 }
 
@@ -75,10 +78,20 @@ function withRawRef(stores: Stores, event: EventEnvelope, raw: unknown, run_id: 
 }
 
 /** The tool table, built only for runs that may call tools at all; its box session follows the conversation (else the actor). */
-async function toolTable(deps: SetupDeps, binding: Binding, descriptor: RunnerDescriptor, event: EventEnvelope, run_id: string): Promise<ToolProvider | undefined> {
+async function toolTable(
+  deps: SetupDeps,
+  binding: Binding,
+  descriptor: RunnerDescriptor,
+  event: EventEnvelope,
+  run_id: string,
+): Promise<ToolProvider | undefined> {
   const mayUseTools = descriptor.permissions.tools.length > 0 && (binding.resource_policy.allowed_tool_names?.length ?? 0) > 0;
   if (!deps.tools || !mayUseTools) return undefined;
-  const launcher = event.conversation_id ? { launcher_type: 'conversation', launcher_id: event.conversation_id } : event.actor?.actor_id ? { launcher_type: 'actor', launcher_id: event.actor.actor_id } : null;
+  const launcher = event.conversation_id
+    ? { launcher_type: 'conversation', launcher_id: event.conversation_id }
+    : event.actor?.actor_id
+      ? { launcher_type: 'actor', launcher_id: event.actor.actor_id }
+      : null;
   const vars = launcher ? { ...launcher, conversation_id: event.conversation_id, sender_id: event.actor?.actor_id ?? null } : undefined;
   return deps.tools({ binding, run_id, ...(vars ? { vars } : {}) });
 }
@@ -105,7 +118,13 @@ export async function prepareRun(deps: SetupDeps, req: RunRequest, target: RunTa
   const event = withRawRef(deps.stores, req.event, req.raw, run_id, descriptor.id);
   const tools = await toolTable(deps, binding, descriptor, event, run_id);
   const warnings: string[] = [];
-  const resources = buildResources(descriptor, binding, config, { models: deps.config.models, knowledgeBases: deps.knowledgeBases ?? [], tools: (await tools?.list()) ?? [] }, (m) => warnings.push(m));
+  const resources = buildResources(
+    descriptor,
+    binding,
+    config,
+    { models: deps.config.models, knowledgeBases: deps.knowledgeBases ?? [], tools: (await tools?.list()) ?? [] },
+    (m) => warnings.push(m),
+  );
   const bindingId = bindingIdentity(binding);
   const scope_keys = buildScopeKeys(descriptor.id, bindingId, event);
   const deadline_at = computeDeadline(config, nowMs);

@@ -37,9 +37,7 @@ function normalizeFallback(value: unknown): { primary: string; fallbacks: string
   if (typeof value === 'string') return isSentinel(value) ? undefined : { primary: value, fallbacks: [] };
   if (!isRecord(value)) return undefined;
   const primary = typeof value.primary === 'string' && !isSentinel(value.primary) ? value.primary : '';
-  const fallbacks = Array.isArray(value.fallbacks)
-    ? value.fallbacks.filter((f): f is string => typeof f === 'string' && !isSentinel(f))
-    : [];
+  const fallbacks = Array.isArray(value.fallbacks) ? value.fallbacks.filter((f): f is string => typeof f === 'string' && !isSentinel(f)) : [];
   return { primary, fallbacks };
 }
 

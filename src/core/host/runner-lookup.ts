@@ -20,16 +20,24 @@ export function lookupRunner(catalog: RunnerCatalog, runnerId: string, boundPlug
   }
   const identity = pluginIdentity(parts);
   if (boundPlugins !== null && !boundPlugins.includes(identity)) {
-    throw new LbotError('runner.not_authorized', `runner ${runnerId} is not authorized for this binding: plugin ${identity} is not in bound_plugins [${boundPlugins.join(', ')}]`, {
-      details: { runner_id: runnerId, bound_plugins: [...boundPlugins] },
-    });
+    throw new LbotError(
+      'runner.not_authorized',
+      `runner ${runnerId} is not authorized for this binding: plugin ${identity} is not in bound_plugins [${boundPlugins.join(', ')}]`,
+      {
+        details: { runner_id: runnerId, bound_plugins: [...boundPlugins] },
+      },
+    );
   }
   if (!descriptor.compatible) {
     const supported = SUPPORTED_PROTOCOL_VERSIONS.join(', ');
-    throw new LbotError('runner.protocol_error', `runner ${runnerId} speaks protocol version ${descriptor.protocol_version}; this host supports protocol version ${supported}`, {
-      details: { runner_id: runnerId, protocol_version: descriptor.protocol_version, supported: [...SUPPORTED_PROTOCOL_VERSIONS] },
-      hint: `set spec.protocol_version to "${supported}" in the runner's component YAML, or upgrade lbot`,
-    });
+    throw new LbotError(
+      'runner.protocol_error',
+      `runner ${runnerId} speaks protocol version ${descriptor.protocol_version}; this host supports protocol version ${supported}`,
+      {
+        details: { runner_id: runnerId, protocol_version: descriptor.protocol_version, supported: [...SUPPORTED_PROTOCOL_VERSIONS] },
+        hint: `set spec.protocol_version to "${supported}" in the runner's component YAML, or upgrade lbot`,
+      },
+    );
   }
   return descriptor;
 }

@@ -41,9 +41,19 @@ export function buildScopeKeys(runnerId: string, bindingIdentity: string, event:
 export function parseScopeKey(scopeKey: string): { scope: StateScope; identity: ScopeIdentity } {
   const decoded = decodeScopeKey(scopeKey);
   const [runner_id, binding_identity, first = null, second = null, ...extra] = decoded?.parts ?? [];
-  const bad = (): LbotError => new LbotError('invalid_argument', `--scope-key ${scopeKey} is not a state scope key`, { hint: 'copy scope_key from `lbot state list --json`' });
+  const bad = (): LbotError =>
+    new LbotError('invalid_argument', `--scope-key ${scopeKey} is not a state scope key`, { hint: 'copy scope_key from `lbot state list --json`' });
   if (!decoded || !runner_id || !binding_identity || extra.length > 0) throw bad();
-  const identity: ScopeIdentity = { runner_id, binding_identity, conversation_id: null, thread_id: null, actor_type: null, actor_id: null, subject_type: null, subject_id: null };
+  const identity: ScopeIdentity = {
+    runner_id,
+    binding_identity,
+    conversation_id: null,
+    thread_id: null,
+    actor_type: null,
+    actor_id: null,
+    subject_type: null,
+    subject_id: null,
+  };
   switch (decoded.scope) {
     case 'runner':
       if (first !== null) throw bad();

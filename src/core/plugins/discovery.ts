@@ -193,7 +193,14 @@ export async function discoverPlugin(pluginDir: string): Promise<DiscoveryResult
   const { manifest } = loaded;
   const identity = `${manifest.metadata.author}/${manifest.metadata.name}`;
   result.warnings.push(...loaded.warnings);
-  result.plugins.set(identity, { identity, dir, execution: manifest.execution, network: manifest.spec.permissions.network, version: manifest.metadata.version, manifest });
+  result.plugins.set(identity, {
+    identity,
+    dir,
+    execution: manifest.execution,
+    network: manifest.spec.permissions.network,
+    version: manifest.metadata.version,
+    manifest,
+  });
   result.runners.push(...loaded.runners);
   return result;
 }
@@ -232,7 +239,14 @@ export async function discoverPlugins(pluginsDir: string): Promise<DiscoveryResu
       continue;
     }
     result.warnings.push(...loaded.warnings);
-    result.plugins.set(identity, { identity, dir, execution: manifest.execution, network: manifest.spec.permissions.network, version: manifest.metadata.version, manifest });
+    result.plugins.set(identity, {
+      identity,
+      dir,
+      execution: manifest.execution,
+      network: manifest.spec.permissions.network,
+      version: manifest.metadata.version,
+      manifest,
+    });
     result.runners.push(...loaded.runners);
   }
   return result;

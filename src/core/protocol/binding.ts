@@ -53,10 +53,7 @@ export const EventFilterSchema = z.strictObject({
 });
 export type EventFilter = z.infer<typeof EventFilterSchema>;
 
-const NonSecretEnvSchema = z.record(
-  z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'env names must be shell identifiers'),
-  z.string(),
-);
+const NonSecretEnvSchema = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'env names must be shell identifiers'), z.string());
 
 export const BindingSchema = z.strictObject({
   binding_id: z.string().min(1),

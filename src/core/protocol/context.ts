@@ -22,7 +22,10 @@ export type ToolCall = z.infer<typeof ToolCallSchema>;
 export const MessageSchema = z.looseObject({
   role: z.string().min(1),
   name: z.string().nullable().optional(),
-  content: z.union([z.string(), z.array(ContentElementSchema)]).nullable().optional(),
+  content: z
+    .union([z.string(), z.array(ContentElementSchema)])
+    .nullable()
+    .optional(),
   tool_calls: z.array(ToolCallSchema).nullable().optional(),
   tool_call_id: z.string().nullable().optional(),
   resp_message_id: z.string().nullable().optional(),

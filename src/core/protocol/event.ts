@@ -66,7 +66,10 @@ export const InputSchema = z.looseObject({
   text: z.string().nullable().default(null),
   contents: z.array(ContentElementSchema).default([]),
   attachments: z.array(ArtifactRefSchema).default([]),
-  message_chain: z.union([JsonObjectSchema, z.array(JsonObjectSchema)]).nullable().default(null),
+  message_chain: z
+    .union([JsonObjectSchema, z.array(JsonObjectSchema)])
+    .nullable()
+    .default(null),
 });
 export type Input = z.infer<typeof InputSchema>;
 

@@ -64,7 +64,10 @@ export const ConfigItemSchema = z.looseObject({
   description: I18nLooseSchema.nullable().optional(),
   required: z.boolean().optional(),
   default: z.unknown().optional(),
-  options: z.array(z.looseObject({ name: z.string(), label: I18nLooseSchema.optional() })).nullable().optional(),
+  options: z
+    .array(z.looseObject({ name: z.string(), label: I18nLooseSchema.optional() }))
+    .nullable()
+    .optional(),
   id: z.string().optional(),
   show_if: ConditionSchema.optional(),
   disable_if: ConditionSchema.optional(),
@@ -98,7 +101,10 @@ export const ComponentManifestSchema = z.looseObject({
 export type ComponentManifest = z.infer<typeof ComponentManifestSchema>;
 
 /** Strips a leading `./` and trailing `/` so real-world path spellings compare equal. */
-const RelPathSchema = z.string().min(1).transform((p) => p.replace(/^(\.\/)+/, '').replace(/\/+$/, ''));
+const RelPathSchema = z
+  .string()
+  .min(1)
+  .transform((p) => p.replace(/^(\.\/)+/, '').replace(/\/+$/, ''));
 
 export const ExecutionSchema = z.union([
   z.strictObject({ node: z.looseObject({ path: RelPathSchema }) }),
@@ -122,9 +128,7 @@ export const PluginManifestSchema = z.looseObject({
     /** What the plugin process may reach besides the host's proxy; nothing unless declared (docs/host.md). */
     permissions: nullAsEmpty(z.looseObject({ network: z.boolean().default(false) })),
     components: z.looseObject({
-      AgentRunner: z
-        .looseObject({ fromDirs: z.array(z.looseObject({ path: RelPathSchema })).min(1) })
-        .optional(),
+      AgentRunner: z.looseObject({ fromDirs: z.array(z.looseObject({ path: RelPathSchema })).min(1) }).optional(),
     }),
   }),
   execution: ExecutionSchema,

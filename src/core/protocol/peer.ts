@@ -149,7 +149,10 @@ export class RpcPeer<S extends RpcSide> {
       this.#pending.set(id, { method, settle });
       const { timeoutMs, signal } = opts;
       if (timeoutMs !== undefined) {
-        const timer = setTimeout(() => settle({ error: errors.timeout?.(method, timeoutMs) ?? new RpcTimeoutError(`no answer to ${method} within ${timeoutMs} ms`) }), timeoutMs);
+        const timer = setTimeout(
+          () => settle({ error: errors.timeout?.(method, timeoutMs) ?? new RpcTimeoutError(`no answer to ${method} within ${timeoutMs} ms`) }),
+          timeoutMs,
+        );
         timer.unref();
         cleanups.push(() => clearTimeout(timer));
       }
@@ -197,7 +200,8 @@ export class RpcPeer<S extends RpcSide> {
     const pending = typeof message.id === 'number' ? this.#pending.get(message.id) : undefined;
     if (!pending) return this.#opts.onStrayResponse?.(message.id);
     if ('error' in message) {
-      const error = this.#opts.errors?.reply?.(pending.method, message.error) ?? new RpcErrorReply(message.error.code, message.error.message, message.error.data);
+      const error =
+        this.#opts.errors?.reply?.(pending.method, message.error) ?? new RpcErrorReply(message.error.code, message.error.message, message.error.data);
       pending.settle({ error });
     } else {
       pending.settle({ result: message.result });
@@ -236,7 +240,8 @@ export class RpcPeer<S extends RpcSide> {
   }
 
   #errorOf(err: unknown): RpcError {
-    if (err instanceof RpcReplyError) return err.data === undefined ? { code: err.rpcCode, message: err.message } : { code: err.rpcCode, message: err.message, data: err.data };
+    if (err instanceof RpcReplyError)
+      return err.data === undefined ? { code: err.rpcCode, message: err.message } : { code: err.rpcCode, message: err.message, data: err.data };
     return (this.#opts.toRpcError ?? internalError)(err);
   }
 }

@@ -198,14 +198,26 @@ export const proxyMethods = {
     timeout_s: 120,
   },
   'models.rerank': {
-    params: z.looseObject({ ...RunIdParam, model_id: z.string().min(1), query: z.string().max(MAX_MODEL_TEXT), documents: z.array(z.string().max(MAX_MODEL_TEXT)), top_k: z.number().int().positive().nullable().optional() }),
+    params: z.looseObject({
+      ...RunIdParam,
+      model_id: z.string().min(1),
+      query: z.string().max(MAX_MODEL_TEXT),
+      documents: z.array(z.string().max(MAX_MODEL_TEXT)),
+      top_k: z.number().int().positive().nullable().optional(),
+    }),
     result: z.looseObject({ results: z.array(z.looseObject({ index: z.number(), relevance_score: z.number() })) }),
     permission: ['models', 'rerank'],
     resource: 'model',
     timeout_s: 30,
   },
   'models.count_tokens': {
-    params: z.looseObject({ ...RunIdParam, model_id: z.string().min(1), messages: z.array(MessageSchema).default([]), text: z.string().max(MAX_MODEL_TEXT).optional(), tools: z.array(LlmToolSpecSchema).default([]) }),
+    params: z.looseObject({
+      ...RunIdParam,
+      model_id: z.string().min(1),
+      messages: z.array(MessageSchema).default([]),
+      text: z.string().max(MAX_MODEL_TEXT).optional(),
+      tools: z.array(LlmToolSpecSchema).default([]),
+    }),
     result: z.looseObject({ tokens: z.number().int().nonnegative(), context_window: z.number().int().positive().nullable(), tokenizer: z.string() }),
     permission: ['models', 'count_tokens'],
     resource: 'model',
@@ -233,7 +245,13 @@ export const proxyMethods = {
     timeout_s: 180,
   },
   'knowledge.retrieve': {
-    params: z.looseObject({ ...RunIdParam, kb_id: z.string().min(1), query_text: z.string(), top_k: z.number().int().positive().default(5), filters: JsonObjectSchema.default({}) }),
+    params: z.looseObject({
+      ...RunIdParam,
+      kb_id: z.string().min(1),
+      query_text: z.string(),
+      top_k: z.number().int().positive().default(5),
+      filters: JsonObjectSchema.default({}),
+    }),
     result: z.looseObject({ results: z.array(z.unknown()) }),
     permission: ['knowledge_bases', 'retrieve'],
     resource: 'knowledge_base',
@@ -371,7 +389,12 @@ export const proxyMethods = {
     timeout_s: 15,
   },
   'platform.request_action': {
-    params: z.looseObject({ ...RunIdParam, action: z.string().min(1), target: JsonObjectSchema.nullable().default(null), payload: JsonObjectSchema.nullable().default(null) }),
+    params: z.looseObject({
+      ...RunIdParam,
+      action: z.string().min(1),
+      target: JsonObjectSchema.nullable().default(null),
+      payload: JsonObjectSchema.nullable().default(null),
+    }),
     result: JsonObjectSchema,
     permission: null,
     resource: 'platform',

@@ -6,14 +6,26 @@ import type { ErrorValue } from './error-value.js';
 import type { JsonObject } from './event.js';
 
 export type DeliveredLine =
-  | { type: 'message.delta'; run_id: string; data: { chunk: MessageChunk } }
-  | { type: 'message.completed'; run_id: string; data: { message: Message } };
+  { type: 'message.delta'; run_id: string; data: { chunk: MessageChunk } } | { type: 'message.completed'; run_id: string; data: { message: Message } };
 export type ObservedLine = { type: string; run_id: string; data: JsonObject; observed: true; executed?: false };
-export type SummaryLine = { type: 'run.summary'; run_id: string; runner_id: string; binding_id: string; event_id: string; status: string; error: ErrorValue | null; retryable: boolean };
+export type SummaryLine = {
+  type: 'run.summary';
+  run_id: string;
+  runner_id: string;
+  binding_id: string;
+  event_id: string;
+  status: string;
+  error: ErrorValue | null;
+  retryable: boolean;
+};
 export type ResultLine = DeliveredLine | ObservedLine | SummaryLine;
 
-export function deliveredLine(item: { type: 'message.delta'; run_id: string; chunk: MessageChunk } | { type: 'message.completed'; run_id: string; message: Message }): DeliveredLine {
-  return item.type === 'message.delta' ? { type: item.type, run_id: item.run_id, data: { chunk: item.chunk } } : { type: item.type, run_id: item.run_id, data: { message: item.message } };
+export function deliveredLine(
+  item: { type: 'message.delta'; run_id: string; chunk: MessageChunk } | { type: 'message.completed'; run_id: string; message: Message },
+): DeliveredLine {
+  return item.type === 'message.delta'
+    ? { type: item.type, run_id: item.run_id, data: { chunk: item.chunk } }
+    : { type: item.type, run_id: item.run_id, data: { message: item.message } };
 }
 
 /** A notice the host recorded but did not deliver; `executed: false` marks an action it refused to run. */
@@ -21,6 +33,22 @@ export function observedLine(run_id: string, notice: { type: string; data: JsonO
   return { type: notice.type, run_id, data: notice.data, observed: true, ...(notice.executed === false ? { executed: false as const } : {}) };
 }
 
-export function summaryLine(run: { run_id: string; runner_id: string; binding_id: string; event_id: string; status: string; error: ErrorValue | null }): SummaryLine {
-  return { type: 'run.summary', run_id: run.run_id, runner_id: run.runner_id, binding_id: run.binding_id, event_id: run.event_id, status: run.status, error: run.error, retryable: run.error?.retryable ?? false };
+export function summaryLine(run: {
+  run_id: string;
+  runner_id: string;
+  binding_id: string;
+  event_id: string;
+  status: string;
+  error: ErrorValue | null;
+}): SummaryLine {
+  return {
+    type: 'run.summary',
+    run_id: run.run_id,
+    runner_id: run.runner_id,
+    binding_id: run.binding_id,
+    event_id: run.event_id,
+    status: run.status,
+    error: run.error,
+    retryable: run.error?.retryable ?? false,
+  };
 }

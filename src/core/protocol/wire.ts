@@ -117,7 +117,9 @@ export type ControlMethod = keyof ControlMethods;
 /** The control requests `side` may send. */
 export type ControlRequest<S extends RpcSide> = { [M in ControlMethod]: ControlMethods[M] extends { kind: 'request'; from: S } ? M : never }[ControlMethod];
 /** The control notifications `side` may send. */
-export type ControlNotification<S extends RpcSide> = { [M in ControlMethod]: ControlMethods[M] extends { kind: 'notification'; from: S } ? M : never }[ControlMethod];
+export type ControlNotification<S extends RpcSide> = {
+  [M in ControlMethod]: ControlMethods[M] extends { kind: 'notification'; from: S } ? M : never;
+}[ControlMethod];
 export type ControlParamsInput<M extends ControlMethod> = z.input<ControlMethods[M]['params']>;
 export type ControlParams<M extends ControlMethod> = z.output<ControlMethods[M]['params']>;
 export type ControlResult<M extends ControlRequest<RpcSide>> = ControlMethods[M] extends { result: z.ZodType<infer R> } ? R : never;

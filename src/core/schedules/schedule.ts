@@ -25,9 +25,13 @@ export function cronOf(s: Pick<Schedule, 'name' | 'cron' | 'tz'>): Cron {
     if (s.tz) new Intl.DateTimeFormat('en-US', { timeZone: s.tz });
     return new Cron(s.cron, { ...(s.tz ? { timezone: s.tz } : {}), paused: true });
   } catch (err) {
-    throw new LbotError('invalid_argument', `schedule ${s.name}: ${JSON.stringify(s.cron)}${s.tz ? ` in ${s.tz}` : ''} is not a valid cron expression: ${err instanceof Error ? err.message : String(err)}`, {
-      hint: 'five or six fields, e.g. "*/5 * * * *" (every five minutes) or "* * * * * *" (every second)',
-    });
+    throw new LbotError(
+      'invalid_argument',
+      `schedule ${s.name}: ${JSON.stringify(s.cron)}${s.tz ? ` in ${s.tz}` : ''} is not a valid cron expression: ${err instanceof Error ? err.message : String(err)}`,
+      {
+        hint: 'five or six fields, e.g. "*/5 * * * *" (every five minutes) or "* * * * * *" (every second)',
+      },
+    );
   }
 }
 
@@ -64,7 +68,10 @@ export function tickEnvelope(s: Schedule, tickMs: number, how: 'tick' | 'run_now
   });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new LbotError('invalid_argument', `schedule ${s.name}: its event is not a valid envelope: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`);
+    throw new LbotError(
+      'invalid_argument',
+      `schedule ${s.name}: its event is not a valid envelope: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`,
+    );
   }
   return parsed.data;
 }

@@ -84,7 +84,8 @@ function names(list: Iterable<string>): string {
  */
 export function activateSkill(state: ActivationState, visible: readonly SkillCatalogEntry[], params: unknown): ActivateResult {
   const parsed = ActivateParamsSchema.safeParse(params);
-  if (!parsed.success) throw new LbotError('invalid_argument', 'activate expects {"skill_name": "<name>"}', { details: { issues: parsed.error.issues.length } });
+  if (!parsed.success)
+    throw new LbotError('invalid_argument', 'activate expects {"skill_name": "<name>"}', { details: { issues: parsed.error.issues.length } });
   const name = parsed.data.skill_name.trim();
   if (name === '') throw new LbotError('invalid_argument', 'skill_name is required');
   const skill = visible.find((s) => s.name === name);
@@ -105,7 +106,10 @@ export type SkillMount = { host_path: string; mount_path: string; mode: 'ro' };
  * with a warning naming the skill (acceptance AC-141). Activation does not change mounts; it unlocks
  * the tools (see `checkSkillPath`, `checkExecSkills`).
  */
-export function skillMountPlan(visible: readonly SkillCatalogEntry[], isDirectory: (hostPath: string) => boolean): { mounts: SkillMount[]; warnings: string[] } {
+export function skillMountPlan(
+  visible: readonly SkillCatalogEntry[],
+  isDirectory: (hostPath: string) => boolean,
+): { mounts: SkillMount[]; warnings: string[] } {
   const mounts: SkillMount[] = [];
   const warnings: string[] = [];
   for (const s of [...visible].sort((a, b) => a.name.localeCompare(b.name))) {
@@ -136,16 +140,25 @@ function notAvailable(name: string, state: ActivationState, visible: readonly Sk
   const bound = visible.some((s) => s.name === name);
   const what = access === 'read' ? 'read' : access === 'write' ? 'changed' : 'used by exec';
   const why = bound ? `it must be activated first: call the \`activate\` tool with skill_name "${name}", then retry` : 'it is not bound to this binding';
-  return new LbotError('runtime_error', `Skill "${name}" cannot be ${what} here: ${why}. Activated skills: ${names(state.activated.keys())}. Visible skills: ${names(visible.map((s) => s.name))}.`, {
-    details: { skill: name, access, reason: bound ? 'skill_not_activated' : 'skill_not_bound', activated: [...state.activated.keys()].sort() },
-  });
+  return new LbotError(
+    'runtime_error',
+    `Skill "${name}" cannot be ${what} here: ${why}. Activated skills: ${names(state.activated.keys())}. Visible skills: ${names(visible.map((s) => s.name))}.`,
+    {
+      details: { skill: name, access, reason: bound ? 'skill_not_activated' : 'skill_not_bound', activated: [...state.activated.keys()].sort() },
+    },
+  );
 }
 
 /**
  * The access rule for a virtual path (skills-mcp-tools.md §2.1.1): bound skills are readable; writing
  * and executing need the skill activated in this run. Returns null for paths outside the skill mounts.
  */
-export function checkSkillPath(state: ActivationState, visible: readonly SkillCatalogEntry[], virtualPath: string, access: SkillAccess): { skill: SkillCatalogEntry; inner: string } | null {
+export function checkSkillPath(
+  state: ActivationState,
+  visible: readonly SkillCatalogEntry[],
+  virtualPath: string,
+  access: SkillAccess,
+): { skill: SkillCatalogEntry; inner: string } | null {
   const { skill: name, inner } = parseSkillMountPath(virtualPath);
   if (name === null) return null;
   const activated = state.activated.get(name);
@@ -163,7 +176,11 @@ const RELATIVE_SKILL_REF = /(?:^|[\s'"=;|&(<>])(?:\.\/)?\.skills\/([A-Za-z0-9_-]
  * The rule for one `exec` call: every skill its command or workdir references must be activated, and
  * one call may touch only one skill package (acceptance AC-139). Returns that skill, or null.
  */
-export function checkExecSkills(state: ActivationState, visible: readonly SkillCatalogEntry[], call: { command: string; workdir?: string | undefined }): SkillCatalogEntry | null {
+export function checkExecSkills(
+  state: ActivationState,
+  visible: readonly SkillCatalogEntry[],
+  call: { command: string; workdir?: string | undefined },
+): SkillCatalogEntry | null {
   const referenced = new Set<string>();
   for (const m of call.command.matchAll(SKILL_REF)) if (m[1]) referenced.add(m[1]);
   for (const m of call.command.matchAll(RELATIVE_SKILL_REF)) if (m[1]) referenced.add(m[1]);
@@ -172,9 +189,13 @@ export function checkExecSkills(state: ActivationState, visible: readonly SkillC
     if (skill !== null) referenced.add(skill);
   }
   if (referenced.size > 1) {
-    throw new LbotError('runtime_error', `One exec call may use only one skill package; this one references ${names(referenced)}. Split it into one call per skill.`, {
-      details: { skills: [...referenced].sort(), reason: 'multiple_skills' },
-    });
+    throw new LbotError(
+      'runtime_error',
+      `One exec call may use only one skill package; this one references ${names(referenced)}. Split it into one call per skill.`,
+      {
+        details: { skills: [...referenced].sort(), reason: 'multiple_skills' },
+      },
+    );
   }
   const [only] = referenced;
   if (only === undefined) return null;

@@ -60,7 +60,9 @@ class ByteBudget extends Transform {
     }
     const compressed = Math.max(entry.entry.compressedSize, 1);
     if (this.#seen > limits.ratio_min_bytes && this.#seen / compressed > limits.max_compression_ratio) {
-      return done(tooLarge(`compression ratio of ${entry.path}`, 'max_compression_ratio', Math.round(this.#seen / compressed), limits.max_compression_ratio, entry.raw));
+      return done(
+        tooLarge(`compression ratio of ${entry.path}`, 'max_compression_ratio', Math.round(this.#seen / compressed), limits.max_compression_ratio, entry.raw),
+      );
     }
     done(null, chunk);
   }
@@ -103,7 +105,8 @@ async function planEntries(zip: ZipFile, file: string, opts: ExtractOptions): Pr
     }
     seen.add(name.path);
     if (!isDirectory) {
-      if (entry.uncompressedSize > limits.max_file_bytes) throw tooLarge(`entry ${name.path}`, 'max_file_bytes', entry.uncompressedSize, limits.max_file_bytes, raw);
+      if (entry.uncompressedSize > limits.max_file_bytes)
+        throw tooLarge(`entry ${name.path}`, 'max_file_bytes', entry.uncompressedSize, limits.max_file_bytes, raw);
       declared += entry.uncompressedSize;
       if (declared > limits.max_uncompressed_bytes) throw tooLarge('unpacked total', 'max_uncompressed_bytes', declared, limits.max_uncompressed_bytes, raw);
       const ratio = entry.uncompressedSize / Math.max(entry.compressedSize, 1);
@@ -132,7 +135,12 @@ async function writeEntries(zip: ZipFile, dest: string, planned: PlannedEntry[],
     await mkdir(path.dirname(target), { recursive: true, mode: 0o755 });
     const mode = item.executable ? 0o755 : 0o644;
     const source = await zip.openReadStreamPromise(item.entry);
-    await pipeline(source, new ByteBudget(item, opts.limits, total), createWriteStream(target, { flags: 'wx', mode }), opts.signal ? { signal: opts.signal } : {});
+    await pipeline(
+      source,
+      new ByteBudget(item, opts.limits, total),
+      createWriteStream(target, { flags: 'wx', mode }),
+      opts.signal ? { signal: opts.signal } : {},
+    );
     await chmod(target, mode);
     result.files += 1;
   }

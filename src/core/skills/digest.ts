@@ -7,7 +7,7 @@ import { normalisedMode, walkTree } from './tree.js';
 
 async function fileSha256(file: string): Promise<string> {
   const hash = createHash('sha256');
-  for await (const chunk of createReadStream(file)) hash.update(chunk);
+  for await (const chunk of createReadStream(file) as AsyncIterable<Buffer>) hash.update(chunk);
   return hash.digest('hex');
 }
 

@@ -80,7 +80,13 @@ export function updateSkillMd(raw: string, patch: Record<string, string | undefi
   const parsed = parseSkillMd(raw);
   const lines = splitLines(raw.startsWith('\uFEFF') ? raw.slice(1) : raw);
   const close = parsed.hasFrontmatter ? lines.findIndex((l, i) => i > 0 && l.text.trim() === '---') : -1;
-  const yamlText = close > 0 ? lines.slice(1, close).map((l) => l.text).join('\n') : '';
+  const yamlText =
+    close > 0
+      ? lines
+          .slice(1, close)
+          .map((l) => l.text)
+          .join('\n')
+      : '';
   const nextBody = body ?? parsed.body;
   if (yamlText.trim() === '' || parsed.warnings.length > 0) {
     const fresh: Record<string, string> = {};

@@ -24,7 +24,10 @@ function drift(name: string, entry: LockEntry, actual: string): LbotError {
  * sources at the recorded commit) and must hash to the recorded digest. All or nothing; the lock is
  * never changed.
  */
-export async function installFrozen(opts: { source?: string | undefined; picks?: readonly string[] | undefined }, ctx: InstallContext): Promise<{ skills: FrozenResult[] }> {
+export async function installFrozen(
+  opts: { source?: string | undefined; picks?: readonly string[] | undefined },
+  ctx: InstallContext,
+): Promise<{ skills: FrozenResult[] }> {
   return withStaging(ctx, async (work) => {
     const lock = await readLock(ctx.dataDir);
     const present = new Set(await installedNames(ctx.dataDir));
@@ -44,7 +47,11 @@ export async function installFrozen(opts: { source?: string | undefined; picks?:
       const staged = await stageSource(resolved, path.join(work, 'stage'), { ...ctx });
       for (const p of await preparePackages(staged, selectCandidates(staged, opts.picks ?? []), undefined, work, ctx)) {
         const entry = lock.skills[p.name];
-        if (!entry) throw new LbotError('skill.drift', `skill ${p.name} is not recorded in skills.lock.json`, { details: { name: p.name }, hint: 'install it without --frozen first' });
+        if (!entry)
+          throw new LbotError('skill.drift', `skill ${p.name} is not recorded in skills.lock.json`, {
+            details: { name: p.name },
+            hint: 'install it without --frozen first',
+          });
         if (entry.sha256 !== p.sha256) throw drift(p.name, entry, p.sha256);
         prepared.push(p);
         results.push({ name: p.name, status: 'installed', sha256: p.sha256, source: entry.source });

@@ -119,7 +119,13 @@ export async function previewInstall(opts: InstallOptions, ctx: InstallContext):
 }
 
 /** Names, copies, checks, normalises and hashes the chosen packages inside `work`. */
-export async function preparePackages(staged: StagedSource, chosen: Candidate[], name: string | undefined, work: string, ctx: InstallContext): Promise<Prepared[]> {
+export async function preparePackages(
+  staged: StagedSource,
+  chosen: Candidate[],
+  name: string | undefined,
+  work: string,
+  ctx: InstallContext,
+): Promise<Prepared[]> {
   if (name !== undefined && chosen.length !== 1) throw new LbotError('invalid_argument', '--name can be used only when one skill is installed');
   const names = new Set<string>();
   const out: Prepared[] = [];
@@ -128,7 +134,8 @@ export async function preparePackages(staged: StagedSource, chosen: Candidate[],
     interrupted(ctx.signal);
     if (name === undefined && c.nameError) throw c.nameError;
     const finalName = name !== undefined ? validateSkillName(name, '--name') : c.name;
-    if (names.has(finalName)) throw new LbotError('invalid_argument', `two selected packages would both be installed as ${finalName}; pick one`, { details: { name: finalName } });
+    if (names.has(finalName))
+      throw new LbotError('invalid_argument', `two selected packages would both be installed as ${finalName}; pick one`, { details: { name: finalName } });
     names.add(finalName);
     const readyDir = path.join(work, 'ready', finalName);
     await materialise(staged, c, readyDir, { ...ctx });
@@ -235,7 +242,12 @@ export async function installSkills(opts: InstallOptions, ctx: InstallContext): 
       for (const p of prepared) {
         const old = current.skills[p.name];
         const changed = old !== undefined && old.sha256 !== p.sha256;
-        const history = old ? [...old.history, ...(changed ? [{ sha256: old.sha256, source: old.source, version: old.version, installed_at: old.installed_at, replaced_at: now }] : [])] : [];
+        const history = old
+          ? [
+              ...old.history,
+              ...(changed ? [{ sha256: old.sha256, source: old.source, version: old.version, installed_at: old.installed_at, replaced_at: now }] : []),
+            ]
+          : [];
         skills[p.name] = {
           source: lockSource,
           source_type: source.type,

@@ -43,7 +43,8 @@ function frontmatterWarnings(pkg: SkillPackage, dirName: string): string[] {
     if (pkg.declared_name !== dirName) out.push(`name "${pkg.declared_name}" differs from its folder name "${dirName}"`);
   }
   if (pkg.description === '') out.push('frontmatter has no "description": models see only the name before activation');
-  else if (pkg.description.length > MAX_DESCRIPTION) out.push(`description is ${pkg.description.length} characters (Agent Skills format allows ${MAX_DESCRIPTION})`);
+  else if (pkg.description.length > MAX_DESCRIPTION)
+    out.push(`description is ${pkg.description.length} characters (Agent Skills format allows ${MAX_DESCRIPTION})`);
   const compat = fm.compatibility;
   if (compat !== undefined && (typeof compat !== 'string' || compat.length > MAX_COMPATIBILITY)) {
     out.push(`"compatibility" should be a string of at most ${MAX_COMPATIBILITY} characters`);
@@ -73,7 +74,10 @@ export async function checkPackageLayout(pkg: SkillPackage, dirName = path.basen
   if (lines > MAX_BODY_LINES) warnings.push(`instructions are ${lines} lines; keep SKILL.md under ${MAX_BODY_LINES} lines and move detail to referenced files`);
   for (const entry of await walkTree(pkg.dir, (_rel, name) => name === '.git')) {
     if (entry.kind === 'symlink' || entry.kind === 'other') {
-      errors.push({ code: 'skill.unsafe_path', message: `${entry.rel} is a ${entry.kind === 'symlink' ? 'symbolic link' : 'special file'}; skill packages may hold only regular files and folders` });
+      errors.push({
+        code: 'skill.unsafe_path',
+        message: `${entry.rel} is a ${entry.kind === 'symlink' ? 'symbolic link' : 'special file'}; skill packages may hold only regular files and folders`,
+      });
     }
   }
   for (const link of relativeLinks(pkg.instructions)) {

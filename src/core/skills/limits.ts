@@ -8,13 +8,25 @@ const MiB = 1024 * 1024;
 
 export const SkillLimitsSchema = z.strictObject({
   /** Largest archive file accepted (compressed bytes). */
-  max_archive_bytes: z.number().int().positive().default(50 * MiB),
+  max_archive_bytes: z
+    .number()
+    .int()
+    .positive()
+    .default(50 * MiB),
   /** Total unpacked bytes of one package, counted while streaming. */
-  max_uncompressed_bytes: z.number().int().positive().default(200 * MiB),
+  max_uncompressed_bytes: z
+    .number()
+    .int()
+    .positive()
+    .default(200 * MiB),
   /** Files plus directories in one archive or package. */
   max_entries: z.number().int().positive().default(5_000),
   /** Largest single file, unpacked. */
-  max_file_bytes: z.number().int().positive().default(50 * MiB),
+  max_file_bytes: z
+    .number()
+    .int()
+    .positive()
+    .default(50 * MiB),
   /** Largest unpacked:compressed ratio, checked for entries above `ratio_min_bytes`. */
   max_compression_ratio: z.number().positive().default(200),
   ratio_min_bytes: z.number().int().nonnegative().default(MiB),

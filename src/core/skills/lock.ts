@@ -120,11 +120,15 @@ export async function acquireSkillMutex(dataDir: string): Promise<() => Promise<
       const owner = await readFile(path.join(dir, 'owner.json'), 'utf8').catch(() => '');
       const pid = Number(/"pid":\s*(\d+)/.exec(owner)?.[1] ?? NaN);
       if (Number.isInteger(pid) && pidAlive(pid)) {
-        throw new LbotError('store.locked', `${pid === process.pid ? 'this lbot process' : `another lbot process (pid ${pid})`} is already changing the skills in ${dataDir}`, {
-          retryable: true,
-          details: { pid, mutex: dir },
-          hint: 'wait for it to finish and retry',
-        });
+        throw new LbotError(
+          'store.locked',
+          `${pid === process.pid ? 'this lbot process' : `another lbot process (pid ${pid})`} is already changing the skills in ${dataDir}`,
+          {
+            retryable: true,
+            details: { pid, mutex: dir },
+            hint: 'wait for it to finish and retry',
+          },
+        );
       }
       if (owner === '' && attempt === 0) {
         // The owner may be between mkdir and writing owner.json; treat an ownerless mutex as held once.

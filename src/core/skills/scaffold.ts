@@ -29,7 +29,8 @@ function title(name: string): string {
 export function validateDescription(raw: string): string {
   const d = raw.trim();
   if (d === '') throw new LbotError('invalid_argument', 'a skill needs a description: say what it does and when to use it');
-  if (d.length > MAX_DESCRIPTION) throw new LbotError('invalid_argument', `the description is ${d.length} characters; the Agent Skills format allows ${MAX_DESCRIPTION}`);
+  if (d.length > MAX_DESCRIPTION)
+    throw new LbotError('invalid_argument', `the description is ${d.length} characters; the Agent Skills format allows ${MAX_DESCRIPTION}`);
   return d;
 }
 
@@ -46,25 +47,18 @@ export async function scaffoldSkill(opts: ScaffoldOptions): Promise<{ name: stri
   const steps = opts.withScripts
     ? ['1. Explain what you are about to do.', '2. Run `scripts/run.sh` from the skill folder and read its output.', '3. Answer from that output.']
     : ['1. Describe the first step.', '2. Describe the next step.'];
-  const body = [
-    `# ${title(name)}`,
-    '',
-    '## When to use',
-    '',
-    description,
-    '',
-    '## Instructions',
-    '',
-    ...steps,
-    '',
-  ].join('\n');
+  const body = [`# ${title(name)}`, '', '## When to use', '', description, '', '## Instructions', '', ...steps, ''].join('\n');
   await mkdir(dir, { recursive: true });
   await writeFile(path.join(dir, 'SKILL.md'), renderSkillMd(frontmatter, body), { flag: 'wx' });
   const files = ['SKILL.md'];
   if (opts.withScripts) {
     await mkdir(path.join(dir, 'scripts'));
     const script = path.join(dir, 'scripts', 'run.sh');
-    await writeFile(script, `#!/bin/sh\n# Entry point of the ${name} skill; runs inside the box with the skill folder as workdir.\nset -eu\necho "hello from ${name}"\n`, { flag: 'wx' });
+    await writeFile(
+      script,
+      `#!/bin/sh\n# Entry point of the ${name} skill; runs inside the box with the skill folder as workdir.\nset -eu\necho "hello from ${name}"\n`,
+      { flag: 'wx' },
+    );
     await chmod(script, 0o755);
     files.push('scripts/run.sh');
   }

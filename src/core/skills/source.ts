@@ -24,7 +24,9 @@ const GITHUB_ARCHIVE_HOSTS = new Set(['codeload.github.com', 'api.github.com']);
 function invalid(src: string, why: string, hint?: string): LbotError {
   return new LbotError('skill.invalid_source', `cannot install from ${src}: ${why}`, {
     details: { source: src, reason: why },
-    hint: hint ?? 'give a skill folder, a .zip file, a GitHub URL (https://github.com/OWNER/REPO[/tree/REF/DIR]) or a git remote (git+https://…, …/repo.git, file://…)',
+    hint:
+      hint ??
+      'give a skill folder, a .zip file, a GitHub URL (https://github.com/OWNER/REPO[/tree/REF/DIR]) or a git remote (git+https://…, …/repo.git, file://…)',
   });
 }
 
@@ -42,7 +44,8 @@ function splitSegments(pathname: string): string[] {
 }
 
 function checkSubdir(src: string, segments: string[]): string {
-  if (segments.some((s) => s === '..' || s === '.' || s.includes('/') || s.includes('\\') || s.includes('\0'))) throw invalid(src, 'the folder in the URL is not a plain relative path');
+  if (segments.some((s) => s === '..' || s === '.' || s.includes('/') || s.includes('\\') || s.includes('\0')))
+    throw invalid(src, 'the folder in the URL is not a plain relative path');
   return segments.join('/');
 }
 
@@ -117,7 +120,8 @@ function parseRemote(src: string, opts: SourceOptions): SkillSource {
   } catch {
     throw invalid(src, 'it is not a valid URL');
   }
-  if (url.username !== '' || url.password !== '') throw invalid(src, 'URLs with credentials are refused (they would be stored in skills.lock.json)', 'use a git credential helper or an SSH remote instead');
+  if (url.username !== '' || url.password !== '')
+    throw invalid(src, 'URLs with credentials are refused (they would be stored in skills.lock.json)', 'use a git credential helper or an SSH remote instead');
   switch (url.protocol) {
     case 'file:':
       return { type: 'git', location: url.href, ref, subdir: '' };

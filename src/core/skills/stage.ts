@@ -109,7 +109,16 @@ export async function stageSource(source: SkillSource, work: string, deps: Stage
     case 'git': {
       const clone = path.join(work, 'clone');
       // The packed history counts like an archive, the whole clone like unpacked bytes.
-      commit = (await deps.fetcher.gitClone({ url: source.location, ref: source.ref, dest: clone, maxGitBytes: deps.limits.max_archive_bytes, maxTotalBytes: deps.limits.max_archive_bytes + deps.limits.max_uncompressed_bytes, signal: deps.signal })).commit;
+      commit = (
+        await deps.fetcher.gitClone({
+          url: source.location,
+          ref: source.ref,
+          dest: clone,
+          maxGitBytes: deps.limits.max_archive_bytes,
+          maxTotalBytes: deps.limits.max_archive_bytes + deps.limits.max_uncompressed_bytes,
+          signal: deps.signal,
+        })
+      ).commit;
       root = await enterSubdir(clone, source.subdir, source.location);
       const leaf = source.subdir.split('/').at(-1) ?? '';
       rootBase = leaf !== '' ? leaf : path.basename(source.location.replace(/\/+$/, '')).replace(/\.git$/, '');
@@ -142,10 +151,24 @@ export function selectCandidates(staged: StagedSource, picks: readonly string[])
       details: { available: staged.candidates.map((c) => label(c.source_path)) },
     });
   }
-  const wanted = [...new Set(picks.map((p) => p.trim().replace(/\\/g, '/').replace(/^\/+|\/+$/g, '')).map((p) => (p === '.' ? '' : p)))];
+  const wanted = [
+    ...new Set(
+      picks
+        .map((p) =>
+          p
+            .trim()
+            .replace(/\\/g, '/')
+            .replace(/^\/+|\/+$/g, ''),
+        )
+        .map((p) => (p === '.' ? '' : p)),
+    ),
+  ];
   return wanted.map((p) => {
     const hit = staged.candidates.find((c) => c.source_path === p || c.name === p);
-    if (!hit) throw new LbotError('invalid_argument', `--pick ${JSON.stringify(label(p))} is not a skill in the source. Available: ${available}`, { details: { pick: p } });
+    if (!hit)
+      throw new LbotError('invalid_argument', `--pick ${JSON.stringify(label(p))} is not a skill in the source. Available: ${available}`, {
+        details: { pick: p },
+      });
     return hit;
   });
 }

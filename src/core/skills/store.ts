@@ -73,7 +73,8 @@ async function loadInstalled(dir: string, name: string, lockEntry: LockEntry | u
   const pkg = await readSkillPackage(root);
   const st = await stat(path.join(root, pkg.entry_file));
   const warnings = [...pkg.warnings];
-  if (pkg.declared_name !== null && pkg.declared_name !== name) warnings.push(`frontmatter name "${pkg.declared_name}" differs from the installed name "${name}"`);
+  if (pkg.declared_name !== null && pkg.declared_name !== name)
+    warnings.push(`frontmatter name "${pkg.declared_name}" differs from the installed name "${name}"`);
   return {
     ...base,
     display_name: pkg.display_name || name,

@@ -35,7 +35,11 @@ export type RunSkills = {
 };
 
 /** Computes a run's skills from its binding and the installed catalog (`loadSkillCatalog`). */
-export function prepareRunSkills(binding: Pick<Binding, 'skills'>, catalog: readonly SkillCatalogEntry[], isDirectory: (hostPath: string) => boolean): RunSkills {
+export function prepareRunSkills(
+  binding: Pick<Binding, 'skills'>,
+  catalog: readonly SkillCatalogEntry[],
+  isDirectory: (hostPath: string) => boolean,
+): RunSkills {
   const { visible, missing } = boundSkills(binding, catalog);
   const plan = skillMountPlan(visible, isDirectory);
   return {

@@ -32,7 +32,16 @@ export async function validateSkills(target: string, ctx: InstallContext, strict
     const installed = await getSkill(ctx.dataDir, target);
     const pkg = await readSkillPackage(installed.package_root);
     const report = await checkPackageLayout(pkg, installed.name);
-    skills = [{ name: installed.name, description: installed.description, location: installed.package_root, ok: true, errors: report.errors, warnings: report.warnings }];
+    skills = [
+      {
+        name: installed.name,
+        description: installed.description,
+        location: installed.package_root,
+        ok: true,
+        errors: report.errors,
+        warnings: report.warnings,
+      },
+    ];
   } else {
     const preview = await previewInstall({ source: target }, ctx);
     skills = preview.skills.map((s) => ({

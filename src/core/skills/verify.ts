@@ -18,7 +18,8 @@ export async function verifySkills(dataDir: string, names?: readonly string[]): 
   const present = new Set(await installedNames(dataDir));
   const all = [...new Set([...present, ...Object.keys(lock.skills)])].sort();
   const unknown = (names ?? []).filter((n) => !all.includes(n));
-  if (unknown.length > 0) throw new LbotError('skill.not_found', `not installed and not in skills.lock.json: ${unknown.join(', ')}`, { details: { names: unknown } });
+  if (unknown.length > 0)
+    throw new LbotError('skill.not_found', `not installed and not in skills.lock.json: ${unknown.join(', ')}`, { details: { names: unknown } });
   const wanted = names && names.length > 0 ? all.filter((n) => names.includes(n)) : all;
   const skills: VerifyEntry[] = [];
   for (const name of wanted) {

@@ -62,10 +62,14 @@ export async function buildToolTable(sources: readonly ToolSource[], warn: (mess
         const base = `${slug(source.owner)}__${def.name}`.slice(0, 64);
         name = base;
         for (let i = 2; byName.has(name); i++) name = `${base.slice(0, 60)}_${i}`;
-        warn(`${source.kind} tool ${JSON.stringify(def.name)} from ${source.owner} clashes with ${byName.get(def.name)?.source ?? reservedFor} tool ${JSON.stringify(def.name)}; it is exposed as ${name}`);
+        warn(
+          `${source.kind} tool ${JSON.stringify(def.name)} from ${source.owner} clashes with ${byName.get(def.name)?.source ?? reservedFor} tool ${JSON.stringify(def.name)}; it is exposed as ${name}`,
+        );
       }
       if (!NAME_PATTERN.test(name)) {
-        warn(`${source.kind} tool ${JSON.stringify(def.name)} from ${source.owner} has a name models cannot call (allowed: A-Z a-z 0-9 _ -, 1-64 chars); it is skipped`);
+        warn(
+          `${source.kind} tool ${JSON.stringify(def.name)} from ${source.owner} has a name models cannot call (allowed: A-Z a-z 0-9 _ -, 1-64 chars); it is skipped`,
+        );
         continue;
       }
       byName.set(name, { name, original_name: def.name, source: source.kind, owner: source.owner, definition: { ...def, name }, source_ref: source });
@@ -110,7 +114,9 @@ export class RunToolTable implements ToolProvider {
     const entry = this.#entries.get(name);
     if (!entry) throw new LbotError('not_found', `Tool not found: ${name}`, { details: { tool_name: name } });
     if (!isGranted(name, this.policy)) {
-      throw new LbotError('unauthorized', `tool ${name} is not granted to this binding (resource_policy.allowed_tool_names / denied_tool_names)`, { details: { tool_name: name } });
+      throw new LbotError('unauthorized', `tool ${name} is not granted to this binding (resource_policy.allowed_tool_names / denied_tool_names)`, {
+        details: { tool_name: name },
+      });
     }
     return entry.source_ref.call(entry.original_name, parameters, ctx);
   }

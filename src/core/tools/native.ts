@@ -29,7 +29,11 @@ export type ToolSession = { id: string; extra_mounts?: readonly MountSpec[] };
 export interface BoxToolPort {
   /** Whether a box backend is usable right now (cached briefly). */
   available(): Promise<boolean>;
-  exec(session: ToolSession, req: { command: string; workdir?: string; timeout_sec?: number; env?: Record<string, string> }, ctx: ToolCallContext): Promise<unknown>;
+  exec(
+    session: ToolSession,
+    req: { command: string; workdir?: string; timeout_sec?: number; env?: Record<string, string> },
+    ctx: ToolCallContext,
+  ): Promise<unknown>;
   fileOp(session: ToolSession, op: FileOp, ctx: ToolCallContext): Promise<JsonObject>;
 }
 
@@ -85,7 +89,11 @@ export class NativeToolSource implements ToolSource {
       }
       case 'read': {
         const p = parse(ReadParams, name, params);
-        return this.port.fileOp(sid, { op: 'read', path: resolveWorkspacePath(p.path), offset: p.offset ?? null, limit: p.limit ?? null, max_bytes: READ_MAX_BYTES }, ctx);
+        return this.port.fileOp(
+          sid,
+          { op: 'read', path: resolveWorkspacePath(p.path), offset: p.offset ?? null, limit: p.limit ?? null, max_bytes: READ_MAX_BYTES },
+          ctx,
+        );
       }
       case 'write': {
         const p = parse(WriteParams, name, params);
@@ -113,7 +121,15 @@ export class NativeToolSource implements ToolSource {
         }
         return this.port.fileOp(
           sid,
-          { op: 'grep', path: where, source: re.source, flags: re.flags, include: globMatcherSource(p.include ?? '*'), max_matches: GREP_MAX_MATCHES, max_files: GREP_MAX_FILES },
+          {
+            op: 'grep',
+            path: where,
+            source: re.source,
+            flags: re.flags,
+            include: globMatcherSource(p.include ?? '*'),
+            max_matches: GREP_MAX_MATCHES,
+            max_files: GREP_MAX_FILES,
+          },
           ctx,
         );
       }

@@ -10,7 +10,8 @@ export function translatePattern(pattern: string): { source: string; flags: stri
     flags += 'i';
   }
   source = source.replace(/\(\?P<([A-Za-z_][A-Za-z0-9_]*)>/g, '(?<$1>').replace(/\(\?P=([A-Za-z_][A-Za-z0-9_]*)\)/g, '\\k<$1>');
-  if (/\(\?[a-zA-Z]+\)/.test(source)) throw new ToolError('Invalid regex: inline flag groups other than a leading (?i) are not supported (JavaScript regular expression syntax).');
+  if (/\(\?[a-zA-Z]+\)/.test(source))
+    throw new ToolError('Invalid regex: inline flag groups other than a leading (?i) are not supported (JavaScript regular expression syntax).');
   try {
     new RegExp(source, flags);
   } catch (err) {

@@ -93,12 +93,7 @@ export function buildHolderArgv(plan: HolderPlan, unshare = 'unshare', setpriv =
   const workspace = vol ? `${vol.volumeDir}/workspace` : plan.workspaceDir;
   const a: string[] = [plan.bwrap, '--new-session', '--unshare-user'];
   if (plan.ids) a.push('--uid', String(plan.ids.uid), '--gid', String(plan.ids.gid));
-  a.push(
-    '--unshare-pid',
-    '--unshare-ipc',
-    '--unshare-uts',
-    '--unshare-cgroup-try',
-  );
+  a.push('--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try');
   if (plan.network === 'off') a.push('--unshare-net');
   if (plan.disableUserns) a.push('--disable-userns');
   a.push('--hostname', SANDBOX_HOSTNAME, '--clearenv');
@@ -120,7 +115,9 @@ export function buildHolderArgv(plan: HolderPlan, unshare = 'unshare', setpriv =
   if (vol) {
     // The wrapper owns a user+mount namespace just for the volume; bwrap nests its own namespaces inside.
     const hop = plan.volumeHop ? `exec ${unshare} --user --map-user=${plan.volumeHop.uid} --map-group=${plan.volumeHop.gid} -- "$@"` : 'exec "$@"';
-    const setup = [`mount -t tmpfs -o size=${vol.sizeBytes},mode=0755 lbot-volume "$1"`, 'mkdir -p "$1/workspace" "$1/tmp" "$1/home"', 'shift', hop].join(' && ');
+    const setup = [`mount -t tmpfs -o size=${vol.sizeBytes},mode=0755 lbot-volume "$1"`, 'mkdir -p "$1/workspace" "$1/tmp" "$1/home"', 'shift', hop].join(
+      ' && ',
+    );
     argv = [unshare, '--user', '--map-root-user', '--mount', '--propagation', 'private', '--', '/bin/sh', '-c', setup, 'lbot-volume', vol.volumeDir, ...a];
   }
   return plan.stage ? stageArgv(plan.stage, argv, unshare, setpriv) : argv;

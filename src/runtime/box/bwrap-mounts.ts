@@ -9,7 +9,10 @@ import { LbotError } from '../../core/errors.js';
 export type MountPin = { mountPath: string; hostPath: string; dev: number; ino: number };
 
 function denied(message: string, details: Record<string, unknown>): LbotError {
-  return new LbotError('box.mount_denied', message, { details, hint: 'host paths must not change while a session starts; mount a directory that no sandbox can rename' });
+  return new LbotError('box.mount_denied', message, {
+    details,
+    hint: 'host paths must not change while a session starts; mount a directory that no sandbox can rename',
+  });
 }
 
 /**
@@ -22,11 +25,19 @@ export function pinMount(hostPath: string, mountPath: string): MountPin {
     fd = openSync(hostPath, constants.O_RDONLY | constants.O_NOFOLLOW);
   } catch (err) {
     const code = err instanceof Error && 'code' in err ? String(err.code) : 'error';
-    throw denied(`host path ${hostPath} changed after validation (${code === 'ELOOP' ? 'it is now a symlink' : code})`, { host_path: hostPath, mount_path: mountPath });
+    throw denied(`host path ${hostPath} changed after validation (${code === 'ELOOP' ? 'it is now a symlink' : code})`, {
+      host_path: hostPath,
+      mount_path: mountPath,
+    });
   }
   try {
     const real = readlinkSync(`/proc/self/fd/${fd}`);
-    if (real !== hostPath) throw denied(`host path ${hostPath} changed after validation: it now resolves to ${real}`, { host_path: hostPath, resolved: real, mount_path: mountPath });
+    if (real !== hostPath)
+      throw denied(`host path ${hostPath} changed after validation: it now resolves to ${real}`, {
+        host_path: hostPath,
+        resolved: real,
+        mount_path: mountPath,
+      });
     const st = fstatSync(fd);
     return { mountPath, hostPath, dev: st.dev, ino: st.ino };
   } finally {
@@ -44,10 +55,14 @@ export function assertSandboxAccess(hostPath: string, mode: 'ro' | 'rw', uid: nu
   const bits = (st.mode >> shift) & 0o7;
   const need = mode === 'rw' ? 0o7 : 0o5;
   if ((bits & need) === need) return;
-  throw new LbotError('box.mount_denied', `the sandbox runs as uid ${uid} (lbot runs as root) and cannot ${mode === 'rw' ? 'write to' : 'read'} ${hostPath} (owner ${st.uid}, mode ${(st.mode & 0o777).toString(8)})`, {
-    details: { host_path: hostPath, mode, sandbox_uid: uid },
-    hint: `make it ${mode === 'rw' ? 'writable' : 'readable'} by uid ${uid} (chown -R ${uid}:${gid} ${hostPath}), or set box.bwrap.sandbox_uid to its owner`,
-  });
+  throw new LbotError(
+    'box.mount_denied',
+    `the sandbox runs as uid ${uid} (lbot runs as root) and cannot ${mode === 'rw' ? 'write to' : 'read'} ${hostPath} (owner ${st.uid}, mode ${(st.mode & 0o777).toString(8)})`,
+    {
+      details: { host_path: hostPath, mode, sandbox_uid: uid },
+      hint: `make it ${mode === 'rw' ? 'writable' : 'readable'} by uid ${uid} (chown -R ${uid}:${gid} ${hostPath}), or set box.bwrap.sandbox_uid to its owner`,
+    },
+  );
 }
 
 /** After the sandbox is up: every pinned mount shows the pinned inode, or the session is refused. */
@@ -57,10 +72,16 @@ export function verifyPins(nsPid: number, pins: readonly MountPin[]): void {
     try {
       st = statSync(`/proc/${nsPid}/root${pin.mountPath}`);
     } catch (err) {
-      throw denied(`mount ${pin.mountPath} could not be checked in the sandbox (${err instanceof Error ? err.message : String(err)})`, { host_path: pin.hostPath, mount_path: pin.mountPath });
+      throw denied(`mount ${pin.mountPath} could not be checked in the sandbox (${err instanceof Error ? err.message : String(err)})`, {
+        host_path: pin.hostPath,
+        mount_path: pin.mountPath,
+      });
     }
     if (st.dev !== pin.dev || st.ino !== pin.ino) {
-      throw denied(`host path ${pin.hostPath} was swapped while the session started; the sandbox showed another directory at ${pin.mountPath}`, { host_path: pin.hostPath, mount_path: pin.mountPath });
+      throw denied(`host path ${pin.hostPath} was swapped while the session started; the sandbox showed another directory at ${pin.mountPath}`, {
+        host_path: pin.hostPath,
+        mount_path: pin.mountPath,
+      });
     }
   }
 }

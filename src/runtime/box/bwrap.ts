@@ -1,7 +1,21 @@
 // The bwrap backend: a detached holder per session owns its namespaces; every exec enters them with nsenter.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, closeSync, copyFileSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  closeSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { statfs } from 'node:fs/promises';
 import path from 'node:path';
@@ -15,20 +29,31 @@ import { Stage, assertSandboxAccess, pinMount, preparePrivateBase, verifyPins } 
 import type { BoxSpec, ManagedProcessSpec } from '../../core/box/model.js';
 import { writeJsonAtomic, readJson } from './files.js';
 import { identityOf, isIdentityAlive, signal, type ProcessIdentity } from './proc.js';
-import { cgroupHost, createSessionCgroup, joinCgroup, probeLimits, removeSessionCgroup, sweepStaleCgroups, warnLimitsOnce, type LimitsMode, type LimitsPlan, type LimitsPreference } from './limits.js';
+import {
+  cgroupHost,
+  createSessionCgroup,
+  joinCgroup,
+  probeLimits,
+  removeSessionCgroup,
+  sweepStaleCgroups,
+  warnLimitsOnce,
+  type LimitsMode,
+  type LimitsPlan,
+  type LimitsPreference,
+} from './limits.js';
 import { runProcess, type RunOutcome } from './run-process.js';
 import { findExecutable, probeCommand } from './host-tools.js';
+import { HELPER_ENV, buildEnterArgv, buildExecScript, buildHolderArgv, orderMounts, type HostTools, type ShellLimits, type SystemLink } from './bwrap-args.js';
 import {
-  HELPER_ENV,
-  buildEnterArgv,
-  buildExecScript,
-  buildHolderArgv,
-  orderMounts,
-  type HostTools,
-  type ShellLimits,
-  type SystemLink,
-} from './bwrap-args.js';
-import { execRunOptions, type BackendProbe, type QuotaWatchPlan, type ExecRequest, type ProcessLaunch, type SandboxBackend, type SessionRecord, type StartContext } from './backend.js';
+  execRunOptions,
+  type BackendProbe,
+  type QuotaWatchPlan,
+  type ExecRequest,
+  type ProcessLaunch,
+  type SandboxBackend,
+  type SessionRecord,
+  type StartContext,
+} from './backend.js';
 
 const IdentitySchema = z.strictObject({ pid: z.number().int(), start: z.string(), boot: z.string() });
 
@@ -141,13 +166,26 @@ export class BwrapBackend implements SandboxBackend {
     let mapUser = false;
     if (unshare) {
       mapUser = (await probeCommand([unshare, '--help'], 5000)).output.includes('--map-user');
-      const v = await probeCommand([unshare, '--user', '--map-root-user', '--mount', '--propagation', 'private', '--', '/bin/sh', '-c', 'mount -t tmpfs -o size=1048576 lbot-probe /tmp'], 5000);
+      const v = await probeCommand(
+        [unshare, '--user', '--map-root-user', '--mount', '--propagation', 'private', '--', '/bin/sh', '-c', 'mount -t tmpfs -o size=1048576 lbot-probe /tmp'],
+        5000,
+      );
       volume = v.ok;
     }
     let nprocFlag: Capabilities['nprocFlag'] = null;
     if ((await probeCommand(['/bin/sh', '-c', 'ulimit -u 64'], 5000)).ok) nprocFlag = '-u';
     else if ((await probeCommand(['/bin/sh', '-c', 'ulimit -p 64'], 5000)).ok) nprocFlag = '-p';
-    return { tools: { bwrap, nsenter, setpriv, unshare: unshare ?? 'unshare' }, limits: limits.plan.mode, limitsPlan: limits.plan, limitsReason: limits.reason, volume, mapUser, nprocFlag, systemLinks: links, seccomp };
+    return {
+      tools: { bwrap, nsenter, setpriv, unshare: unshare ?? 'unshare' },
+      limits: limits.plan.mode,
+      limitsPlan: limits.plan,
+      limitsReason: limits.reason,
+      volume,
+      mapUser,
+      nprocFlag,
+      systemLinks: links,
+      seccomp,
+    };
   }
 
   /** The filter for this machine's architecture, checked by loading it once through the helper. */
@@ -155,7 +193,8 @@ export class BwrapBackend implements SandboxBackend {
     const arch = seccompArchFor(process.arch);
     if (!arch) return `no seccomp filter for the ${process.arch} architecture; the bwrap backend supports x64 and arm64`;
     const helper = this.#opts.seccompHelper ?? DEFAULT_SECCOMP_HELPER;
-    if (!existsSync(helper)) return `the seccomp helper ${helper} is missing: it is compiled by npm run build (needs a C compiler: apt-get install -y gcc libc6-dev)`;
+    if (!existsSync(helper))
+      return `the seccomp helper ${helper} is missing: it is compiled by npm run build (needs a C compiler: apt-get install -y gcc libc6-dev)`;
     const filter = buildSeccompFilter(arch);
     mkdirSync(this.#opts.baseDir, { recursive: true, mode: 0o700 });
     const probeFile = path.join(this.#opts.baseDir, `seccomp-probe-${process.pid}.bpf`);
@@ -172,7 +211,8 @@ export class BwrapBackend implements SandboxBackend {
 
   async #ready(): Promise<Capabilities> {
     const caps = await this.#capabilities();
-    if (typeof caps === 'string') throw new LbotError('box.unavailable', `the bwrap backend is unavailable: ${caps}`, { details: { reason: 'backend_missing' } });
+    if (typeof caps === 'string')
+      throw new LbotError('box.unavailable', `the bwrap backend is unavailable: ${caps}`, { details: { reason: 'backend_missing' } });
     return caps;
   }
 
@@ -217,7 +257,11 @@ export class BwrapBackend implements SandboxBackend {
     const passwdFile = path.join(dir, 'passwd');
     const groupFile = path.join(dir, 'group');
     writeJsonAtomic(path.join(dir, 'owner.json'), { session_id: spec.session_id });
-    writeFileSync(passwdFile, `root:x:0:0:root:/root:/bin/sh\nlbot:x:${uid}:${gid}:lbot:/home:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`, { mode: 0o644 });
+    writeFileSync(
+      passwdFile,
+      `root:x:0:0:root:/root:/bin/sh\nlbot:x:${uid}:${gid}:lbot:/home:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`,
+      { mode: 0o644 },
+    );
     writeFileSync(groupFile, `root:x:0:\nlbot:x:${gid}:\nnogroup:x:65534:\n`, { mode: 0o644 });
     const filterFile = path.join(dir, 'seccomp.bpf');
     const helperFile = path.join(dir, 'seccomp-exec');
@@ -262,7 +306,10 @@ export class BwrapBackend implements SandboxBackend {
         groupFile,
         seccomp: { fd: HOLDER_SECCOMP_FD, filterFile, helperFile },
         stage: runAs ? { ...runAs, binds: stage.binds } : null,
-        keeper: { ttlSec: spec.persistent ? 0 : ctx.ttlSec, intervalSec: ctx.ttlSec > 0 ? Math.max(1, Math.min(KEEPER_INTERVAL_SEC, Math.floor(ctx.ttlSec / 2))) : KEEPER_INTERVAL_SEC },
+        keeper: {
+          ttlSec: spec.persistent ? 0 : ctx.ttlSec,
+          intervalSec: ctx.ttlSec > 0 ? Math.max(1, Math.min(KEEPER_INTERVAL_SEC, Math.floor(ctx.ttlSec / 2))) : KEEPER_INTERVAL_SEC,
+        },
         volume: useVolume ? { volumeDir, sizeBytes: quotaFilesystemBytes(spec.workspace_quota_mb) } : null,
         volumeHop: useVolume ? { uid, gid } : null,
       },
@@ -274,7 +321,18 @@ export class BwrapBackend implements SandboxBackend {
       started = await this.#spawnHolder(argv, dir, seccompFd);
       verifyPins(started.ns.pid, pins);
       joinCgroup(cgroups, started.ns.pid);
-      const state: BwrapState = { dir, holder: started.holder, ns: started.ns, cgroups, limits_mode: caps.limits, volume: useVolume, workspace_dir: workspaceDir, tmp_dir: tmpDir, home_dir: homeDir, run_as: runAs };
+      const state: BwrapState = {
+        dir,
+        holder: started.holder,
+        ns: started.ns,
+        cgroups,
+        limits_mode: caps.limits,
+        volume: useVolume,
+        workspace_dir: workspaceDir,
+        tmp_dir: tmpDir,
+        home_dir: homeDir,
+        run_as: runAs,
+      };
       writeJsonAtomic(path.join(dir, 'holder.json'), state);
       return { backend_session_id: dir, state };
     } catch (err) {
@@ -311,7 +369,11 @@ export class BwrapBackend implements SandboxBackend {
         } catch {
           // no log
         }
-        reject(new LbotError('box.unavailable', `the bwrap session holder did not start: ${why}${log ? `: ${log}` : ''}`, { details: { reason: 'backend_missing' } }));
+        reject(
+          new LbotError('box.unavailable', `the bwrap session holder did not start: ${why}${log ? `: ${log}` : ''}`, {
+            details: { reason: 'backend_missing' },
+          }),
+        );
       };
       const timer = setTimeout(() => fail(`no namespace info within ${HOLDER_START_TIMEOUT_MS} ms`), HOLDER_START_TIMEOUT_MS);
       child.on('error', (err) => fail(err.message));
@@ -374,7 +436,13 @@ export class BwrapBackend implements SandboxBackend {
     const caps = await this.#ready();
     const state = parseState(record);
     const gate = state.cgroups.length > 0;
-    const script = buildExecScript({ workdir: req.workdir, cmd: req.cmd, limits: this.#shellLimits(caps, record, { oneShot: !req.internal, timeoutMs: req.timeoutMs }), gate, env: req.env });
+    const script = buildExecScript({
+      workdir: req.workdir,
+      cmd: req.cmd,
+      limits: this.#shellLimits(caps, record, { oneShot: !req.internal, timeoutMs: req.timeoutMs }),
+      gate,
+      env: req.env,
+    });
     return runProcess({
       argv: buildEnterArgv(caps.tools, state.ns.pid, script, { runAs: state.run_as, network: record.info.network }),
       env: { ...HELPER_ENV },
@@ -389,7 +457,12 @@ export class BwrapBackend implements SandboxBackend {
     const gate = state.cgroups.length > 0;
     const limits = this.#shellLimits(caps, record, null);
     const script = buildExecScript({ workdir: spec.cwd, cmd: argvToCommand([spec.command, ...spec.args]), limits, gate, env: spec.env });
-    return { argv: buildEnterArgv(caps.tools, state.ns.pid, script, { runAs: state.run_as, network: record.info.network }), env: { ...HELPER_ENV }, cgroups: state.cgroups, gate };
+    return {
+      argv: buildEnterArgv(caps.tools, state.ns.pid, script, { runAs: state.run_as, network: record.info.network }),
+      env: { ...HELPER_ENV },
+      cgroups: state.cgroups,
+      gate,
+    };
   }
 
   async isSessionAlive(record: SessionRecord): Promise<boolean> {

@@ -45,7 +45,16 @@ export function buildRunArgs(i: RunArgsInput): string[] {
   const a = [i.cli, 'run', '-d'];
   if (!s.persistent) a.push('--rm');
   a.push('--name', i.name);
-  a.push('--label', `${LABEL_BOX}=true`, '--label', `${LABEL_SESSION}=${s.session_id}`, '--label', `${LABEL_INSTANCE}=${i.instanceId}`, '--label', `${LABEL_OWNER}=${i.owner}`);
+  a.push(
+    '--label',
+    `${LABEL_BOX}=true`,
+    '--label',
+    `${LABEL_SESSION}=${s.session_id}`,
+    '--label',
+    `${LABEL_INSTANCE}=${i.instanceId}`,
+    '--label',
+    `${LABEL_OWNER}=${i.owner}`,
+  );
   if (s.network === 'off') a.push('--network', 'none');
   a.push('--cpus', String(s.cpus), '--memory', `${s.memory_mb}m`, '--pids-limit', String(s.pids_limit));
   if (s.read_only_rootfs) a.push('--read-only', '--tmpfs', '/tmp:size=64m');

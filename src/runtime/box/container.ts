@@ -10,7 +10,16 @@ import type { BoxSpec, ManagedProcessSpec } from '../../core/box/model.js';
 import { findExecutable, probeCommand } from './host-tools.js';
 import { runProcess, type RunOutcome } from './run-process.js';
 import { buildExecArgs, buildInspectArgs, buildListArgs, buildRemoveArgs, buildRunArgs, containerName, ownerId, wrapForContainer } from './container-args.js';
-import { execRunOptions, type BackendProbe, type QuotaWatchPlan, type ExecRequest, type ProcessLaunch, type SandboxBackend, type SessionRecord, type StartContext } from './backend.js';
+import {
+  execRunOptions,
+  type BackendProbe,
+  type QuotaWatchPlan,
+  type ExecRequest,
+  type ProcessLaunch,
+  type SandboxBackend,
+  type SessionRecord,
+  type StartContext,
+} from './backend.js';
 
 const ContainerStateSchema = z.strictObject({ container: z.string(), dir: z.string(), workspace_dir: z.string() });
 type ContainerState = z.infer<typeof ContainerStateSchema>;
@@ -49,7 +58,8 @@ export class ContainerBackend implements SandboxBackend {
 
   async #cliRun(args: string[], timeoutMs: number): Promise<string> {
     const r = await probeCommand(args, timeoutMs);
-    if (!r.ok) throw new LbotError('box.unavailable', `${this.name} backend error: ${collapse(r.output || r.detail)}`, { details: { reason: 'connect_failed' } });
+    if (!r.ok)
+      throw new LbotError('box.unavailable', `${this.name} backend error: ${collapse(r.output || r.detail)}`, { details: { reason: 'connect_failed' } });
     return r.output;
   }
 
@@ -68,7 +78,17 @@ export class ContainerBackend implements SandboxBackend {
     const gid = process.getgid?.() ?? 1000;
     const user = uid === 0 ? '1000:1000' : `${uid}:${gid}`;
     if (uid === 0) chownSync(workspaceDir, 1000, 1000);
-    const args = buildRunArgs({ cli: this.#cli, name, spec, instanceId: this.instanceId, owner: this.#owner, workspaceDir, user, storageQuota: false, nodeBinary: this.nodeBinary });
+    const args = buildRunArgs({
+      cli: this.#cli,
+      name,
+      spec,
+      instanceId: this.instanceId,
+      owner: this.#owner,
+      workspaceDir,
+      user,
+      storageQuota: false,
+      nodeBinary: this.nodeBinary,
+    });
     try {
       await this.#cliRun(args, 30_000);
     } catch (err) {

@@ -84,5 +84,17 @@ export function stageArgv(
     `while [ "$i" -lt ${n} ]; do mount --bind "$1" "$2" || exit 97; shift 2; i=$((i + 1)); done`,
     `exec ${setpriv} ${dropPrivilegeArgs(stage).join(' ')} -- "$@"`,
   ].join('\n');
-  return [unshare, '--mount', '--propagation', 'private', '--', '/bin/sh', '-c', script, 'lbot-stage', ...stage.binds.flatMap((b) => [b.source, b.target]), ...argv];
+  return [
+    unshare,
+    '--mount',
+    '--propagation',
+    'private',
+    '--',
+    '/bin/sh',
+    '-c',
+    script,
+    'lbot-stage',
+    ...stage.binds.flatMap((b) => [b.source, b.target]),
+    ...argv,
+  ];
 }

@@ -10,7 +10,16 @@ import type { BoxSpec, ManagedProcessSpec } from '../../core/box/model.js';
 import { LbotError } from '../../core/errors.js';
 import { SANDBOX_PATH, buildExecScript } from './bwrap-args.js';
 import { runProcess, type RunOutcome } from './run-process.js';
-import { execRunOptions, type BackendProbe, type QuotaWatchPlan, type ExecRequest, type ProcessLaunch, type SandboxBackend, type SessionRecord, type StartContext } from './backend.js';
+import {
+  execRunOptions,
+  type BackendProbe,
+  type QuotaWatchPlan,
+  type ExecRequest,
+  type ProcessLaunch,
+  type SandboxBackend,
+  type SessionRecord,
+  type StartContext,
+} from './backend.js';
 
 const HostStateSchema = z.strictObject({ dir: z.string(), workspace_dir: z.string(), tmp_dir: z.string(), home_dir: z.string() });
 type HostState = z.infer<typeof HostStateSchema>;
@@ -48,7 +57,15 @@ export class HostBackend implements SandboxBackend {
   }
 
   #env(state: HostState, extra: Record<string, string>): Record<string, string> {
-    return { PATH: SANDBOX_PATH, HOME: state.home_dir, TMPDIR: state.tmp_dir, LANG: 'C.UTF-8', PYTHONUNBUFFERED: '1', ...extra, [SESSION_MARKER]: markerOf(state) };
+    return {
+      PATH: SANDBOX_PATH,
+      HOME: state.home_dir,
+      TMPDIR: state.tmp_dir,
+      LANG: 'C.UTF-8',
+      PYTHONUNBUFFERED: '1',
+      ...extra,
+      [SESSION_MARKER]: markerOf(state),
+    };
   }
 
   async exec(record: SessionRecord, req: ExecRequest): Promise<RunOutcome> {
@@ -95,7 +112,11 @@ export class HostBackend implements SandboxBackend {
   /** No namespaces to kill: the watcher stops the processes that carry the session's env marker (best effort, no isolation). */
   quotaWatch(record: SessionRecord): QuotaWatchPlan {
     const state = parse(record);
-    return { dirs: [record.info.host_path ?? state.workspace_dir, state.tmp_dir, state.home_dir], statfs: [], stop: { kind: 'env_marker', name: SESSION_MARKER, value: markerOf(state) } };
+    return {
+      dirs: [record.info.host_path ?? state.workspace_dir, state.tmp_dir, state.home_dir],
+      statfs: [],
+      stop: { kind: 'env_marker', name: SESSION_MARKER, value: markerOf(state) },
+    };
   }
 
   async cleanupOrphans(known: ReadonlySet<string>): Promise<void> {

@@ -58,13 +58,10 @@ export function cgroupHost(root: string = CGROUP_ROOT): CgroupHost {
 
 /** The cgroup tree sessions are created in: each base is the `lbot-box` directory session cgroups go under. */
 export type CgroupPlan =
-  | { mode: 'cgroup2'; parent: string; base: string; cpu: boolean; delegated: boolean }
-  | { mode: 'cgroup1'; memory: string; pids: string; cpu: string | null };
+  { mode: 'cgroup2'; parent: string; base: string; cpu: boolean; delegated: boolean } | { mode: 'cgroup1'; memory: string; pids: string; cpu: string | null };
 export type LimitsPlan = CgroupPlan | { mode: 'rlimit' };
 
-export type LimitsProbe =
-  | { usable: true; plan: LimitsPlan; reason: string; warning: string | null }
-  | { usable: false; reason: string };
+export type LimitsProbe = { usable: true; plan: LimitsPlan; reason: string; warning: string | null } | { usable: false; reason: string };
 
 function words(file: string): string[] {
   try {
@@ -123,11 +120,14 @@ function v2Tree(host: CgroupHost): { plan: CgroupPlan } | { missing: string } {
     }
     return { plan: { mode: 'cgroup2', parent: dir, base: path.join(dir, BOX_DIR), cpu: available.includes('cpu'), delegated: dir !== root } };
   }
-  const where = own === undefined ? 'this process has no cgroup v2 entry in /proc/self/cgroup' : `checked ${rejected.slice(0, 4).join('; ') || `no subtree of ${own}`}`;
+  const where =
+    own === undefined ? 'this process has no cgroup v2 entry in /proc/self/cgroup' : `checked ${rejected.slice(0, 4).join('; ') || `no subtree of ${own}`}`;
   const systemd = host.systemdUser
     ? 'start lbot in a delegated scope of the systemd user manager (systemd-run --user --scope lbot …)'
     : 'no systemd user manager is running, so systemd-run --user --scope cannot provide one';
-  return { missing: `cgroup v2: ${root} is not writable by uid ${host.uid} and no delegated subtree of this process's cgroup is usable (${where}); ${systemd}` };
+  return {
+    missing: `cgroup v2: ${root} is not writable by uid ${host.uid} and no delegated subtree of this process's cgroup is usable (${where}); ${systemd}`,
+  };
 }
 
 function v1Tree(host: CgroupHost): { plan: CgroupPlan } | { missing: string } {
@@ -140,7 +140,9 @@ function v1Tree(host: CgroupHost): { plan: CgroupPlan } | { missing: string } {
     const candidates = [hier, ...(rel !== undefined ? ancestors(hier, rel) : [])];
     const dir = candidates.find((d) => host.canWrite(d) && host.canWrite(path.join(d, 'cgroup.procs')));
     if (dir !== undefined) return { base: path.join(dir, BOX_DIR) };
-    return { missing: `the cgroup v1 ${ctrl} hierarchy (${hier}${rel !== undefined && rel !== '/' ? ` and this process's cgroup ${rel}` : ''}) is not writable by uid ${host.uid}` };
+    return {
+      missing: `the cgroup v1 ${ctrl} hierarchy (${hier}${rel !== undefined && rel !== '/' ? ` and this process's cgroup ${rel}` : ''}) is not writable by uid ${host.uid}`,
+    };
   };
   const memory = pick('memory');
   const pids = pick('pids');
@@ -155,7 +157,9 @@ export function findCgroupTree(host: CgroupHost): { plan: CgroupPlan } | { missi
     statSync(host.root);
   } catch (err) {
     const code = errnoOf(err);
-    return { missing: code === 'ENOENT' ? `no cgroup filesystem at ${host.root}` : `${host.root} cannot be reached by uid ${host.uid} (${code ?? errText(err)})` };
+    return {
+      missing: code === 'ENOENT' ? `no cgroup filesystem at ${host.root}` : `${host.root} cannot be reached by uid ${host.uid} (${code ?? errText(err)})`,
+    };
   }
   return existsSync(path.join(host.root, 'cgroup.controllers')) ? v2Tree(host) : v1Tree(host);
 }
@@ -196,7 +200,12 @@ function errText(err: unknown): string {
  */
 export function probeLimits(pref: LimitsPreference, host: CgroupHost = cgroupHost()): LimitsProbe {
   if (pref === 'rlimit') {
-    return { usable: true, plan: { mode: 'rlimit' }, reason: `rlimits (box.bwrap.limits is rlimit): ${RLIMIT_SUMMARY}`, warning: `box.bwrap.limits is rlimit: ${RLIMIT_SUMMARY}` };
+    return {
+      usable: true,
+      plan: { mode: 'rlimit' },
+      reason: `rlimits (box.bwrap.limits is rlimit): ${RLIMIT_SUMMARY}`,
+      warning: `box.bwrap.limits is rlimit: ${RLIMIT_SUMMARY}`,
+    };
   }
   let missing: string;
   const found = findCgroupTree(host);
@@ -236,7 +245,11 @@ function errnoOf(err: unknown): string | undefined {
 }
 
 function limitsUnavailable(message: string, details: Record<string, unknown>, cause?: unknown): LbotError {
-  return new LbotError('box.unavailable', message, { details: { reason: 'limits_unavailable', ...details }, cause, hint: 'lbot box status and lbot doctor show the limits mode; box.bwrap.limits chooses it' });
+  return new LbotError('box.unavailable', message, {
+    details: { reason: 'limits_unavailable', ...details },
+    cause,
+    hint: 'lbot box status and lbot doctor show the limits mode; box.bwrap.limits chooses it',
+  });
 }
 
 function writeOptional(file: string, value: string): void {
@@ -308,7 +321,11 @@ export function joinCgroup(dirs: readonly string[], pid: number): void {
       } catch (err) {
         const code = errnoOf(err);
         if (code === 'ESRCH') return false;
-        throw limitsUnavailable(`could not move process ${p} into the session cgroup ${d} (${code ?? 'error'}: ${errText(err)}); it was stopped instead of running without its limits`, { cgroup: d, errno: code ?? null }, err);
+        throw limitsUnavailable(
+          `could not move process ${p} into the session cgroup ${d} (${code ?? 'error'}: ${errText(err)}); it was stopped instead of running without its limits`,
+          { cgroup: d, errno: code ?? null },
+          err,
+        );
       }
     }
     return true;

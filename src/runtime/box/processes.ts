@@ -107,18 +107,30 @@ export class ProcessManager {
   }
 
   /** Starts a managed process; a running one with the same id is a conflict unless `replace` (call under the session lock). */
-  async start(record: SessionRecord, backend: SandboxBackend, spec: ManagedProcessSpec, opts: { replace?: boolean; countAll: () => number }): Promise<ManagedProcessInfo> {
+  async start(
+    record: SessionRecord,
+    backend: SandboxBackend,
+    spec: ManagedProcessSpec,
+    opts: { replace?: boolean; countAll: () => number },
+  ): Promise<ManagedProcessInfo> {
     const sid = record.info.session_id;
     const pid = spec.process_id;
     const existing = this.readState(sid, pid);
     if (existing?.status === 'running') {
       if (!opts.replace) {
-        throw boxError('box.process_conflict', `managed process ${pid} is already running in session ${sid}; stop it first with lbot box process stop`, { session_id: sid, process_id: pid });
+        throw boxError('box.process_conflict', `managed process ${pid} is already running in session ${sid}; stop it first with lbot box process stop`, {
+          session_id: sid,
+          process_id: pid,
+        });
       }
       await this.stop(sid, pid);
     } else if (existing) rmSync(this.layout.processDir(sid, pid), { recursive: true, force: true });
     if (this.running(sid).length >= this.limits.perSession) {
-      throw boxError('box.session_limit', `session ${sid} already runs ${this.limits.perSession} managed processes (box.limits.max_managed_processes_per_session)`, { session_id: sid });
+      throw boxError(
+        'box.session_limit',
+        `session ${sid} already runs ${this.limits.perSession} managed processes (box.limits.max_managed_processes_per_session)`,
+        { session_id: sid },
+      );
     }
     if (opts.countAll() >= this.limits.total) {
       throw boxError('box.session_limit', `lbot already runs ${this.limits.total} managed processes (box.limits.max_managed_processes)`, { session_id: sid });
@@ -186,7 +198,13 @@ export class ProcessManager {
       }, START_TIMEOUT_MS);
       child.on('error', (err) => finish(err));
       // 'close', not 'exit': the supervisor's last words on stdout (an `error …` line) are read by then.
-      child.on('close', (code) => finish(out.startsWith('error ') ? supervisorError(out.slice(6).trim()) : new Error(`the supervisor of managed process ${cfg.process_id} exited early (code ${code}): ${out.trim().slice(0, 300)}`)));
+      child.on('close', (code) =>
+        finish(
+          out.startsWith('error ')
+            ? supervisorError(out.slice(6).trim())
+            : new Error(`the supervisor of managed process ${cfg.process_id} exited early (code ${code}): ${out.trim().slice(0, 300)}`),
+        ),
+      );
       child.stdout?.on('data', (c: Buffer) => {
         out += c.toString('utf8');
         if (out.includes('ready\n')) finish();

@@ -160,7 +160,8 @@ function spawnWatcher(cfg: QuotaWatchConfig, logFile: string): Promise<number> {
       else if (child.pid) resolve(child.pid);
       else reject(new Error('no pid'));
     };
-    const fail = (why: string) => finish(new LbotError('internal', `the quota watcher of box session ${cfg.session_id} did not start (${why}); the command is not run`));
+    const fail = (why: string) =>
+      finish(new LbotError('internal', `the quota watcher of box session ${cfg.session_id} did not start (${why}); the command is not run`));
     const timer = setTimeout(() => {
       if (child.pid) signal(child.pid, 'SIGKILL');
       fail(`no answer within ${START_TIMEOUT_MS} ms`);

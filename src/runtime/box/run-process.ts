@@ -170,4 +170,3 @@ export function runProcess(req: RunRequest): Promise<RunOutcome> {
     }
   });
 }
-

@@ -25,7 +25,15 @@ export function createBackends(layout: BoxLayout, config: BoxConfig, opts: { ins
   const privileged = process.getuid?.() === 0;
   const baseDir = config.bwrap.base_dir ? path.resolve(config.bwrap.base_dir) : privileged ? privilegedBaseDir(layout.root) : layout.bwrapDir;
   return {
-    bwrap: new BwrapBackend({ bin: config.bwrap.bin, baseDir, limits: config.bwrap.limits, nodeBinary, ...(opts.warn ? { warn: opts.warn } : {}), sandboxUid: config.bwrap.sandbox_uid, sandboxGid: config.bwrap.sandbox_gid }),
+    bwrap: new BwrapBackend({
+      bin: config.bwrap.bin,
+      baseDir,
+      limits: config.bwrap.limits,
+      nodeBinary,
+      ...(opts.warn ? { warn: opts.warn } : {}),
+      sandboxUid: config.bwrap.sandbox_uid,
+      sandboxGid: config.bwrap.sandbox_gid,
+    }),
     docker: new ContainerBackend('docker', path.join(layout.root, 'docker'), layout.dataDir, instanceId, nodeBinary),
     podman: new ContainerBackend('podman', path.join(layout.root, 'podman'), layout.dataDir, instanceId, nodeBinary),
     host: new HostBackend(layout.hostDir),
@@ -37,7 +45,11 @@ export type Selection = { backend: SandboxBackend; probe: BackendProbe };
 /** Picks the backend named by config (or a per-command override); fails closed with box.unavailable. */
 export async function selectBackend(backends: BackendSet, config: Pick<BoxConfig, 'enabled' | 'backend'>, override?: BackendName | null): Promise<Selection> {
   if (!config.enabled) {
-    throw unavailableError('disabled', 'box is disabled in config (box.enabled = false)', 'set box.enabled to true in lbot.config.json (or unset LBOT__BOX__ENABLED)');
+    throw unavailableError(
+      'disabled',
+      'box is disabled in config (box.enabled = false)',
+      'set box.enabled to true in lbot.config.json (or unset LBOT__BOX__ENABLED)',
+    );
   }
   const name = override ?? config.backend;
   if (name === 'auto') {

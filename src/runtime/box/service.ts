@@ -216,7 +216,12 @@ export class BoxService {
 
   #ensureEnabled(): void {
     if (!this.config.enabled) {
-      throw boxError('box.unavailable', 'box is disabled in config (box.enabled = false)', { reason: 'disabled' }, 'set box.enabled to true in lbot.config.json (or unset LBOT__BOX__ENABLED)');
+      throw boxError(
+        'box.unavailable',
+        'box is disabled in config (box.enabled = false)',
+        { reason: 'disabled' },
+        'set box.enabled to true in lbot.config.json (or unset LBOT__BOX__ENABLED)',
+      );
     }
   }
 
@@ -249,7 +254,13 @@ export class BoxService {
       const where = spec.host_path ?? 'the session workspace';
       if (spec.workspace_quota_mb > 0) {
         const hostPath = spec.host_path;
-        const used = await this.#usage('before', () => (existing ? backend.usage(existing) : hostPath ? measureUsage([hostPath]) : Promise.resolve(0)), limit, where, sid);
+        const used = await this.#usage(
+          'before',
+          () => (existing ? backend.usage(existing) : hostPath ? measureUsage([hostPath]) : Promise.resolve(0)),
+          limit,
+          where,
+          sid,
+        );
         if (used > limit) throw quotaExceeded('before', used, limit, where, sid);
       }
       const got = await this.#store.getOrCreate(spec, backend, { oneShot, known: existing });
@@ -280,7 +291,9 @@ export class BoxService {
                     if (unreadable !== null) return `lbot: stopped: the workspace cannot be measured for its quota (${unreadable} cannot be read by lbot)`;
                     throw err;
                   }
-                  return used > limit + QUOTA_MARGIN_BYTES ? `lbot: stopped: the workspace quota of ${spec.workspace_quota_mb} MiB was exceeded (${used} bytes used)` : null;
+                  return used > limit + QUOTA_MARGIN_BYTES
+                    ? `lbot: stopped: the workspace quota of ${spec.workspace_quota_mb} MiB was exceeded (${used} bytes used)`
+                    : null;
                 },
               },
             }
@@ -318,7 +331,8 @@ export class BoxService {
     const limit = this.config.output_limit_chars;
     const out = outcome.stdout.text(limit);
     let stderrRaw = outcome.stderr.text(limit);
-    if (outcome.status === 'timed_out' && outcome.stderr.totalBytes === 0) stderrRaw = { text: `Command timed out after ${spec.timeout_sec} seconds.`, truncated: false };
+    if (outcome.status === 'timed_out' && outcome.stderr.totalBytes === 0)
+      stderrRaw = { text: `Command timed out after ${spec.timeout_sec} seconds.`, truncated: false };
     const err = stderrRaw.truncated ? stderrRaw : truncateText(stderrRaw.text, limit);
     const exitCode = outcome.status === 'timed_out' ? null : outcome.exit_code;
     const status = outcome.status === 'timed_out' ? 'timed_out' : 'completed';
@@ -364,7 +378,14 @@ export class BoxService {
       .map((p) => this.#procs.readState(id, p))
       .filter((s) => s !== null)
       .map((s) => this.#procs.info(s));
-    return { ...info, backend: info.backend_name, alive: await this.#store.isAlive(record), managed_processes: processes.filter((p) => p.status === 'running').length, one_shot: record.one_shot, processes };
+    return {
+      ...info,
+      backend: info.backend_name,
+      alive: await this.#store.isAlive(record),
+      managed_processes: processes.filter((p) => p.status === 'running').length,
+      one_shot: record.one_shot,
+      processes,
+    };
   }
 
   #requireSession(id: string): SessionRecord {
@@ -404,7 +425,17 @@ export class BoxService {
     };
     try {
       const { backend, probe } = await selectBackend(this.#backends, this.config, this.#override);
-      return { ...base, available: true, backend: { name: backend.name, available: true, reason: probe.reason, ...(probe.limits_mode ? { limits_mode: probe.limits_mode } : {}), ...(probe.seccomp ? { seccomp: probe.seccomp } : {}) } };
+      return {
+        ...base,
+        available: true,
+        backend: {
+          name: backend.name,
+          available: true,
+          reason: probe.reason,
+          ...(probe.limits_mode ? { limits_mode: probe.limits_mode } : {}),
+          ...(probe.seccomp ? { seccomp: probe.seccomp } : {}),
+        },
+      };
     } catch (err) {
       const e = toLbotError(err);
       const name = this.#override ?? (this.config.backend === 'auto' ? null : this.config.backend);
@@ -421,10 +452,20 @@ export class BoxService {
   // ---- managed processes ----
 
   /** Starts a managed process (creating the session with the default spec when it does not exist). */
-  async startProcess(sessionId: string, raw: { process_id?: string; command: string; args?: string[]; env?: Record<string, string>; cwd?: string }, opts: { replace?: boolean } = {}): Promise<ManagedProcessInfo> {
+  async startProcess(
+    sessionId: string,
+    raw: { process_id?: string; command: string; args?: string[]; env?: Record<string, string>; cwd?: string },
+    opts: { replace?: boolean } = {},
+  ): Promise<ManagedProcessInfo> {
     this.#ensureEnabled();
     const sid = assertSessionId(sessionId);
-    const parsed = ManagedProcessSpecSchema.safeParse({ process_id: raw.process_id ?? 'default', command: raw.command, args: raw.args ?? [], env: raw.env ?? {}, cwd: raw.cwd ?? '/workspace' });
+    const parsed = ManagedProcessSpecSchema.safeParse({
+      process_id: raw.process_id ?? 'default',
+      command: raw.command,
+      args: raw.args ?? [],
+      env: raw.env ?? {},
+      cwd: raw.cwd ?? '/workspace',
+    });
     if (!parsed.success) throw validationError(parsed.error.issues[0]?.message ?? 'invalid managed process spec');
     try {
       assertSafeEnv(parsed.data.env, `managed process ${parsed.data.process_id} env`);
@@ -455,7 +496,10 @@ export class BoxService {
   async stopProcess(sessionId: string, processId: string): Promise<void> {
     const record = this.#requireSession(sessionId);
     const sid = record.info.session_id;
-    await withLock(this.layout.execLock(sid), () => withLock(this.layout.sessionLock(sid), () => this.#procs.stop(sid, processId)), { timeoutMs: EXEC_LOCK_WAIT_MS, what: `box session ${sid}` });
+    await withLock(this.layout.execLock(sid), () => withLock(this.layout.sessionLock(sid), () => this.#procs.stop(sid, processId)), {
+      timeoutMs: EXEC_LOCK_WAIT_MS,
+      what: `box session ${sid}`,
+    });
   }
 
   processStatus(sessionId: string, processId: string): ManagedProcessInfo {
@@ -469,7 +513,10 @@ export class BoxService {
     const sid = record.info.session_id;
     const state = this.#procs.get(sid, processId);
     if (state.status !== 'running') {
-      throw boxError('box.process_conflict', `managed process ${processId} in session ${sid} is not running (exit code ${state.exit_code})`, { session_id: sid, process_id: processId });
+      throw boxError('box.process_conflict', `managed process ${processId} in session ${sid} is not running (exit code ${state.exit_code})`, {
+        session_id: sid,
+        process_id: processId,
+      });
     }
     const token = readFileSync(this.layout.tokenFile(sid), 'utf8').trim();
     return attachToSocket(state.socket_path, token, processId);

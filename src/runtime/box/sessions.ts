@@ -281,7 +281,8 @@ export class SessionStore {
     for (const n of names) {
       if (!existsSync(this.#o.layout.recordFile(n)) && !this.#pendingFresh(n)) {
         try {
-          if (Date.now() - statSync(this.#o.layout.sessionDir(n)).mtimeMs > PENDING_STALE_MS) rmSync(this.#o.layout.sessionDir(n), { recursive: true, force: true });
+          if (Date.now() - statSync(this.#o.layout.sessionDir(n)).mtimeMs > PENDING_STALE_MS)
+            rmSync(this.#o.layout.sessionDir(n), { recursive: true, force: true });
         } catch {
           // already gone
         }

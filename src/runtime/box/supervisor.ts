@@ -9,7 +9,14 @@ import { AcceptSchema, FRAME, FrameDecoder, HelloSchema, encodeFrame, tokensEqua
 import { joinCgroup } from './limits.js';
 import { exitStatus } from '../process/stop.js';
 import { identityOf, signal } from './proc.js';
-import { STDERR_PREVIEW_CHARS, SUPERVISOR_CONFIG_ENV, SUPERVISOR_TOKEN_ENV, SupervisorConfigSchema, type ProcessState, type SupervisorConfig } from './process-state.js';
+import {
+  STDERR_PREVIEW_CHARS,
+  SUPERVISOR_CONFIG_ENV,
+  SUPERVISOR_TOKEN_ENV,
+  SupervisorConfigSchema,
+  type ProcessState,
+  type SupervisorConfig,
+} from './process-state.js';
 
 const TERMINATE_GRACE_MS = 5000;
 const HELLO_TIMEOUT_MS = 5000;
@@ -114,7 +121,11 @@ class Supervisor {
   async start(): Promise<void> {
     await this.#listen();
     const [cmd, ...args] = this.#cfg.argv;
-    const child = spawn(cmd ?? 'false', args, { env: this.#cfg.env, detached: true, stdio: ['pipe', 'pipe', 'pipe', ...(this.#cfg.gate ? (['pipe'] as const) : [])] });
+    const child = spawn(cmd ?? 'false', args, {
+      env: this.#cfg.env,
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe', ...(this.#cfg.gate ? (['pipe'] as const) : [])],
+    });
     this.#child = child;
     child.on('error', (err) => {
       this.log(`spawn failed: ${err.message}`);

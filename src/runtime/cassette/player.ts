@@ -40,7 +40,9 @@ export async function readCassette(file: string): Promise<Cassette> {
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    throw new LbotError('invalid_argument', `--replay ${file}: cannot read the cassette: ${err instanceof Error ? err.message : String(err)}`, { hint: 'record one first with lbot run --event F --record FILE' });
+    throw new LbotError('invalid_argument', `--replay ${file}: cannot read the cassette: ${err instanceof Error ? err.message : String(err)}`, {
+      hint: 'record one first with lbot run --event F --record FILE',
+    });
   }
   return parseOrThrow(CassetteSchema, parseJsonText(text, file, 'invalid_argument'), `--replay ${file}: not a cassette`, '(root)');
 }
@@ -64,7 +66,9 @@ export function createPlayer(cassette: Cassette): Player {
   const serve = <T>(index: number | undefined, kind: AnswerKind, request: unknown, parse: (v: unknown) => T): { answer: TapeAnswer; value: () => T } => {
     const deck = index === undefined ? undefined : decks[index];
     const run = (index ?? 0) + 1;
-    const match = deck ? deck.take(kind, request) : { ok: false as const, reason: `the cassette holds ${cassette.runs.length} run(s); this is run ${run}`, diff: [] };
+    const match = deck
+      ? deck.take(kind, request)
+      : { ok: false as const, reason: `the cassette holds ${cassette.runs.length} run(s); this is run ${run}`, diff: [] };
     if (!match.ok) {
       mismatches.push({ run, kind, reason: match.reason, diff: match.diff });
       throw new ApiError('runtime_error', `replay: ${match.reason} (run ${run}, ${kind})`, 'replay_mismatch');
@@ -76,10 +80,20 @@ export function createPlayer(cassette: Cassette): Player {
 
   const models: ModelProvider = {
     async invoke(req) {
-      return serve(current(), 'models.invoke', { model_id: req.model_id, messages: req.messages, tools: req.tools, extra_args: req.extra_args }, parseReply).value();
+      return serve(
+        current(),
+        'models.invoke',
+        { model_id: req.model_id, messages: req.messages, tools: req.tools, extra_args: req.extra_args },
+        parseReply,
+      ).value();
     },
     async stream(req, onChunk) {
-      const served = serve(current(), 'models.stream', { model_id: req.model_id, messages: req.messages, tools: req.tools, extra_args: req.extra_args }, parseReply);
+      const served = serve(
+        current(),
+        'models.stream',
+        { model_id: req.model_id, messages: req.messages, tools: req.tools, extra_args: req.extra_args },
+        parseReply,
+      );
       for (const chunk of served.answer.chunks ?? []) onChunk(chunk);
       return served.value();
     },
@@ -117,7 +131,13 @@ export function createPlayer(cassette: Cassette): Player {
     finish({ check }) {
       const lines: string[] = [];
       for (const m of mismatches) lines.push(`run ${m.run}: ${m.kind}: ${m.reason}`, ...m.diff.map((l) => `  ${l}`));
-      if (check) lines.push(...compareRuns(cassette.runs, log.tapes.flatMap((t) => (t.results ? [t.results] : []))));
+      if (check)
+        lines.push(
+          ...compareRuns(
+            cassette.runs,
+            log.tapes.flatMap((t) => (t.results ? [t.results] : [])),
+          ),
+        );
       if (lines.length === 0) return;
       const what = mismatches.length > 0 ? `${mismatches.length} request(s) the cassette does not hold` : 'results that differ from the cassette';
       throw new LbotError('replay.mismatch', `replay found ${what}:\n${lines.join('\n')}`, {

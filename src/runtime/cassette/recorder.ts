@@ -22,7 +22,13 @@ export type Recorder = {
 };
 
 /** Runs `call`, then stores its outcome as one answer of `push`'s run. */
-async function tap<T>(push: (a: TapeAnswer) => void, kind: TapeAnswer['kind'], request: unknown, call: () => Promise<T>, chunks?: Record<string, unknown>[]): Promise<T> {
+async function tap<T>(
+  push: (a: TapeAnswer) => void,
+  kind: TapeAnswer['kind'],
+  request: unknown,
+  call: () => Promise<T>,
+  chunks?: Record<string, unknown>[],
+): Promise<T> {
   try {
     const result = await call();
     push({ kind, request, ...(chunks ? { chunks } : {}), outcome: { ok: true, result } });
@@ -39,11 +45,14 @@ export function createRecorder(): Recorder {
   const pushCurrent = (a: TapeAnswer) => log.current()?.answers.push(a);
 
   const decorateModels = (real: ModelProvider): ModelProvider => ({
-    invoke: (req) => tap(pushCurrent, 'models.invoke', { model_id: req.model_id, messages: req.messages, tools: req.tools, extra_args: req.extra_args }, () => real.invoke(req)),
+    invoke: (req) =>
+      tap(pushCurrent, 'models.invoke', { model_id: req.model_id, messages: req.messages, tools: req.tools, extra_args: req.extra_args }, () =>
+        real.invoke(req),
+      ),
     stream: (req, onChunk) => {
       const chunks: Record<string, unknown>[] = [];
       const request = { model_id: req.model_id, messages: req.messages, tools: req.tools, extra_args: req.extra_args };
-      const relay = (chunk: Record<string, unknown> & Parameters<typeof onChunk>[0]) => {
+      const relay = (chunk: Parameters<typeof onChunk>[0]) => {
         chunks.push(chunk);
         onChunk(chunk);
       };

@@ -28,7 +28,18 @@ export class TapeLog {
   tape(run_id: string): LiveTape {
     let tape = this.#byRun.get(run_id);
     if (!tape) {
-      tape = { index: this.tapes.length, run_id, event_id: '', event_type: '', runner_id: '', calls: [], answers: [], delivered: [], observed: [], results: null };
+      tape = {
+        index: this.tapes.length,
+        run_id,
+        event_id: '',
+        event_type: '',
+        runner_id: '',
+        calls: [],
+        answers: [],
+        delivered: [],
+        observed: [],
+        results: null,
+      };
       this.#byRun.set(run_id, tape);
       this.tapes.push(tape);
     }
@@ -48,7 +59,12 @@ export class TapeLog {
         const known = this.#byRun.get(rec.run_id) ?? this.current();
         if (!known) return;
         const params = stableValue(rec.params);
-        known.calls.push({ seq: this.#seq++, action: rec.action, params: isRecord(params) ? params : {}, outcome: rec.outcome.ok ? { ok: true, result: stableValue(rec.outcome.result) } : rec.outcome });
+        known.calls.push({
+          seq: this.#seq++,
+          action: rec.action,
+          params: isRecord(params) ? params : {},
+          outcome: rec.outcome.ok ? { ok: true, result: stableValue(rec.outcome.result) } : rec.outcome,
+        });
       },
       onDelivered: (item) => this.tape(item.run_id).delivered.push(deliveredEntry(item)),
       onObserved: (run_id, notice) => this.tape(run_id).observed.push(observedEntry(notice)),

@@ -24,7 +24,12 @@ async function readStat(pid: number): Promise<Stat | null> {
 async function commandOf(pid: number): Promise<string> {
   try {
     const raw = await readFile(`/proc/${pid}/cmdline`, 'utf8');
-    return raw.split('\0').filter((s) => s !== '').join(' ') || `pid ${pid}`;
+    return (
+      raw
+        .split('\0')
+        .filter((s) => s !== '')
+        .join(' ') || `pid ${pid}`
+    );
   } catch {
     return `pid ${pid}`;
   }

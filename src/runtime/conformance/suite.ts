@@ -126,7 +126,12 @@ async function shutdown(host: Host, watch: ConnectionWatch): Promise<ShutdownEvi
   await first.exited;
   const ms = exitedAt - started;
   const status = first.exitStatus;
-  return { exitedBySelf: status !== null && status.signal === null && ms < SHUTDOWN_TIMEOUT_MS + CLOSE_GRACE_MS, ms, code: status?.code ?? null, signal: status?.signal ?? null };
+  return {
+    exitedBySelf: status !== null && status.signal === null && ms < SHUTDOWN_TIMEOUT_MS + CLOSE_GRACE_MS,
+    ms,
+    code: status?.code ?? null,
+    signal: status?.signal ?? null,
+  };
 }
 
 /** Runs the whole suite against the plugin in `opts.dir`. */
@@ -146,8 +151,25 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
       if (w.run_id !== undefined && STRAY_RESULT.test(w.message)) stray.push({ run_id: w.run_id, message: w.message });
     };
     const sandbox = pluginSandboxFor(config, dataDir, { warn: opts.warn ?? (() => undefined) });
-    const launcher = watch.wrap(createPluginLauncher({ initializeTimeoutMs: opts.initializeTimeoutMs ?? DEFAULT_INIT_TIMEOUT_MS, graceMs: CLOSE_GRACE_MS, shutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS, onWarning, sandbox }));
-    const host = createHost({ stores, launcher, catalog: async () => catalog, config, models: createModelProvider([]), clock: systemClock, version: LBOT_VERSION, warn: () => undefined });
+    const launcher = watch.wrap(
+      createPluginLauncher({
+        initializeTimeoutMs: opts.initializeTimeoutMs ?? DEFAULT_INIT_TIMEOUT_MS,
+        graceMs: CLOSE_GRACE_MS,
+        shutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS,
+        onWarning,
+        sandbox,
+      }),
+    );
+    const host = createHost({
+      stores,
+      launcher,
+      catalog: async () => catalog,
+      config,
+      models: createModelProvider([]),
+      clock: systemClock,
+      version: LBOT_VERSION,
+      warn: () => undefined,
+    });
     try {
       const hs = performance.now();
       try {
@@ -159,7 +181,14 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
         evidence.handshake = { ok: false, code: e.code, message: e.message };
       }
       if (evidence.handshake.ok) {
-        const ctx: ProbeContext = { host, stores, watch, runnerConfig: opts.runnerConfig ?? {}, probeTimeoutS: opts.probeTimeoutS ?? DEFAULT_PROBE_TIMEOUT_S, maxDataBytes: config.runs.max_event_data_bytes };
+        const ctx: ProbeContext = {
+          host,
+          stores,
+          watch,
+          runnerConfig: opts.runnerConfig ?? {},
+          probeTimeoutS: opts.probeTimeoutS ?? DEFAULT_PROBE_TIMEOUT_S,
+          maxDataBytes: config.runs.max_event_data_bytes,
+        };
         outer: for (const runner of catalog.runners.filter((r) => r.compatible)) {
           for (const name of PROBES) {
             log(`probe ${name} → ${runner.id}`);

@@ -11,7 +11,7 @@ async function boundedText(res: Response): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of res.body) {
-    const buf = Buffer.from(chunk);
+    const buf = Buffer.from(chunk as Uint8Array);
     size += buf.length;
     if (size > MAX_ANSWER_BYTES) {
       chunks.push(buf.subarray(0, buf.length - (size - MAX_ANSWER_BYTES)));
@@ -25,7 +25,13 @@ async function boundedText(res: Response): Promise<string> {
 
 export async function exchange(req: OutboundRequest, timeoutMs = REQUEST_TIMEOUT_MS, signal?: AbortSignal): Promise<PlatformAnswer> {
   const timeout = AbortSignal.timeout(timeoutMs);
-  const res = await fetch(req.url, { method: req.method, headers: req.headers, body: req.body, redirect: 'manual', signal: signal ? AbortSignal.any([timeout, signal]) : timeout });
+  const res = await fetch(req.url, {
+    method: req.method,
+    headers: req.headers,
+    body: req.body,
+    redirect: 'manual',
+    signal: signal ? AbortSignal.any([timeout, signal]) : timeout,
+  });
   const text = await boundedText(res);
   return { status: res.status, header: (name) => res.headers.get(name), json: tryParseJson(text) ?? null, text };
 }

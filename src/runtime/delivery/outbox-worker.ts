@@ -131,7 +131,8 @@ export class OutboxWorker {
     const cached = this.#larkTokens.get(account.name);
     if (cached && cached.until > this.#now()) return cached.token;
     const secret = accountToken(account, this.o.env);
-    if (!account.app_id || !secret) throw new LbotError('config.invalid', `platform account ${account.name}: lark needs app_id and the app secret in token_env`);
+    if (!account.app_id || !secret)
+      throw new LbotError('config.invalid', `platform account ${account.name}: lark needs app_id and the app secret in token_env`);
     const req = larkTokenRequest(base, account.app_id, secret);
     const got = readLarkToken(await exchange({ method: 'POST', url: req.url, headers: { 'content-type': 'application/json; charset=utf-8' }, body: req.body }));
     if ('error' in got) throw new LbotError('unauthorized', `lark tenant access token refused: ${got.error}`, { retryable: true });
@@ -147,7 +148,12 @@ export class OutboxWorker {
       return { kind, error: platformError(err.code, err.message, null) };
     }
     const cause = err instanceof Error && err.cause instanceof Error ? err.cause : null;
-    const code = cause && 'code' in cause && typeof cause.code === 'string' ? cause.code : err instanceof Error && err.name === 'TimeoutError' ? 'timeout' : 'network_error';
+    const code =
+      cause && 'code' in cause && typeof cause.code === 'string'
+        ? cause.code
+        : err instanceof Error && err.name === 'TimeoutError'
+          ? 'timeout'
+          : 'network_error';
     let message = err instanceof Error ? `${err.message}${cause ? `: ${cause.message}` : ''}` : String(err);
     const token = account?.token_env ? this.o.env[account.token_env] : undefined;
     if (token) message = message.split(token).join('****');

@@ -10,7 +10,13 @@ import { ReplyRouter } from './reply-router.js';
 
 export type Delivery = { router: ReplyRouter; worker: OutboxWorker; close(): Promise<void> };
 
-export function startDelivery(o: { store: DeliveryStore; accounts(): readonly PlatformAccount[]; env: NodeJS.ProcessEnv; warn(m: string): void; log?(line: string): void }): Delivery {
+export function startDelivery(o: {
+  store: DeliveryStore;
+  accounts(): readonly PlatformAccount[];
+  env: NodeJS.ProcessEnv;
+  warn(m: string): void;
+  log?(line: string): void;
+}): Delivery {
   const worker = new OutboxWorker(o);
   const router = new ReplyRouter({ store: o.store, accounts: o.accounts, warn: o.warn, recorded: () => worker.kick() });
   worker.start();
@@ -20,9 +26,14 @@ export function startDelivery(o: { store: DeliveryStore; accounts(): readonly Pl
 /** One poller per Telegram account; none configured is a usage error. */
 export function startTelegramPolling(o: EventRouterDeps & { env: NodeJS.ProcessEnv; warn(m: string): void; log?(line: string): void }): TelegramPoller[] {
   const accounts = o.config().platforms.filter((a) => a.platform === 'telegram');
-  if (accounts.length === 0) throw new LbotError('invalid_argument', '--telegram-poll: no telegram platform account is configured', { hint: 'lbot platform add NAME --platform telegram --token-env VAR' });
+  if (accounts.length === 0)
+    throw new LbotError('invalid_argument', '--telegram-poll: no telegram platform account is configured', {
+      hint: 'lbot platform add NAME --platform telegram --token-env VAR',
+    });
   const route = (envelope: unknown, raw: unknown) => startEventRun(o, parseEnvelope(envelope, 'telegram update', o.config().runs.max_event_data_bytes), raw);
-  const pollers = accounts.map((account) => new TelegramPoller({ account, stores: o.stores, env: o.env, route, warn: o.warn, ...(o.log ? { log: o.log } : {}) }));
+  const pollers = accounts.map(
+    (account) => new TelegramPoller({ account, stores: o.stores, env: o.env, route, warn: o.warn, ...(o.log ? { log: o.log } : {}) }),
+  );
   for (const p of pollers) p.start();
   return pollers;
 }

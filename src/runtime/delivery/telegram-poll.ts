@@ -44,10 +44,14 @@ export class TelegramPoller {
   async #sleep(ms: number): Promise<void> {
     await new Promise<void>((resolve) => {
       const t = setTimeout(resolve, ms);
-      this.#abort.signal.addEventListener('abort', () => {
-        clearTimeout(t);
-        resolve();
-      }, { once: true });
+      this.#abort.signal.addEventListener(
+        'abort',
+        () => {
+          clearTimeout(t);
+          resolve();
+        },
+        { once: true },
+      );
     });
   }
 
@@ -60,7 +64,11 @@ export class TelegramPoller {
       let answer;
       try {
         const token = accountToken(a, this.o.env) ?? '';
-        const res = await exchange({ method: 'POST', url: `${accountApiBase(a)}/bot${token}/getUpdates`, headers: { 'content-type': 'application/json' }, body: getUpdatesBody(offset) }, (LONG_POLL_TIMEOUT_S + 10) * 1000, this.#abort.signal);
+        const res = await exchange(
+          { method: 'POST', url: `${accountApiBase(a)}/bot${token}/getUpdates`, headers: { 'content-type': 'application/json' }, body: getUpdatesBody(offset) },
+          (LONG_POLL_TIMEOUT_S + 10) * 1000,
+          this.#abort.signal,
+        );
         answer = readUpdates(res.status, res.json);
       } catch (err) {
         if (this.#closed) return;
@@ -75,7 +83,9 @@ export class TelegramPoller {
         failures += 1;
         // 409: a webhook is set, or another poller uses this token; 401/404: the token is wrong.
         this.o.warn(`telegram poll (${a.name}): getUpdates answered ${answer.code} ${answer.description}`);
-        await this.#sleep(answer.retry_after_s !== null ? Math.min(3600, answer.retry_after_s) * 1000 : Math.min(MAX_BACKOFF_MS, 1000 * 2 ** Math.min(failures - 1, 5)));
+        await this.#sleep(
+          answer.retry_after_s !== null ? Math.min(3600, answer.retry_after_s) * 1000 : Math.min(MAX_BACKOFF_MS, 1000 * 2 ** Math.min(failures - 1, 5)),
+        );
         continue;
       }
       failures = 0;

@@ -76,15 +76,27 @@ export type RunnerRow = RunnerDescriptor & { reload_error: string | null };
  * The runners `lbot runner list` shows: what a live dev session on the same directory serves (the last
  * good version, with its reload error), else what the directory holds now.
  */
-export async function listRunners(opts: { dataDir: string; pluginsDir: string; pluginDir?: string | undefined }): Promise<{ runners: RunnerRow[]; warnings: string[]; dev: boolean }> {
+export async function listRunners(opts: {
+  dataDir: string;
+  pluginsDir: string;
+  pluginDir?: string | undefined;
+}): Promise<{ runners: RunnerRow[]; warnings: string[]; dev: boolean }> {
   const state = await readDevState(opts.dataDir);
   const pluginDir = opts.pluginDir ? path.resolve(opts.pluginDir) : null;
-  const matches = state && (pluginDir ? state.plugin_dir === pluginDir || (state.plugin_dir === null && path.dirname(pluginDir) === state.plugins_dir) : state.plugin_dir === null && state.plugins_dir === path.resolve(opts.pluginsDir));
+  const matches =
+    state &&
+    (pluginDir
+      ? state.plugin_dir === pluginDir || (state.plugin_dir === null && path.dirname(pluginDir) === state.plugins_dir)
+      : state.plugin_dir === null && state.plugins_dir === path.resolve(opts.pluginsDir));
   if (state && matches) {
     const errors = new Map(state.plugins.map((p) => [p.dir, p.reload_error]));
-    const runners = state.runners.filter((r) => !pluginDir || path.resolve(r.plugin_dir) === pluginDir).map((r) => ({ ...r, reload_error: errors.get(path.resolve(r.plugin_dir)) ?? null }));
+    const runners = state.runners
+      .filter((r) => !pluginDir || path.resolve(r.plugin_dir) === pluginDir)
+      .map((r) => ({ ...r, reload_error: errors.get(path.resolve(r.plugin_dir)) ?? null }));
     const served = new Set(runners.map((r) => path.resolve(r.plugin_dir)));
-    const warnings = state.plugins.filter((p) => p.reload_error && !served.has(p.dir) && (!pluginDir || p.dir === pluginDir)).map((p) => `${p.dir}: not served by lbot dev: ${p.reload_error ?? ''}`);
+    const warnings = state.plugins
+      .filter((p) => p.reload_error && !served.has(p.dir) && (!pluginDir || p.dir === pluginDir))
+      .map((p) => `${p.dir}: not served by lbot dev: ${p.reload_error ?? ''}`);
     return { runners, warnings, dev: true };
   }
   const catalog = await loadCatalog(opts.pluginsDir, opts.pluginDir);

@@ -33,7 +33,8 @@ export class Reloader {
   ) {
     this.#slots = slotsOf(initial);
     this.#served = catalogOf(this.#slots);
-    for (const slot of this.#slots.values()) this.#info.set(slot.dir, { dir: slot.dir, identity: slot.identity, generation: 0, reloaded_at: null, reload_error: null });
+    for (const slot of this.#slots.values())
+      this.#info.set(slot.dir, { dir: slot.dir, identity: slot.identity, generation: 0, reloaded_at: null, reload_error: null });
   }
 
   /** What the host reads: the last good catalog. */

@@ -67,7 +67,15 @@ function observerFor(bus: DevBus): HostObserver {
     onRunStarted: (run) => bus.emit({ type: 'run.started', ...run }),
     onDelivered: (item) => bus.emit({ type: 'run.delivered', item }),
     onObserved: (run_id, notice) => bus.emit({ type: 'run.observed', run_id, notice }),
-    onProxyCall: (rec) => bus.emit({ type: 'api.call', run_id: rec.run_id, action: rec.action, ok: rec.outcome.ok, code: rec.outcome.ok ? null : rec.outcome.error.code, message: rec.outcome.ok ? null : rec.outcome.error.message }),
+    onProxyCall: (rec) =>
+      bus.emit({
+        type: 'api.call',
+        run_id: rec.run_id,
+        action: rec.action,
+        ok: rec.outcome.ok,
+        code: rec.outcome.ok ? null : rec.outcome.error.code,
+        message: rec.outcome.ok ? null : rec.outcome.error.message,
+      }),
     onRunEnded: (outcome) => bus.emit({ type: 'run.ended', outcome }),
   };
 }
@@ -79,7 +87,9 @@ export async function startDev(opts: DevOptions): Promise<DevSession> {
   try {
     if (!(await stat(root)).isDirectory()) throw new Error('not a directory');
   } catch {
-    throw new LbotError('invalid_argument', `${opts.dir} is not a directory`, { hint: 'pass a plugins directory or a plugin directory (one holding manifest.yaml)' });
+    throw new LbotError('invalid_argument', `${opts.dir} is not a directory`, {
+      hint: 'pass a plugins directory or a plugin directory (one holding manifest.yaml)',
+    });
   }
   const single = await isPluginDir(root);
   const pluginsDir = single ? path.dirname(root) : root;
@@ -143,7 +153,13 @@ export async function startDev(opts: DevOptions): Promise<DevSession> {
       watcher = await createWatcher({
         root,
         debounceMs: opts.debounceMs ?? DEFAULT_DEBOUNCE_MS,
-        ignore: ignoreRule({ root, extraIgnored: [path.resolve(opts.dataDir)], extraKept: [path.join(path.resolve(opts.dataDir), 'plugins')], pluginDirOf, executedDir }),
+        ignore: ignoreRule({
+          root,
+          extraIgnored: [path.resolve(opts.dataDir)],
+          extraKept: [path.join(path.resolve(opts.dataDir), 'plugins')],
+          pluginDirOf,
+          executedDir,
+        }),
         onError: (err) => bus.emit({ type: 'dev.warning', message: `watcher: ${toLbotError(err).message}` }),
         onBatch: (paths) => {
           const byPlugin = new Map<string, string[]>();
@@ -196,7 +212,12 @@ export async function startDev(opts: DevOptions): Promise<DevSession> {
         const events = await readEventFile(target, 'auto', config.runs.max_event_data_bytes);
         for (const { envelope, raw } of events) {
           if (runs.signal.aborted) return;
-          const outcome = await handle.local.host.run({ event: envelope, ...(raw === undefined ? {} : { raw }), binding: await bindingFor(envelope), signal: runs.signal });
+          const outcome = await handle.local.host.run({
+            event: envelope,
+            ...(raw === undefined ? {} : { raw }),
+            binding: await bindingFor(envelope),
+            signal: runs.signal,
+          });
           if (outcome.status !== 'completed') return;
         }
       } catch (err) {
@@ -206,7 +227,11 @@ export async function startDev(opts: DevOptions): Promise<DevSession> {
     async eventFiles() {
       const dir = lastEvent ? path.dirname(lastEvent) : process.cwd();
       const names = await readdir(dir).catch(() => []);
-      return names.filter((n) => n.endsWith('.json')).sort().slice(0, 50).map((n) => path.join(dir, n));
+      return names
+        .filter((n) => n.endsWith('.json'))
+        .sort()
+        .slice(0, 50)
+        .map((n) => path.join(dir, n));
     },
     settled: () => reloader.idle(),
     close: () =>

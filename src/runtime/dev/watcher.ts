@@ -35,10 +35,20 @@ export function ignoreRule(opts: {
 }): (absPath: string) => boolean {
   const inside = (p: string, d: string) => p === d || p.startsWith(`${d}${path.sep}`);
   return (absPath) => {
-    if (opts.extraIgnored.some((d) => inside(absPath, d)) && !(opts.extraKept ?? []).some((k) => inside(absPath, k) || (inside(k, absPath) && inside(opts.root, absPath)))) return true;
+    if (
+      opts.extraIgnored.some((d) => inside(absPath, d)) &&
+      !(opts.extraKept ?? []).some((k) => inside(absPath, k) || (inside(k, absPath) && inside(opts.root, absPath)))
+    )
+      return true;
     if (absPath === opts.root) return false;
     if (EDITOR_TEMP.test(absPath)) return true;
-    if (path.relative(opts.root, absPath).split(path.sep).some((p) => ALWAYS_IGNORED.has(p))) return true;
+    if (
+      path
+        .relative(opts.root, absPath)
+        .split(path.sep)
+        .some((p) => ALWAYS_IGNORED.has(p))
+    )
+      return true;
     const pluginDir = opts.pluginDirOf(absPath);
     if (!pluginDir || absPath === pluginDir) return false;
     const first = path.relative(pluginDir, absPath).split(path.sep)[0] ?? '';

@@ -15,7 +15,12 @@ export function createLocalRetriever(bases: readonly KnowledgeBaseConfig[]): Kno
         const words = tokens(doc.text);
         const hits = words.filter((w) => terms.has(w)).length;
         const covered = [...terms].filter((t) => words.includes(t)).length;
-        return { document_id: doc.id ?? `${base.id}:${index}`, content: doc.text, metadata: doc.metadata, score: covered / terms.size + hits / (words.length + 1) / 10 };
+        return {
+          document_id: doc.id ?? `${base.id}:${index}`,
+          content: doc.text,
+          metadata: doc.metadata,
+          score: covered / terms.size + hits / (words.length + 1) / 10,
+        };
       })
       .filter((r) => r.score > 0)
       .sort((a, b) => b.score - a.score)

@@ -96,7 +96,10 @@ export async function addServer(ctx: AdminContext, input: AddServerInput): Promi
   await ctx.configFile.update((raw) => {
     const servers = rawServers(raw);
     if (servers.some((s) => rawName(s) === record.name)) {
-      throw new LbotError('mcp.exists', `MCP server ${record.name} already exists`, { details: { name: record.name }, hint: `remove it first with lbot mcp remove ${record.name}, or pick another name` });
+      throw new LbotError('mcp.exists', `MCP server ${record.name} already exists`, {
+        details: { name: record.name },
+        hint: `remove it first with lbot mcp remove ${record.name}, or pick another name`,
+      });
     }
     servers.push(storedRecord(record));
   });
@@ -132,7 +135,10 @@ export function listServers(ctx: AdminContext): { servers: ServerSummary[] } {
   return { servers: readMcpConfig(ctx.configFile.config).servers.map((r) => summary(r, live.get(r.name))) };
 }
 
-export function showServer(ctx: AdminContext, name: string): { server: Record<string, unknown>; runtime_info: Record<string, unknown> | null; status: ServerSummary } {
+export function showServer(
+  ctx: AdminContext,
+  name: string,
+): { server: Record<string, unknown>; runtime_info: Record<string, unknown> | null; status: ServerSummary } {
   const record = findRecord(ctx.configFile.config, name);
   const live = readLiveServers(ctx.dataDir).get(name);
   return { server: maskServerRecord(record), runtime_info: live ? { ...live.runtime_info, host_pid: live.owner_pid } : null, status: summary(record, live) };
@@ -191,7 +197,12 @@ export async function testServer(ctx: AdminContext, name: string): Promise<TestR
 }
 
 export type ToolListing = {
-  tools: Array<{ name: string; server: string; tool: string; description: string; parameters: JsonObject } & Pick<ToolDefinition, 'title' | 'annotations' | 'output_schema'>>;
+  tools: Array<
+    { name: string; server: string; tool: string; description: string; parameters: JsonObject } & Pick<
+      ToolDefinition,
+      'title' | 'annotations' | 'output_schema'
+    >
+  >;
   servers: Array<{ name: string; status: string; error_phase: string | null; error_message: string | null; error_code: string | null }>;
   warnings: string[];
 };
@@ -248,9 +259,14 @@ export async function callTool(ctx: AdminContext, name: string, tool: string, ar
     if (session.status !== 'connected') {
       const info = session.runtimeInfo();
       if (info.error_code === 'mcp.auth_required' || info.error_code === 'mcp.auth_failed') {
-        throw new LbotError(info.error_code, info.error_message ?? `MCP server ${name} requires authorization`, { details: { name, error_phase: info.error_phase }, ...(info.error_hint ? { hint: info.error_hint } : {}) });
+        throw new LbotError(info.error_code, info.error_message ?? `MCP server ${name} requires authorization`, {
+          details: { name, error_phase: info.error_phase },
+          ...(info.error_hint ? { hint: info.error_hint } : {}),
+        });
       }
-      throw new LbotError('mcp.connect_failed', `cannot connect to MCP server ${name}: ${info.error_message ?? info.status}`, { details: { name, error_phase: info.error_phase, retry_count: info.retry_count } });
+      throw new LbotError('mcp.connect_failed', `cannot connect to MCP server ${name}: ${info.error_message ?? info.status}`, {
+        details: { name, error_phase: info.error_phase, retry_count: info.retry_count },
+      });
     }
     try {
       const result = await session.callTool(tool, args, { timeoutMs: settings.call_timeout_sec * 1000 });
@@ -258,7 +274,9 @@ export async function callTool(ctx: AdminContext, name: string, tool: string, ar
     } catch (err) {
       if (err instanceof McpCallError && err.cause instanceof LbotError && err.failure === 'unauthorized') throw err.cause;
       if (err instanceof McpCallError) {
-        throw new LbotError(err.failure === 'timeout' ? 'deadline_exceeded' : 'runtime_error', err.message, { details: { phase: 'tool_call', server: name, tool, failure: err.failure } });
+        throw new LbotError(err.failure === 'timeout' ? 'deadline_exceeded' : 'runtime_error', err.message, {
+          details: { phase: 'tool_call', server: name, tool, failure: err.failure },
+        });
       }
       throw err;
     }

@@ -35,7 +35,12 @@ export type BoxConnectorOptions = {
 /** The managed process id of a server: its uuid, else its name. */
 export function processIdOf(record: McpServerRecord): string {
   const id = record.uuid ?? record.name;
-  return PROCESS_ID_PATTERN.test(id) ? id : id.replace(/[^A-Za-z0-9_.-]/g, '_').replace(/^[^A-Za-z0-9]+/, 'p').slice(0, 64);
+  return PROCESS_ID_PATTERN.test(id)
+    ? id
+    : id
+        .replace(/[^A-Za-z0-9_.-]/g, '_')
+        .replace(/^[^A-Za-z0-9]+/, 'p')
+        .slice(0, 64);
 }
 
 /** `<root>/.venv/bin` (and siblings) collapse to `<root>`. */
@@ -68,7 +73,13 @@ export function rewriteCommand(command: readonly string[], hostPath: string, mou
   const under = (p: string) => p === hostPath || p.startsWith(`${hostPath}/`);
   return command.map((part, i) => {
     if (!path.isAbsolute(part) || !under(part)) return part;
-    if (i === 0 && /^python[0-9.]*$/.test(path.basename(part)) && path.dirname(part) !== hostPath && VENV_DIRS.has(path.basename(path.dirname(path.dirname(part))))) return 'python';
+    if (
+      i === 0 &&
+      /^python[0-9.]*$/.test(path.basename(part)) &&
+      path.dirname(part) !== hostPath &&
+      VENV_DIRS.has(path.basename(path.dirname(path.dirname(part))))
+    )
+      return 'python';
     return path.posix.join(mount, path.relative(hostPath, part));
   });
 }
@@ -182,14 +193,22 @@ function phaseError(phase: McpErrorPhase, what: string, err: unknown): McpPhaseE
 /** The connector for `--in-box` servers. The box service is opened on first use. */
 export function createBoxConnector(opts: BoxConnectorOptions): McpConnector {
   let box: Promise<BoxService> | undefined;
-  const service = () => (box ??= import('../box/service.js').then((m) => m.createBoxService({ dataDir: opts.dataDir, config: opts.config, owner: opts.owner, warn: opts.warn })));
+  const service = () =>
+    (box ??= import('../box/service.js').then((m) => m.createBoxService({ dataDir: opts.dataDir, config: opts.config, owner: opts.owner, warn: opts.warn })));
   return async (record, { signal, transient }) => {
     if (!opts.config.enabled) {
-      throw new McpPhaseError('box_unavailable', `box_disabled_in_config: MCP server ${record.name} runs in the box (--in-box), but the box is disabled (box.enabled = false); it is never started on the host`);
+      throw new McpPhaseError(
+        'box_unavailable',
+        `box_disabled_in_config: MCP server ${record.name} runs in the box (--in-box), but the box is disabled (box.enabled = false); it is never started on the host`,
+      );
     }
     const b = await service();
     const status = await b.status();
-    if (!status.available) throw new McpPhaseError('box_unavailable', `box_unavailable: ${status.connector_error ?? 'no sandbox backend is usable'}; MCP server ${record.name} is never started on the host`);
+    if (!status.available)
+      throw new McpPhaseError(
+        'box_unavailable',
+        `box_unavailable: ${status.connector_error ?? 'no sandbox backend is usable'}; MCP server ${record.name} is never started on the host`,
+      );
     const processId = processIdOf(record);
     const sessionId = transient ? `mcp-test-${processId}`.slice(0, 128) : SHARED_SESSION;
     const boxOpts = record.box;
@@ -218,7 +237,10 @@ export function createBoxConnector(opts: BoxConnectorOptions): McpConnector {
       try {
         const real = validateHostDir(hostPath, b.policy, 'box.host_path');
         const tar = await tarDirectory(real, signal);
-        await b.run({ ...sessionSpec, cmd: `rm -rf '/workspace/.mcp/${processId}' && mkdir -p '${staged}' && tar -x -C '${staged}'` }, { internal: true, stdin: tar, signal });
+        await b.run(
+          { ...sessionSpec, cmd: `rm -rf '/workspace/.mcp/${processId}' && mkdir -p '${staged}' && tar -x -C '${staged}'` },
+          { internal: true, stdin: tar, signal },
+        );
         command = rewriteCommand(command, real, staged);
         cwd = staged;
       } catch (err) {

@@ -29,7 +29,9 @@ export function openBridge(socketPath: string, runId: string, token: string): Pr
       reject(err);
     };
     socket.on('connect', () => socket.write(`${JSON.stringify({ run_id: runId, token })}\n`));
-    socket.on('error', (err) => fail(new LbotError('not_found', `no live lbot host at ${socketPath} (${err.message}); the run ${runId} has ended or its host stopped`, { hint: HINT })));
+    socket.on('error', (err) =>
+      fail(new LbotError('not_found', `no live lbot host at ${socketPath} (${err.message}); the run ${runId} has ended or its host stopped`, { hint: HINT })),
+    );
     socket.on('close', () => fail(new LbotError('unauthorized', `the lbot host closed the bridge for run ${runId} before accepting it`)));
     const onData = (chunk: Buffer) => {
       buffered = Buffer.concat([buffered, chunk]);

@@ -48,7 +48,10 @@ function hash(text: string): Buffer {
 export function bridgeSocketPath(dataDir: string, pid: number = process.pid): string {
   const local = path.join(dataDir, 'mcp', 'bridge', `${pid}.sock`);
   if (local.length <= MAX_SOCKET_PATH) return local;
-  const key = createHash('sha256').update(`${path.resolve(dataDir)}\n${pid}`).digest('hex').slice(0, 16);
+  const key = createHash('sha256')
+    .update(`${path.resolve(dataDir)}\n${pid}`)
+    .digest('hex')
+    .slice(0, 16);
   return path.join(tmpSocketDir(), `bridge-${key}.sock`);
 }
 
@@ -188,9 +191,14 @@ export class BridgeServer {
     ]);
     const server = new Server(
       { name: 'lbot-bridge', version: LBOT_VERSION },
-      { capabilities: { tools: {} }, instructions: `The lbot host API of run ${run_id}: read the current event and the conversation history, keep state, and call the tools this run was granted. Calls are refused once the run has ended.` },
+      {
+        capabilities: { tools: {} },
+        instructions: `The lbot host API of run ${run_id}: read the current event and the conversation history, keep state, and call the tools this run was granted. Calls are refused once the run has ended.`,
+      },
     );
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: BRIDGE_TOOLS.map(({ name, description, inputSchema, annotations }) => ({ name, description, inputSchema, annotations })) }));
+    server.setRequestHandler(ListToolsRequestSchema, () => ({
+      tools: BRIDGE_TOOLS.map(({ name, description, inputSchema, annotations }) => ({ name, description, inputSchema, annotations })),
+    }));
     server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       const tool = BRIDGE_TOOLS.find((t) => t.name === request.params.name);
       if (!tool) return textResult({ error: { code: 'not_found', message: `unknown bridge tool ${request.params.name}` } }, true);
@@ -208,12 +216,20 @@ export class BridgeServer {
   async #call(run_id: string, tool: BridgeTool, args: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult> {
     const session = this.#port.session(run_id);
     // In the gap between the run's end and the sweep closing this connection, the run is gone.
-    if (!session) return textResult({ error: new ApiError('unauthorized', `run ${run_id} has ended; its bridge calls are refused`, 'session_not_found').toWire() }, true);
+    if (!session)
+      return textResult({ error: new ApiError('unauthorized', `run ${run_id} has ended; its bridge calls are refused`, 'session_not_found').toWire() }, true);
     const checked = argumentSchema(tool).safeParse(args);
     if (!checked.success) {
       const issue = checked.error.issues[0];
       const where = issue?.path.map(String).join('.') || 'arguments';
-      return textResult({ error: new ApiError('invalid_argument', `${tool.name}: ${where}: ${issue?.message ?? 'invalid'}`, 'bad_argument', { path: issue?.path.map(String) ?? [] }).toWire() }, true);
+      return textResult(
+        {
+          error: new ApiError('invalid_argument', `${tool.name}: ${where}: ${issue?.message ?? 'invalid'}`, 'bad_argument', {
+            path: issue?.path.map(String) ?? [],
+          }).toWire(),
+        },
+        true,
+      );
     }
     const built = tool.toProxy(isRecord(args) ? args : {}, session);
     const params: JsonObject = { ...built.params, run_id };

@@ -15,7 +15,8 @@ export type BridgeTool = {
 };
 
 const SCOPE: JSONSchema.JSONSchema = { type: 'string', enum: ['conversation', 'actor', 'subject', 'runner'], description: 'state scope' };
-const pick = (args: Record<string, unknown>, keys: readonly string[]): JsonObject => Object.fromEntries(keys.filter((k) => args[k] !== undefined).map((k) => [k, args[k]]));
+const pick = (args: Record<string, unknown>, keys: readonly string[]): JsonObject =>
+  Object.fromEntries(keys.filter((k) => args[k] !== undefined).map((k) => [k, args[k]]));
 
 export const BRIDGE_TOOLS: readonly BridgeTool[] = [
   {

@@ -3,7 +3,14 @@
 // defaults, or refused; sampling is not offered (lbot grants no model to servers).
 import { pathToFileURL } from 'node:url';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ElicitRequestSchema, ErrorCode, ListRootsRequestSchema, McpError, type ClientCapabilities, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ElicitRequestSchema,
+  ErrorCode,
+  ListRootsRequestSchema,
+  McpError,
+  type ClientCapabilities,
+  type ElicitResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerRecord } from './config.js';
 
 /**
@@ -50,7 +57,10 @@ export function installClientHandlers(client: Client, record: McpServerRecord, m
     if (params.mode === 'url') throw new McpError(ErrorCode.InvalidParams, 'lbot answers form elicitation only, not URL mode');
     if (mode === 'defaults') return { action: 'accept', content: {} };
     if (mode === 'decline' || !prompt) {
-      throw new McpError(ErrorCode.InvalidRequest, `MCP server ${record.name} asked for user input, but there is no terminal to ask on (lbot mcp call --elicit defaults accepts the form's defaults)`);
+      throw new McpError(
+        ErrorCode.InvalidRequest,
+        `MCP server ${record.name} asked for user input, but there is no terminal to ask on (lbot mcp call --elicit defaults accepts the form's defaults)`,
+      );
     }
     return prompt(record.name, printable(params.message), { properties: params.requestedSchema.properties, required: params.requestedSchema.required });
   });

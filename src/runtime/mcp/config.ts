@@ -113,7 +113,10 @@ export function checkServerName(name: string): void {
 export function checkTransport(record: Pick<McpServerRecord, 'name' | 'transport' | 'command' | 'url' | 'in_box'>): void {
   if (record.transport === 'stdio') {
     if (!record.command || record.command.length === 0 || record.command[0] === '') {
-      throw invalidConfig(`MCP server ${record.name}: a stdio server needs a command`, 'lbot mcp add NAME -- CMD ARGS…, or lbot mcp add NAME --url URL --transport sse|http');
+      throw invalidConfig(
+        `MCP server ${record.name}: a stdio server needs a command`,
+        'lbot mcp add NAME -- CMD ARGS…, or lbot mcp add NAME --url URL --transport sse|http',
+      );
     }
     if (record.url) throw invalidConfig(`MCP server ${record.name}: a stdio server takes a command, not --url`);
     return;
@@ -163,7 +166,10 @@ export function buildServerRecord(input: AddServerInput, now: string = new Date(
   // The server process runs with these variables (on the host, or in the box with --in-box).
   assertSafeEnv(input.env, `MCP server ${input.name}: --env`);
   if (input.command.length === 0 && !input.url) {
-    throw invalidConfig(`MCP server ${input.name}: give either a command after -- or --url URL`, 'lbot mcp add NAME -- CMD ARGS…, or lbot mcp add NAME --url URL --transport sse|http');
+    throw invalidConfig(
+      `MCP server ${input.name}: give either a command after -- or --url URL`,
+      'lbot mcp add NAME -- CMD ARGS…, or lbot mcp add NAME --url URL --transport sse|http',
+    );
   }
   const record = McpServerRecordSchema.parse({
     name: input.name,

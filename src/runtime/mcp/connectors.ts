@@ -94,7 +94,9 @@ export function remoteConnector(dataDir: string): McpConnector {
     if (!record.url) throw new McpPhaseError('mcp_init', `MCP server ${record.name} has no url`);
     const url = new URL(record.url);
     const requestInit: RequestInit = { headers: { ...record.headers } };
-    const oauth = hasStaticAuthorization(record) ? null : new LbotOAuthProvider(record, new OAuthStore(dataDir, record.name, record.url), { kind: 'background' });
+    const oauth = hasStaticAuthorization(record)
+      ? null
+      : new LbotOAuthProvider(record, new OAuthStore(dataDir, record.name, record.url), { kind: 'background' });
     const opts = { requestInit, ...(oauth ? { authProvider: oauth, fetch: recordChallenges(oauth.store, record.url) } : {}) };
     const transport: Transport = record.transport === 'sse' ? new SSEClientTransport(url, opts) : new StreamableHTTPClientTransport(url, opts);
     return {
@@ -110,7 +112,8 @@ export function remoteConnector(dataDir: string): McpConnector {
 }
 
 function remoteAuthError(record: McpServerRecord, store: OAuthStore | null, err: unknown): LbotError | null {
-  for (const e of causes(err)) if (e instanceof LbotError && (e.code === 'mcp.auth_required' || e.code === 'mcp.auth_failed' || e.code === 'mcp.invalid_config')) return e;
+  for (const e of causes(err))
+    if (e instanceof LbotError && (e.code === 'mcp.auth_required' || e.code === 'mcp.auth_failed' || e.code === 'mcp.invalid_config')) return e;
   const status = httpStatus(err) ?? (causes(err).next().value instanceof UnauthorizedError ? 401 : null);
   if (status !== 401 && status !== 403) return null;
   const name = record.name;
@@ -122,10 +125,14 @@ function remoteAuthError(record: McpServerRecord, store: OAuthStore | null, err:
   }
   const step = missingScope(store);
   if (status === 403 && step && step.missing.length === 0) {
-    return new LbotError('mcp.auth_failed', `MCP server ${name} still refuses scope "${step.wanted}" (HTTP 403 insufficient_scope) although the last login was granted it`, {
-      details: { name, status, scope: step.wanted },
-      hint: 'the server will not accept this scope for this account; ask its operator',
-    });
+    return new LbotError(
+      'mcp.auth_failed',
+      `MCP server ${name} still refuses scope "${step.wanted}" (HTTP 403 insufficient_scope) although the last login was granted it`,
+      {
+        details: { name, status, scope: step.wanted },
+        hint: 'the server will not accept this scope for this account; ask its operator',
+      },
+    );
   }
   if (step) return authRequired(name, `the server asks for scope "${step.wanted}" (HTTP 403 insufficient_scope)`);
   return authRequired(name, `the server answered HTTP ${status}`);

@@ -26,7 +26,12 @@ export const terminalPrompt: ElicitationPrompt = async (server, message, schema)
     const required = schema.required?.includes(key) ?? false;
     let answer: unknown;
     if (f.enum || f.type === 'boolean') {
-      const options = f.enum ? f.enum.map((v) => ({ value: v, label: printable(v, 200) })) : [{ value: 'true', label: 'yes' }, { value: 'false', label: 'no' }];
+      const options = f.enum
+        ? f.enum.map((v) => ({ value: v, label: printable(v, 200) }))
+        : [
+            { value: 'true', label: 'yes' },
+            { value: 'false', label: 'no' },
+          ];
       answer = await select({ message: label, options, ...(f.default !== undefined ? { initialValue: String(f.default) } : {}) });
       if (!isCancel(answer) && f.type === 'boolean') answer = answer === 'true';
     } else {

@@ -2,7 +2,16 @@
 // and a failed tool call with the reason the host maps to a runner-facing code.
 import type { LbotError } from '../../core/errors.js';
 
-export const MCP_ERROR_PHASES = ['session_create', 'dep_install', 'process_start', 'relay_connect', 'mcp_init', 'runtime', 'tool_call', 'box_unavailable'] as const;
+export const MCP_ERROR_PHASES = [
+  'session_create',
+  'dep_install',
+  'process_start',
+  'relay_connect',
+  'mcp_init',
+  'runtime',
+  'tool_call',
+  'box_unavailable',
+] as const;
 export type McpErrorPhase = (typeof MCP_ERROR_PHASES)[number];
 
 /** A connection step failed; `phase` goes to the runtime info as `error_phase`. */

@@ -115,7 +115,10 @@ export function readLiveServers(dataDir: string): Map<string, LiveServer> {
     for (const [server, entry] of Object.entries(parsed.data.servers)) {
       const prev = out.get(server);
       // A serve process is the long-lived host; it wins over a one-shot `lbot run`.
-      const better = !prev || (prev.owner_kind !== 'serve' && parsed.data.kind === 'serve') || (prev.owner_kind === parsed.data.kind && prev.updated_at < parsed.data.updated_at);
+      const better =
+        !prev ||
+        (prev.owner_kind !== 'serve' && parsed.data.kind === 'serve') ||
+        (prev.owner_kind === parsed.data.kind && prev.updated_at < parsed.data.updated_at);
       if (better) out.set(server, { ...entry, owner_pid: parsed.data.owner.pid, owner_kind: parsed.data.kind, updated_at: parsed.data.updated_at });
     }
   }

@@ -34,7 +34,8 @@ const BOX_START_EXTRA_MS = 30_000;
 const CONFIG_DEBOUNCE_MS = 150;
 
 /** The connector for box-hosted servers when no box is wired in. */
-const noBox: McpConnector = (record) => Promise.reject(new McpPhaseError('box_unavailable', `MCP server ${record.name} runs in the box, but no box backend is available (box_unavailable)`));
+const noBox: McpConnector = (record) =>
+  Promise.reject(new McpPhaseError('box_unavailable', `MCP server ${record.name} runs in the box, but no box backend is available (box_unavailable)`));
 
 export class McpManager {
   readonly #o: McpManagerOptions;
@@ -67,8 +68,10 @@ export class McpManager {
   }
 
   #createSession(record: McpServerRecord, transient: boolean, user?: Pick<SessionOptions, 'elicitation' | 'prompt'>): McpSession {
-    const connector: McpConnector = record.transport !== 'stdio' ? remoteConnector(this.#o.dataDir) : record.in_box ? (this.#o.boxConnector ?? noBox) : connectHostStdio;
-    const startTimeoutMs = record.transport === 'stdio' && record.in_box ? record.box.startup_timeout_sec * 1000 + BOX_START_EXTRA_MS : this.#settings.start_timeout_sec * 1000;
+    const connector: McpConnector =
+      record.transport !== 'stdio' ? remoteConnector(this.#o.dataDir) : record.in_box ? (this.#o.boxConnector ?? noBox) : connectHostStdio;
+    const startTimeoutMs =
+      record.transport === 'stdio' && record.in_box ? record.box.startup_timeout_sec * 1000 + BOX_START_EXTRA_MS : this.#settings.start_timeout_sec * 1000;
     return new McpSession(record, {
       connector,
       startTimeoutMs,

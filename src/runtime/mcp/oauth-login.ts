@@ -84,7 +84,8 @@ async function listenForCode(state: string, preferredPort: number | null): Promi
 }
 
 function openInBrowser(url: URL, say: (line: string) => void): void {
-  const [cmd, ...args] = process.platform === 'darwin' ? ['open', url.href] : process.platform === 'win32' ? ['cmd', '/c', 'start', '""', url.href] : ['xdg-open', url.href];
+  const [cmd, ...args] =
+    process.platform === 'darwin' ? ['open', url.href] : process.platform === 'win32' ? ['cmd', '/c', 'start', '""', url.href] : ['xdg-open', url.href];
   try {
     const child = spawn(cmd ?? 'xdg-open', args, { stdio: 'ignore', detached: true });
     child.on('error', () => say('(no browser could be opened: open the URL above yourself)'));
@@ -97,7 +98,15 @@ function openInBrowser(url: URL, say: (line: string) => void): void {
 function withTimeout<T>(work: Promise<T>, ms: number, name: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new LbotError('mcp.auth_failed', `MCP server ${name}: no authorization came back within ${Math.round(ms / 1000)}s`, { hint: `run lbot mcp login ${name} again` })), ms);
+    timer = setTimeout(
+      () =>
+        reject(
+          new LbotError('mcp.auth_failed', `MCP server ${name}: no authorization came back within ${Math.round(ms / 1000)}s`, {
+            hint: `run lbot mcp login ${name} again`,
+          }),
+        ),
+      ms,
+    );
   });
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
@@ -136,10 +145,15 @@ export async function login(record: McpServerRecord, opts: LoginOptions): Promis
       state,
       sendUser: async (authorizationUrl) => {
         if (authorizationUrl.protocol !== 'https:' && authorizationUrl.protocol !== 'http:') {
-          throw new LbotError('mcp.auth_failed', `MCP server ${record.name}: the authorization server gave a ${authorizationUrl.protocol} URL; only http(s) is opened`);
+          throw new LbotError(
+            'mcp.auth_failed',
+            `MCP server ${record.name}: the authorization server gave a ${authorizationUrl.protocol} URL; only http(s) is opened`,
+          );
         }
         browser = true;
-        opts.say(`Open this URL to authorize lbot for MCP server ${record.name}:\n\n  ${authorizationUrl.href}\n\nWaiting for the redirect to ${loopback?.redirectUrl ?? ''} …`);
+        opts.say(
+          `Open this URL to authorize lbot for MCP server ${record.name}:\n\n  ${authorizationUrl.href}\n\nWaiting for the redirect to ${loopback?.redirectUrl ?? ''} …`,
+        );
         if (opts.openBrowser) openInBrowser(authorizationUrl, opts.say);
       },
     });
@@ -149,7 +163,8 @@ export async function login(record: McpServerRecord, opts: LoginOptions): Promis
     const base = { serverUrl: url, fetchFn, ...(resourceMetadataUrl ? { resourceMetadataUrl } : {}) };
     let result = await auth(provider, { ...base, ...(scope ? { scope } : {}) });
     if (result === 'REDIRECT') {
-      if (!loopback) throw new LbotError('mcp.auth_failed', `MCP server ${record.name}: the authorization server wants a browser flow for a client-credentials client`);
+      if (!loopback)
+        throw new LbotError('mcp.auth_failed', `MCP server ${record.name}: the authorization server wants a browser flow for a client-credentials client`);
       const code = await withTimeout(loopback.code, opts.timeoutMs, record.name);
       result = await auth(provider, { ...base, authorizationCode: code });
     }

@@ -50,11 +50,15 @@ function machineProvider(record: McpServerRecord): OAuthClientProvider | null {
     try {
       privateKey = readFileSync(o.private_key_file, 'utf8');
     } catch (err) {
-      throw new LbotError('mcp.invalid_config', `MCP server ${record.name}: cannot read oauth.private_key_file ${o.private_key_file}: ${err instanceof Error ? err.message : String(err)}`);
+      throw new LbotError(
+        'mcp.invalid_config',
+        `MCP server ${record.name}: cannot read oauth.private_key_file ${o.private_key_file}: ${err instanceof Error ? err.message : String(err)}`,
+      );
     }
     return new PrivateKeyJwtProvider({ clientId: o.client_id, privateKey, algorithm: o.signing_alg, clientName: 'lbot', ...(scope ? { scope } : {}) });
   }
-  if (!o.client_secret) throw new LbotError('mcp.invalid_config', `MCP server ${record.name}: oauth.grant client_credentials needs oauth.client_secret or oauth.private_key_file`);
+  if (!o.client_secret)
+    throw new LbotError('mcp.invalid_config', `MCP server ${record.name}: oauth.grant client_credentials needs oauth.client_secret or oauth.private_key_file`);
   return new ClientCredentialsProvider({ clientId: o.client_id, clientSecret: o.client_secret, clientName: 'lbot', ...(scope ? { scope } : {}) });
 }
 
@@ -141,7 +145,8 @@ export class LbotOAuthProvider implements OAuthClientProvider {
   }
 
   codeVerifier(): string {
-    if (this.#codeVerifier === null) throw new LbotError('mcp.auth_failed', `MCP server ${this.#record.name}: no authorization flow was started in this process`);
+    if (this.#codeVerifier === null)
+      throw new LbotError('mcp.auth_failed', `MCP server ${this.#record.name}: no authorization flow was started in this process`);
     return this.#codeVerifier;
   }
 
@@ -172,7 +177,10 @@ export function recordChallenges(store: OAuthStore, serverUrl: string, next: Fet
       const insufficient = res.status === 403 && error === 'insufficient_scope';
       if (res.status === 401 || insufficient) {
         const resource_metadata_url = resourceMetadataUrl?.href;
-        store.update((s) => ({ ...s, challenge: { ...(resource_metadata_url ? { resource_metadata_url } : {}), ...(scope ? { scope } : {}), insufficient_scope: insufficient } }));
+        store.update((s) => ({
+          ...s,
+          challenge: { ...(resource_metadata_url ? { resource_metadata_url } : {}), ...(scope ? { scope } : {}), insufficient_scope: insufficient },
+        }));
       }
     }
     return res;

@@ -192,7 +192,12 @@ export class McpSession {
   async callTool(tool: string, args: JsonObject, opts: { signal?: AbortSignal | undefined; timeoutMs: number; deadline?: boolean }): Promise<ContentElement[]> {
     const live = this.#live;
     if (this.#status !== 'connected' || !live) {
-      throw new McpCallError('not_connected', `MCP session ${this.name} is not connected (status ${this.#status}${this.#errorMessage ? `: ${this.#errorMessage}` : ''})`, this.name, tool);
+      throw new McpCallError(
+        'not_connected',
+        `MCP session ${this.name} is not connected (status ${this.#status}${this.#errorMessage ? `: ${this.#errorMessage}` : ''})`,
+        this.name,
+        tool,
+      );
     }
     let result: CallToolResult;
     // The SDK never removes the abort listener it adds to the caller's signal, and callers pass long-lived
@@ -202,9 +207,15 @@ export class McpSession {
     if (opts.signal?.aborted) forward();
     else opts.signal?.addEventListener('abort', forward, { once: true });
     try {
-      const raw = await live.client.callTool({ name: tool, arguments: args }, undefined, { timeout: opts.timeoutMs, maxTotalTimeout: opts.timeoutMs, signal: perCall.signal });
-      if (!Array.isArray(raw.content)) throw new McpCallError('protocol', `MCP server ${this.name} answered tools/call ${tool} without content`, this.name, tool);
-      result = { ...raw, content: raw.content };
+      const raw = await live.client.callTool({ name: tool, arguments: args }, undefined, {
+        timeout: opts.timeoutMs,
+        maxTotalTimeout: opts.timeoutMs,
+        signal: perCall.signal,
+      });
+      if (!Array.isArray(raw.content))
+        throw new McpCallError('protocol', `MCP server ${this.name} answered tools/call ${tool} without content`, this.name, tool);
+      // callTool has validated the answer against the SDK's CallToolResultSchema; only the legacy union widens it.
+      result = { ...raw, content: raw.content as CallToolResult['content'] };
     } catch (err) {
       throw this.#callError(err, tool, opts);
     } finally {
@@ -222,18 +233,35 @@ export class McpSession {
     if (err instanceof McpCallError) return err;
     const auth = this.#live?.conn.authError?.(err);
     if (auth) return new McpCallError('unauthorized', `${auth.message}${auth.hint ? ` (${auth.hint})` : ''}`, this.name, tool, { cause: auth });
-    if (opts.signal?.aborted) return new McpCallError('cancelled', `the call of ${tool} on MCP server ${this.name} was cancelled`, this.name, tool, { cause: err });
+    if (opts.signal?.aborted)
+      return new McpCallError('cancelled', `the call of ${tool} on MCP server ${this.name} was cancelled`, this.name, tool, { cause: err });
     if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
       const secs = Math.round(opts.timeoutMs / 100) / 10;
       return opts.deadline
-        ? new McpCallError('deadline', `the call of ${tool} on MCP server ${this.name} was stopped at the run deadline (${secs}s left when it started)`, this.name, tool, { cause: err })
-        : new McpCallError('timeout', `the call of ${tool} on MCP server ${this.name} timed out after ${secs}s (mcp.call_timeout_sec)`, this.name, tool, { cause: err });
+        ? new McpCallError(
+            'deadline',
+            `the call of ${tool} on MCP server ${this.name} was stopped at the run deadline (${secs}s left when it started)`,
+            this.name,
+            tool,
+            { cause: err },
+          )
+        : new McpCallError('timeout', `the call of ${tool} on MCP server ${this.name} timed out after ${secs}s (mcp.call_timeout_sec)`, this.name, tool, {
+            cause: err,
+          });
     }
     if ((err instanceof McpError && err.code === ErrorCode.ConnectionClosed) || this.#status !== 'connected') {
       const exit = this.#live?.conn.exitNote() ?? null;
-      return new McpCallError('connection_lost', `MCP server ${this.name} went away during the call of ${tool}${exit ? ` (the server process ${exit})` : ''}`, this.name, tool, { cause: err });
+      return new McpCallError(
+        'connection_lost',
+        `MCP server ${this.name} went away during the call of ${tool}${exit ? ` (the server process ${exit})` : ''}`,
+        this.name,
+        tool,
+        { cause: err },
+      );
     }
-    return new McpCallError('protocol', this.#redact(`MCP server ${this.name} refused tools/call ${tool}: ${flattenError(err)}`), this.name, tool, { cause: err });
+    return new McpCallError('protocol', this.#redact(`MCP server ${this.name} refused tools/call ${tool}: ${flattenError(err)}`), this.name, tool, {
+      cause: err,
+    });
   }
 
   #redact(text: string): string {
@@ -330,7 +358,10 @@ export class McpSession {
       conn = await withTimeout(pending, remaining(), () => {
         attempt.abort();
         // A connection that arrives after the budget is closed at once.
-        void pending.then((late) => this.#teardown({ conn: late, client: null }), () => undefined);
+        void pending.then(
+          (late) => this.#teardown({ conn: late, client: null }),
+          () => undefined,
+        );
         return new McpPhaseError('process_start', `connection timeout: MCP server ${this.name} did not start within ${budgetSecs}s`);
       });
       const c = conn;
@@ -396,7 +427,9 @@ export class McpSession {
     if (exit) return new McpPhaseError('process_start', `MCP server ${this.name} ${exit} before completing the MCP handshake${stderrNote}`, { cause: err });
     if (err instanceof McpPhaseError) return new McpPhaseError(err.phase, `${err.message}${stderrNote}`, { cause: err });
     if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
-      return new McpPhaseError(conn.handshakePhase, `connection timeout: MCP server ${this.name} did not answer within ${budgetSecs}s${stderrNote}`, { cause: err });
+      return new McpPhaseError(conn.handshakePhase, `connection timeout: MCP server ${this.name} did not answer within ${budgetSecs}s${stderrNote}`, {
+        cause: err,
+      });
     }
     return new McpPhaseError(conn.handshakePhase, `MCP server ${this.name}: ${flattenError(err)}${stderrNote}`, { cause: err });
   }
@@ -436,7 +469,9 @@ export class McpSession {
     const failure = live.conn.transportFailure();
     const stderr = live.conn.stderrTail().trim();
     const stderrNote = stderr ? `; stderr: ${stderr.split('\n').slice(-10).join('\n')}` : '';
-    const what = failure ?? (exit ? `the server process ${exit} unexpectedly` : live.conn.box ? 'Box managed process exited unexpectedly' : 'the connection to the server was lost');
+    const what =
+      failure ??
+      (exit ? `the server process ${exit} unexpectedly` : live.conn.box ? 'Box managed process exited unexpectedly' : 'the connection to the server was lost');
     return new McpPhaseError('runtime', `MCP server ${this.name}: ${what}${stderrNote}`);
   }
 

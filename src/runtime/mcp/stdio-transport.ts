@@ -131,7 +131,10 @@ export class ProcessGroupStdioTransport implements Transport {
         resolve();
       });
       child.once('exit', (code, signal) => this.#onExit({ code, signal }));
-      child.stdin.on('error', (err) => this.#closing === undefined && !this.#exit && this.onerror?.(new StdioTransportError(`writing to the server failed: ${err.message}`, 'stdin')));
+      child.stdin.on(
+        'error',
+        (err) => this.#closing === undefined && !this.#exit && this.onerror?.(new StdioTransportError(`writing to the server failed: ${err.message}`, 'stdin')),
+      );
       child.stdout.on('data', (chunk: Buffer) => this.#onStdout(chunk));
       child.stderr.setEncoding('utf8');
       child.stderr.on('data', (text: string) => this.#stderr.push(text));

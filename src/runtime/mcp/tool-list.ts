@@ -27,7 +27,10 @@ const ToolEntrySchema = z.looseObject({
   inputSchema: z.looseObject({ type: z.literal('object') }),
   title: z.string().max(MAX_TOOL_NAME_CHARS).optional().catch(undefined),
   annotations: z.looseObject({}).optional().catch(undefined),
-  outputSchema: z.looseObject({ type: z.literal('object') }).optional().catch(undefined),
+  outputSchema: z
+    .looseObject({ type: z.literal('object') })
+    .optional()
+    .catch(undefined),
 });
 
 /** A tool as the server lists it; title, annotations and outputSchema are kept when well-formed. */

@@ -99,7 +99,10 @@ export async function addModel(file: ConfigFile, input: AddModelInput): Promise<
   await file.update((raw) => {
     const list = rawModels(raw);
     if (list.some((m) => rawId(m) === input.name)) {
-      throw new LbotError('invalid_argument', `model ${input.name} already exists`, { details: { name: input.name }, hint: `remove it first with lbot model rm ${input.name}, or pick another name` });
+      throw new LbotError('invalid_argument', `model ${input.name} already exists`, {
+        details: { name: input.name },
+        hint: `remove it first with lbot model rm ${input.name}, or pick another name`,
+      });
     }
     list.push(entry);
   });
@@ -123,7 +126,11 @@ export async function removeModel(file: ConfigFile, name: string): Promise<{ rem
   return { removed: name };
 }
 
-const PROBE_TOOL = { name: 'get_time', description: 'Returns the current time in a time zone.', parameters: { type: 'object', properties: { tz: { type: 'string' } }, required: ['tz'] } };
+const PROBE_TOOL = {
+  name: 'get_time',
+  description: 'Returns the current time in a time zone.',
+  parameters: { type: 'object', properties: { tz: { type: 'string' } }, required: ['tz'] },
+};
 
 /** Sends a tiny plain, streamed and tool-offering request; every failure is reported, none thrown. */
 export async function testModel(config: Config, name: string, env: NodeJS.ProcessEnv = process.env): Promise<ModelTestResult> {
@@ -144,7 +151,9 @@ export async function testModel(config: Config, name: string, env: NodeJS.Proces
   const plain = await timed(() => provider.invoke({ ...base, messages: [{ role: 'user', content: 'Reply with the single word: pong' }], tools: [] }));
   const streamed = await timed(() => provider.stream({ ...base, messages: [{ role: 'user', content: 'Count from 1 to 3.' }], tools: [] }, () => {}));
   const tool = model.function_calling
-    ? await timed(() => provider.invoke({ ...base, messages: [{ role: 'user', content: 'What time is it in UTC? Use the get_time tool.' }], tools: [PROBE_TOOL] }))
+    ? await timed(() =>
+        provider.invoke({ ...base, messages: [{ role: 'user', content: 'What time is it in UTC? Use the get_time tool.' }], tools: [PROBE_TOOL] }),
+      )
     : null;
   const called = tool?.value?.message.tool_calls?.some((c) => c.function.name === PROBE_TOOL.name) ?? false;
   const reply = plain.value?.message.content;

@@ -28,16 +28,31 @@ const ReplySchema = z.looseObject({
   usage: z.looseObject({ input_tokens: z.number().nullish(), output_tokens: z.number().nullish() }).nullish(),
 });
 const EventSchema = z.looseObject({ type: z.string() });
-const StartSchema = z.looseObject({ message: z.looseObject({ model: z.string().nullish(), usage: z.looseObject({ input_tokens: z.number().nullish() }).nullish() }) });
-const BlockStartSchema = z.looseObject({ index: z.number().int().nonnegative(), content_block: z.looseObject({ type: z.string(), id: z.string().optional(), name: z.string().optional() }) });
+const StartSchema = z.looseObject({
+  message: z.looseObject({ model: z.string().nullish(), usage: z.looseObject({ input_tokens: z.number().nullish() }).nullish() }),
+});
+const BlockStartSchema = z.looseObject({
+  index: z.number().int().nonnegative(),
+  content_block: z.looseObject({ type: z.string(), id: z.string().optional(), name: z.string().optional() }),
+});
 const BlockDeltaSchema = z.looseObject({
   index: z.number().int().nonnegative(),
   delta: z.looseObject({ type: z.string(), text: z.string().optional(), partial_json: z.string().optional() }),
 });
-const MessageDeltaSchema = z.looseObject({ delta: z.looseObject({ stop_reason: z.string().nullish() }), usage: z.looseObject({ output_tokens: z.number().nullish() }).nullish() });
+const MessageDeltaSchema = z.looseObject({
+  delta: z.looseObject({ stop_reason: z.string().nullish() }),
+  usage: z.looseObject({ output_tokens: z.number().nullish() }).nullish(),
+});
 
 /** Anthropic's stop reasons in the OpenAI vocabulary lbot reports. */
-const FINISH: Record<string, string> = { end_turn: 'stop', stop_sequence: 'stop', max_tokens: 'length', tool_use: 'tool_calls', refusal: 'content_filter', pause_turn: 'stop' };
+const FINISH: Record<string, string> = {
+  end_turn: 'stop',
+  stop_sequence: 'stop',
+  max_tokens: 'length',
+  tool_use: 'tool_calls',
+  refusal: 'content_filter',
+  pause_turn: 'stop',
+};
 const IMAGE_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'] as const;
 
 const unsupported = (what: string) => new ApiError('invalid_argument', what, 'unsupported_content', {});
@@ -128,7 +143,14 @@ function argsFor(model: ModelConfig, args: JsonObject): Partial<MessageCreatePar
 }
 
 export function createAnthropicBackend(model: ModelConfig, apiKey: string | undefined, baseURL: string | undefined): ChatBackend {
-  const client = new Anthropic({ apiKey: apiKey ?? null, authToken: null, baseURL: baseURL ?? null, maxRetries: model.max_retries, timeout: model.timeout_ms, logLevel: 'off' });
+  const client = new Anthropic({
+    apiKey: apiKey ?? null,
+    authToken: null,
+    baseURL: baseURL ?? null,
+    maxRetries: model.max_retries,
+    timeout: model.timeout_ms,
+    logLevel: 'off',
+  });
   const body = (req: ChatRequest): MessageCreateParamsBase & Sampling => {
     const { system, messages } = toAnthropicMessages(req.messages);
     return {
@@ -142,7 +164,9 @@ export function createAnthropicBackend(model: ModelConfig, apiKey: string | unde
   };
   const opts = (req: ChatRequest) => ({ signal: req.signal, timeout: req.timeoutMs });
   const badShape = (err: z.ZodError) =>
-    new ApiError('runtime_error', `model ${model.id}: unexpected response shape: ${err.issues[0]?.message ?? 'invalid'}`, 'downstream_error', { model_id: model.id });
+    new ApiError('runtime_error', `model ${model.id}: unexpected response shape: ${err.issues[0]?.message ?? 'invalid'}`, 'downstream_error', {
+      model_id: model.id,
+    });
 
   return {
     async invoke(req) {
@@ -160,7 +184,12 @@ export function createAnthropicBackend(model: ModelConfig, apiKey: string | unde
       checkReplySize(model.id, text.length + calls.reduce((n, c) => n + c.function.arguments.length, 0));
       const message: Message = { role: 'assistant', content: text || (calls.length ? null : ''), ...(calls.length ? { tool_calls: calls } : {}) };
       const stop = parsed.data.stop_reason ?? null;
-      return { message, usage: usageOf(parsed.data.usage?.input_tokens, parsed.data.usage?.output_tokens), finish_reason: stop ? (FINISH[stop] ?? stop) : null, model: parsed.data.model ?? null };
+      return {
+        message,
+        usage: usageOf(parsed.data.usage?.input_tokens, parsed.data.usage?.output_tokens),
+        finish_reason: stop ? (FINISH[stop] ?? stop) : null,
+        model: parsed.data.model ?? null,
+      };
     },
     async stream(req, onText) {
       const stream = await client.messages.create({ ...body(req), stream: true }, opts(req));

@@ -42,7 +42,11 @@ export const FakeScriptSchema = z.strictObject({
   first_token_delay_ms: z.number().int().nonnegative().default(0),
   chunk_delay_ms: z.number().int().nonnegative().default(0),
   embedding_dims: z.number().int().positive().max(4096).default(8),
-  max_body_bytes: z.number().int().positive().default(4 * 1024 * 1024),
+  max_body_bytes: z
+    .number()
+    .int()
+    .positive()
+    .default(4 * 1024 * 1024),
 });
 export type FakeScript = z.infer<typeof FakeScriptSchema>;
 export type FakeScriptInput = z.input<typeof FakeScriptSchema>;
@@ -51,5 +55,7 @@ export function parseFakeScript(text: string, file: string): FakeScript {
   const parsed = FakeScriptSchema.safeParse(parseJsonText(text, file, 'invalid_argument'));
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
-  throw new LbotError('invalid_argument', `${file}: ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`, { hint: 'docs/models.md describes the fake-server script' });
+  throw new LbotError('invalid_argument', `${file}: ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`, {
+    hint: 'docs/models.md describes the fake-server script',
+  });
 }

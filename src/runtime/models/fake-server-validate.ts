@@ -11,13 +11,18 @@ function firstIssue(err: z.ZodError): Refusal {
   const issue = err.issues[0];
   const param = issue?.path.map(String).join('.') ?? '';
   if (issue?.code === 'unrecognized_keys') return { status: 400, message: `Unrecognized request argument supplied: ${issue.keys.join(', ')}`, param };
-  if (issue?.code === 'invalid_type' && issue.input === undefined) return { status: 400, message: `Missing required parameter: '${param}'.`, param, code: 'missing_required_parameter' };
+  if (issue?.code === 'invalid_type' && issue.input === undefined)
+    return { status: 400, message: `Missing required parameter: '${param}'.`, param, code: 'missing_required_parameter' };
   return { status: 400, message: `Invalid value for '${param}': ${issue?.message ?? 'invalid'}`, param, code: 'invalid_value' };
 }
 
 // ---- OpenAI chat completions ----
 
-const OaToolCall = z.strictObject({ id: z.string().min(1), type: z.literal('function'), function: z.strictObject({ name: z.string().regex(TOOL_NAME), arguments: z.string() }) });
+const OaToolCall = z.strictObject({
+  id: z.string().min(1),
+  type: z.literal('function'),
+  function: z.strictObject({ name: z.string().regex(TOOL_NAME), arguments: z.string() }),
+});
 const OaPart = z.union([
   z.strictObject({ type: z.literal('text'), text: z.string() }),
   z.strictObject({ type: z.literal('image_url'), image_url: z.strictObject({ url: z.string().min(1), detail: z.enum(['auto', 'low', 'high']).optional() }) }),
@@ -26,12 +31,23 @@ const OaMessage = z.discriminatedUnion('role', [
   z.strictObject({ role: z.literal('system'), content: z.string(), name: z.string().optional() }),
   z.strictObject({ role: z.literal('developer'), content: z.string(), name: z.string().optional() }),
   z.strictObject({ role: z.literal('user'), content: z.union([z.string(), z.array(OaPart).min(1)]), name: z.string().optional() }),
-  z.strictObject({ role: z.literal('assistant'), content: z.string().nullable().optional(), name: z.string().optional(), tool_calls: z.array(OaToolCall).min(1).optional(), refusal: z.string().nullable().optional() }),
+  z.strictObject({
+    role: z.literal('assistant'),
+    content: z.string().nullable().optional(),
+    name: z.string().optional(),
+    tool_calls: z.array(OaToolCall).min(1).optional(),
+    refusal: z.string().nullable().optional(),
+  }),
   z.strictObject({ role: z.literal('tool'), content: z.string(), tool_call_id: z.string().min(1) }),
 ]);
 const OaTool = z.strictObject({
   type: z.literal('function'),
-  function: z.strictObject({ name: z.string().regex(TOOL_NAME, 'tool names match ^[a-zA-Z0-9_-]{1,64}$'), description: z.string().optional(), parameters: JsonObject.optional(), strict: z.boolean().optional() }),
+  function: z.strictObject({
+    name: z.string().regex(TOOL_NAME, 'tool names match ^[a-zA-Z0-9_-]{1,64}$'),
+    description: z.string().optional(),
+    parameters: JsonObject.optional(),
+    strict: z.boolean().optional(),
+  }),
 });
 export const OaChatSchema = z.strictObject({
   model: z.string().min(1),
@@ -45,7 +61,10 @@ export const OaChatSchema = z.strictObject({
   top_p: z.number().min(0).max(1).optional(),
   max_tokens: z.number().int().positive().optional(),
   max_completion_tokens: z.number().int().positive().optional(),
-  stop: z.union([z.string(), z.array(z.string()).max(4)]).nullable().optional(),
+  stop: z
+    .union([z.string(), z.array(z.string()).max(4)])
+    .nullable()
+    .optional(),
   seed: z.number().int().optional(),
   response_format: z.looseObject({ type: z.enum(['text', 'json_object', 'json_schema']) }).optional(),
   presence_penalty: z.number().min(-2).max(2).optional(),
@@ -64,23 +83,48 @@ export function validateOpenAiChat(body: unknown): { ok: true; req: OaChat } | {
   const parsed = OaChatSchema.safeParse(body);
   if (!parsed.success) return { ok: false, refusal: firstIssue(parsed.error) };
   const req = parsed.data;
-  if (req.stream_options && !req.stream) return { ok: false, refusal: { status: 400, message: "The 'stream_options' parameter is only allowed when 'stream' is enabled.", param: 'stream_options' } };
+  if (req.stream_options && !req.stream)
+    return {
+      ok: false,
+      refusal: { status: 400, message: "The 'stream_options' parameter is only allowed when 'stream' is enabled.", param: 'stream_options' },
+    };
   let pending: string[] = [];
   for (const [i, m] of req.messages.entries()) {
     if (m.role === 'tool') {
       if (!pending.includes(m.tool_call_id)) {
-        return { ok: false, refusal: { status: 400, message: `Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.`, param: `messages.[${i}].role` } };
+        return {
+          ok: false,
+          refusal: {
+            status: 400,
+            message: `Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.`,
+            param: `messages.[${i}].role`,
+          },
+        };
       }
       pending = pending.filter((id) => id !== m.tool_call_id);
       continue;
     }
     if (pending.length > 0) {
-      return { ok: false, refusal: { status: 400, message: `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${pending.join(', ')}`, param: `messages.[${i}].role` } };
+      return {
+        ok: false,
+        refusal: {
+          status: 400,
+          message: `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${pending.join(', ')}`,
+          param: `messages.[${i}].role`,
+        },
+      };
     }
     if (m.role === 'assistant') pending = (m.tool_calls ?? []).map((c) => c.id);
   }
   if (pending.length > 0) {
-    return { ok: false, refusal: { status: 400, message: `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${pending.join(', ')}`, param: 'messages' } };
+    return {
+      ok: false,
+      refusal: {
+        status: 400,
+        message: `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${pending.join(', ')}`,
+        param: 'messages',
+      },
+    };
   }
   return { ok: true, req };
 }
@@ -117,7 +161,12 @@ const AnImage = z.strictObject({
   ]),
 });
 const AnToolUse = z.strictObject({ type: z.literal('tool_use'), id: z.string().min(1), name: z.string().regex(TOOL_NAME), input: JsonObject });
-const AnToolResult = z.strictObject({ type: z.literal('tool_result'), tool_use_id: z.string().min(1), content: z.union([z.string(), z.array(AnText)]).optional(), is_error: z.boolean().optional() });
+const AnToolResult = z.strictObject({
+  type: z.literal('tool_result'),
+  tool_use_id: z.string().min(1),
+  content: z.union([z.string(), z.array(AnText)]).optional(),
+  is_error: z.boolean().optional(),
+});
 const AnBlock = z.discriminatedUnion('type', [AnText, AnImage, AnToolUse, AnToolResult]);
 const AnMessage = z.strictObject({ role: z.enum(['user', 'assistant']), content: z.union([z.string(), z.array(AnBlock).min(1)]) });
 export const AnMessagesSchema = z.strictObject({
@@ -125,7 +174,11 @@ export const AnMessagesSchema = z.strictObject({
   max_tokens: z.number().int().positive(),
   messages: z.array(AnMessage).min(1),
   system: z.union([z.string(), z.array(AnText)]).optional(),
-  tools: z.array(z.strictObject({ name: z.string().regex(TOOL_NAME), description: z.string().optional(), input_schema: z.looseObject({ type: z.literal('object') }) })).optional(),
+  tools: z
+    .array(
+      z.strictObject({ name: z.string().regex(TOOL_NAME), description: z.string().optional(), input_schema: z.looseObject({ type: z.literal('object') }) }),
+    )
+    .optional(),
   tool_choice: z.looseObject({ type: z.enum(['auto', 'any', 'tool', 'none']) }).optional(),
   stream: z.boolean().optional(),
   temperature: z.number().min(0).max(1).optional(),
@@ -156,17 +209,36 @@ export function validateAnthropic(body: unknown): { ok: true; req: AnMessages } 
       for (const b of blocks) {
         if (b.type !== 'tool_result') continue;
         if (!pending.includes(b.tool_use_id)) {
-          return { ok: false, refusal: { status: 400, message: `messages.${i}.content: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${b.tool_use_id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.` } };
+          return {
+            ok: false,
+            refusal: {
+              status: 400,
+              message: `messages.${i}.content: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${b.tool_use_id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`,
+            },
+          };
         }
       }
       const answered = new Set(blocks.flatMap((b) => (b.type === 'tool_result' ? [b.tool_use_id] : [])));
       const missing = pending.filter((id) => !answered.has(id));
       if (missing.length > 0) {
-        return { ok: false, refusal: { status: 400, message: `messages.${i}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(', ')}` } };
+        return {
+          ok: false,
+          refusal: {
+            status: 400,
+            message: `messages.${i}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(', ')}`,
+          },
+        };
       }
       pending = [];
     } else {
-      if (pending.length > 0) return { ok: false, refusal: { status: 400, message: `messages.${i}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${pending.join(', ')}` } };
+      if (pending.length > 0)
+        return {
+          ok: false,
+          refusal: {
+            status: 400,
+            message: `messages.${i}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${pending.join(', ')}`,
+          },
+        };
       pending = blocks.flatMap((b) => (b.type === 'tool_use' ? [b.id] : []));
     }
   }

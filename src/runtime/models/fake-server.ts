@@ -7,7 +7,16 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { hashEmbedding } from './fake.js';
 import type { FakeScript, FakeStep } from './fake-server-script.js';
-import { OaEmbeddingsSchema, RerankRequestSchema, validateAnthropic, validateOpenAiChat, validateWith, type AnMessages, type OaChat, type Refusal } from './fake-server-validate.js';
+import {
+  OaEmbeddingsSchema,
+  RerankRequestSchema,
+  validateAnthropic,
+  validateOpenAiChat,
+  validateWith,
+  type AnMessages,
+  type OaChat,
+  type Refusal,
+} from './fake-server-validate.js';
 
 /** One request as the fake received it (headers without credentials). */
 export type FakeRequest = { method: string; path: string; body: unknown; stream: boolean };
@@ -53,7 +62,11 @@ class ScriptCursor {
 
 function replyOf(step: FakeStep | null, lastUser: string, callPrefix: string): Reply {
   if (!step || (step.content === undefined && !step.tool_calls)) return { content: `echo: ${lastUser}`, toolCalls: [], finish: step?.finish_reason ?? null };
-  const toolCalls = (step.tool_calls ?? []).map((c, i) => ({ id: c.id ?? `${callPrefix}_${i}`, name: c.name, arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments) }));
+  const toolCalls = (step.tool_calls ?? []).map((c, i) => ({
+    id: c.id ?? `${callPrefix}_${i}`,
+    name: c.name,
+    arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments),
+  }));
   return { content: step.content ?? '', toolCalls, finish: step.finish_reason ?? null };
 }
 
@@ -79,10 +92,29 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
   res.end(text);
 }
 
-const openAiError = (r: Refusal) => ({ error: { message: r.message, type: r.status === 401 ? 'invalid_request_error' : r.status >= 500 ? 'server_error' : 'invalid_request_error', param: r.param ?? null, code: r.code ?? null } });
+const openAiError = (r: Refusal) => ({
+  error: {
+    message: r.message,
+    type: r.status === 401 ? 'invalid_request_error' : r.status >= 500 ? 'server_error' : 'invalid_request_error',
+    param: r.param ?? null,
+    code: r.code ?? null,
+  },
+});
 const anthropicError = (r: Refusal) => ({
   type: 'error',
-  error: { type: r.status === 401 ? 'authentication_error' : r.status === 404 ? 'not_found_error' : r.status === 429 ? 'rate_limit_error' : r.status >= 500 ? 'api_error' : 'invalid_request_error', message: r.message },
+  error: {
+    type:
+      r.status === 401
+        ? 'authentication_error'
+        : r.status === 404
+          ? 'not_found_error'
+          : r.status === 429
+            ? 'rate_limit_error'
+            : r.status >= 500
+              ? 'api_error'
+              : 'invalid_request_error',
+    message: r.message,
+  },
 });
 
 export async function startFakeModelServer(script: FakeScript, opts: { host?: string; port?: number } = {}): Promise<FakeServer> {
@@ -135,7 +167,10 @@ export async function startFakeModelServer(script: FakeScript, opts: { host?: st
     const fault = step?.fault;
     if (!fault) return false;
     if (typeof fault === 'object') {
-      const refusal: Refusal = { status: fault.status, message: fault.message ?? (fault.status === 429 ? 'Rate limit reached' : 'The server had an error while processing your request.') };
+      const refusal: Refusal = {
+        status: fault.status,
+        message: fault.message ?? (fault.status === 429 ? 'Rate limit reached' : 'The server had an error while processing your request.'),
+      };
       const headers: Record<string, string> = fault.retry_after_s !== undefined ? { 'retry-after': String(fault.retry_after_s) } : {};
       sendJson(res, fault.status, kind === 'openai' ? openAiError(refusal) : anthropicError(refusal), headers);
       return true;
@@ -154,7 +189,8 @@ export async function startFakeModelServer(script: FakeScript, opts: { host?: st
     const stream = req.stream === true;
     if (earlyFault(res, step, stream, 'openai')) return;
     const lastUser = [...req.messages].reverse().find((m) => m.role === 'user');
-    const userText = typeof lastUser?.content === 'string' ? lastUser.content : (lastUser?.content ?? []).map((p) => (p.type === 'text' ? p.text : '')).join('');
+    const userText =
+      typeof lastUser?.content === 'string' ? lastUser.content : (lastUser?.content ?? []).map((p) => (p.type === 'text' ? p.text : '')).join('');
     const id = `chatcmpl-${++seq}`;
     const reply = replyOf(step, userText, `call_${seq}`);
     const finish = reply.finish ?? (reply.toolCalls.length ? 'tool_calls' : 'stop');
@@ -167,9 +203,18 @@ export async function startFakeModelServer(script: FakeScript, opts: { host?: st
         role: 'assistant',
         content: reply.content || (reply.toolCalls.length ? null : ''),
         refusal: null,
-        ...(reply.toolCalls.length ? { tool_calls: reply.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) } : {}),
+        ...(reply.toolCalls.length
+          ? { tool_calls: reply.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) }
+          : {}),
       };
-      sendJson(res, 200, { id, object: 'chat.completion', created, model: req.model, choices: [{ index: 0, message, logprobs: null, finish_reason: finish }], usage });
+      sendJson(res, 200, {
+        id,
+        object: 'chat.completion',
+        created,
+        model: req.model,
+        choices: [{ index: 0, message, logprobs: null, finish_reason: finish }],
+        usage,
+      });
       return;
     }
     const chunk = (delta: Record<string, unknown>, finish_reason: string | null = null) =>
@@ -181,7 +226,8 @@ export async function startFakeModelServer(script: FakeScript, opts: { host?: st
       for (const p of pieces(c.arguments, script.chunk_size)) events.push(chunk({ tool_calls: [{ index, function: { arguments: p } }] }));
     }
     events.push(chunk({}, finish));
-    if (req.stream_options?.include_usage) events.push(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: req.model, choices: [], usage })}\n\n`);
+    if (req.stream_options?.include_usage)
+      events.push(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: req.model, choices: [], usage })}\n\n`);
     events.push('data: [DONE]\n\n');
     await streamEvents(res, step, events, 'openai');
   }
@@ -191,22 +237,48 @@ export async function startFakeModelServer(script: FakeScript, opts: { host?: st
     const stream = req.stream === true;
     if (earlyFault(res, step, stream, 'anthropic')) return;
     const lastUser = [...req.messages].reverse().find((m) => m.role === 'user');
-    const userText = typeof lastUser?.content === 'string' ? lastUser.content : (lastUser?.content ?? []).map((b) => (b.type === 'text' ? b.text : '')).join('');
+    const userText =
+      typeof lastUser?.content === 'string' ? lastUser.content : (lastUser?.content ?? []).map((b) => (b.type === 'text' ? b.text : '')).join('');
     const id = `msg_${++seq}`;
     const reply = replyOf(step, userText, `toolu_${seq}`);
     const stop = reply.finish ?? (reply.toolCalls.length ? 'tool_use' : 'end_turn');
-    const input_tokens = req.messages.reduce((n, m) => n + (typeof m.content === 'string' ? words(m.content) : m.content.reduce((k, b) => k + (b.type === 'text' ? words(b.text) : 1), 0)), 0);
+    const input_tokens = req.messages.reduce(
+      (n, m) => n + (typeof m.content === 'string' ? words(m.content) : m.content.reduce((k, b) => k + (b.type === 'text' ? words(b.text) : 1), 0)),
+      0,
+    );
     const output_tokens = words(reply.content) + reply.toolCalls.length;
     const content = [
       ...(reply.content ? [{ type: 'text', text: reply.content }] : []),
       ...reply.toolCalls.map((c) => ({ type: 'tool_use', id: c.id, name: c.name, input: JSON.parse(c.arguments) as unknown })),
     ];
     if (!stream) {
-      sendJson(res, 200, { id, type: 'message', role: 'assistant', model: req.model, content, stop_reason: stop, stop_sequence: null, usage: { input_tokens, output_tokens } });
+      sendJson(res, 200, {
+        id,
+        type: 'message',
+        role: 'assistant',
+        model: req.model,
+        content,
+        stop_reason: stop,
+        stop_sequence: null,
+        usage: { input_tokens, output_tokens },
+      });
       return;
     }
     const ev = (type: string, data: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
-    const events = [ev('message_start', { message: { id, type: 'message', role: 'assistant', model: req.model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens, output_tokens: 0 } } })];
+    const events = [
+      ev('message_start', {
+        message: {
+          id,
+          type: 'message',
+          role: 'assistant',
+          model: req.model,
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: { input_tokens, output_tokens: 0 },
+        },
+      }),
+    ];
     let index = 0;
     if (reply.content) {
       events.push(ev('content_block_start', { index, content_block: { type: 'text', text: '' } }));
@@ -216,7 +288,8 @@ export async function startFakeModelServer(script: FakeScript, opts: { host?: st
     }
     for (const c of reply.toolCalls) {
       events.push(ev('content_block_start', { index, content_block: { type: 'tool_use', id: c.id, name: c.name, input: {} } }));
-      for (const p of pieces(c.arguments, script.chunk_size)) events.push(ev('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: p } }));
+      for (const p of pieces(c.arguments, script.chunk_size))
+        events.push(ev('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: p } }));
       events.push(ev('content_block_stop', { index }));
       index += 1;
     }
@@ -235,9 +308,12 @@ export async function startFakeModelServer(script: FakeScript, opts: { host?: st
     }
     if (req.method !== 'POST') return refuse({ status: 404, message: `Invalid URL (${req.method ?? '?'} ${path})` });
     if (!authorized(req, kind)) {
-      return refuse(kind === 'openai' ? { status: 401, message: 'Incorrect API key provided.', code: 'invalid_api_key' } : { status: 401, message: 'invalid x-api-key' });
+      return refuse(
+        kind === 'openai' ? { status: 401, message: 'Incorrect API key provided.', code: 'invalid_api_key' } : { status: 401, message: 'invalid x-api-key' },
+      );
     }
-    if (kind === 'anthropic' && typeof req.headers['anthropic-version'] !== 'string') return refuse({ status: 400, message: 'anthropic-version: header is required' });
+    if (kind === 'anthropic' && typeof req.headers['anthropic-version'] !== 'string')
+      return refuse({ status: 400, message: 'anthropic-version: header is required' });
     const read = await readBody(req, script.max_body_bytes);
     if (!read.ok) return refuse(read.refusal);
     const body = read.body;
@@ -275,7 +351,12 @@ export async function startFakeModelServer(script: FakeScript, opts: { host?: st
       const scored = v.req.documents
         .map((doc, index) => ({ index, relevance_score: terms.filter((t) => doc.toLowerCase().includes(t)).length / terms.length }))
         .sort((a, b) => b.relevance_score - a.relevance_score);
-      return sendJson(res, 200, { id: `rerank-${++seq}`, model: v.req.model, results: v.req.top_n ? scored.slice(0, v.req.top_n) : scored, usage: { total_tokens: words(v.req.query) } });
+      return sendJson(res, 200, {
+        id: `rerank-${++seq}`,
+        model: v.req.model,
+        results: v.req.top_n ? scored.slice(0, v.req.top_n) : scored,
+        usage: { total_tokens: words(v.req.query) },
+      });
     }
     return refuse({ status: 404, message: `Invalid URL (POST ${path})` });
   }

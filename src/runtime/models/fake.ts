@@ -30,5 +30,12 @@ export function hashEmbedding(text: string, dims = 8): number[] {
 }
 
 export function fakeEmbed(input: readonly string[]): { embeddings: number[][]; model: string | null; usage: ReturnType<typeof usageOf> } {
-  return { embeddings: input.map((t) => hashEmbedding(t)), model: 'fake', usage: usageOf(input.reduce((n, t) => n + words(t), 0), 0) };
+  return {
+    embeddings: input.map((t) => hashEmbedding(t)),
+    model: 'fake',
+    usage: usageOf(
+      input.reduce((n, t) => n + words(t), 0),
+      0,
+    ),
+  };
 }

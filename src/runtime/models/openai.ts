@@ -1,7 +1,12 @@
 // Any OpenAI-compatible endpoint (OpenAI, DeepSeek, OpenRouter, vLLM, Ollama, LM Studio …) on the official
 // `openai` SDK: chat completions (plain and streamed), `/embeddings` and the common `/rerank` shape.
 import OpenAI from 'openai';
-import type { ChatCompletionContentPart, ChatCompletionCreateParamsBase, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import type {
+  ChatCompletionContentPart,
+  ChatCompletionCreateParamsBase,
+  ChatCompletionMessageParam,
+  ChatCompletionTool,
+} from 'openai/resources/chat/completions';
 import { z } from 'zod';
 import type { ModelConfig } from '../../core/config.js';
 import { ApiError } from '../../core/host/api-error.js';
@@ -15,7 +20,12 @@ const WireToolCallSchema = z.looseObject({ id: z.string(), type: z.string().opti
 const ChatResponseSchema = z.looseObject({
   model: z.string().nullish(),
   choices: z
-    .array(z.looseObject({ finish_reason: z.string().nullish(), message: z.looseObject({ content: z.string().nullish(), tool_calls: z.array(WireToolCallSchema).nullish() }) }))
+    .array(
+      z.looseObject({
+        finish_reason: z.string().nullish(),
+        message: z.looseObject({ content: z.string().nullish(), tool_calls: z.array(WireToolCallSchema).nullish() }),
+      }),
+    )
     .min(1, 'the reply has no choices'),
   usage: UsageSchema,
 });
@@ -29,7 +39,13 @@ const ChunkSchema = z.looseObject({
           .looseObject({
             content: z.string().nullish(),
             tool_calls: z
-              .array(z.looseObject({ index: z.number().int().nonnegative(), id: z.string().nullish(), function: z.looseObject({ name: z.string().nullish(), arguments: z.string().nullish() }).nullish() }))
+              .array(
+                z.looseObject({
+                  index: z.number().int().nonnegative(),
+                  id: z.string().nullish(),
+                  function: z.looseObject({ name: z.string().nullish(), arguments: z.string().nullish() }).nullish(),
+                }),
+              )
               .nullish(),
           })
           .nullish(),
@@ -78,7 +94,9 @@ export function toOpenAiMessages(messages: readonly Message[]): ChatCompletionMe
           role: 'assistant',
           content: m.content === undefined || m.content === null ? null : contentText(m.content),
           ...name,
-          ...(calls.length ? { tool_calls: calls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.function.name, arguments: c.function.arguments } })) } : {}),
+          ...(calls.length
+            ? { tool_calls: calls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.function.name, arguments: c.function.arguments } })) }
+            : {}),
         };
       }
       case 'tool':
@@ -91,17 +109,30 @@ export function toOpenAiMessages(messages: readonly Message[]): ChatCompletionMe
 }
 
 export function toOpenAiTools(tools: readonly LlmTool[]): ChatCompletionTool[] {
-  return tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: Object.keys(t.parameters).length ? t.parameters : { type: 'object', properties: {} } } }));
+  return tools.map((t) => ({
+    type: 'function',
+    function: { name: t.name, description: t.description, parameters: Object.keys(t.parameters).length ? t.parameters : { type: 'object', properties: {} } },
+  }));
 }
 
 function clientFor(model: ModelConfig, apiKey: string | undefined, baseURL: string): OpenAI {
   // A keyless local server (Ollama, vLLM) still gets a placeholder: the SDK refuses to start without one.
   // lbot reports upstream failures itself; the SDK's own console logging stays off.
-  return new OpenAI({ apiKey: apiKey ?? 'none', baseURL, maxRetries: model.max_retries, timeout: model.timeout_ms, logLevel: 'off', organization: null, project: null });
+  return new OpenAI({
+    apiKey: apiKey ?? 'none',
+    baseURL,
+    maxRetries: model.max_retries,
+    timeout: model.timeout_ms,
+    logLevel: 'off',
+    organization: null,
+    project: null,
+  });
 }
 
 function badShape(model: ModelConfig, err: z.ZodError): ApiError {
-  return new ApiError('runtime_error', `model ${model.id}: unexpected response shape: ${err.issues[0]?.message ?? 'invalid'}`, 'downstream_error', { model_id: model.id });
+  return new ApiError('runtime_error', `model ${model.id}: unexpected response shape: ${err.issues[0]?.message ?? 'invalid'}`, 'downstream_error', {
+    model_id: model.id,
+  });
 }
 
 export function createOpenAiBackend(model: ModelConfig, apiKey: string | undefined, baseURL: string) {
@@ -128,7 +159,12 @@ export function createOpenAiBackend(model: ModelConfig, apiKey: string | undefin
         content: choice?.message.content ?? (calls.length ? null : ''),
         ...(calls.length ? { tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: c.function })) } : {}),
       };
-      return { message, usage: usageOf(parsed.data.usage?.prompt_tokens, parsed.data.usage?.completion_tokens), finish_reason: choice?.finish_reason ?? null, model: parsed.data.model ?? null };
+      return {
+        message,
+        usage: usageOf(parsed.data.usage?.prompt_tokens, parsed.data.usage?.completion_tokens),
+        finish_reason: choice?.finish_reason ?? null,
+        model: parsed.data.model ?? null,
+      };
     },
     async stream(req, onText) {
       const stream = await client.chat.completions.create({ ...body(req), stream: true, stream_options: { include_usage: true } }, opts(req));
@@ -167,11 +203,17 @@ export function createOpenAiBackend(model: ModelConfig, apiKey: string | undefin
       const parsed = EmbeddingsSchema.safeParse(raw);
       if (!parsed.success) throw badShape(model, parsed.error);
       const embeddings = [...parsed.data.data].sort((a, b) => a.index - b.index).map((d) => d.embedding);
-      if (embeddings.length !== input.length) throw new ApiError('runtime_error', `model ${model.id}: ${embeddings.length} embeddings for ${input.length} inputs`, 'downstream_error', { model_id: model.id });
+      if (embeddings.length !== input.length)
+        throw new ApiError('runtime_error', `model ${model.id}: ${embeddings.length} embeddings for ${input.length} inputs`, 'downstream_error', {
+          model_id: model.id,
+        });
       return { embeddings, model: parsed.data.model ?? null, usage: usageOf(parsed.data.usage?.prompt_tokens, 0) };
     },
     async rerank(query: string, documents: string[], top_n: number | null, req: { signal: AbortSignal; timeoutMs: number }) {
-      const raw = await client.post<unknown>('/rerank', { body: { model: model.model ?? model.id, query, documents, ...(top_n ? { top_n } : {}) }, ...opts(req) });
+      const raw = await client.post<unknown>('/rerank', {
+        body: { model: model.model ?? model.id, query, documents, ...(top_n ? { top_n } : {}) },
+        ...opts(req),
+      });
       const parsed = RerankSchema.safeParse(raw);
       if (!parsed.success) throw badShape(model, parsed.error);
       return parsed.data.results.map((r) => ({ index: r.index, relevance_score: r.relevance_score }));

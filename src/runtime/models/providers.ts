@@ -28,7 +28,11 @@ export function apiKeyOf(model: ModelConfig, env: NodeJS.ProcessEnv): string | u
   if (model.api_key) return model.api_key;
   if (!model.api_key_env) return undefined;
   const value = env[model.api_key_env];
-  if (!value) throw new ApiError('runtime_error', `model ${model.id}: the environment variable ${model.api_key_env} that holds its key is not set`, 'api_key_missing', { model_id: model.id, api_key_env: model.api_key_env });
+  if (!value)
+    throw new ApiError('runtime_error', `model ${model.id}: the environment variable ${model.api_key_env} that holds its key is not set`, 'api_key_missing', {
+      model_id: model.id,
+      api_key_env: model.api_key_env,
+    });
   return value;
 }
 
@@ -83,7 +87,11 @@ export function createModelProvider(models: readonly ModelConfig[], opts: ModelP
   };
 
   /** Runs one upstream call with the deadline-bounded signal, mapping whatever it throws. */
-  async function upstream<T>(model: ModelConfig, req: { deadline_at: number | null; signal: AbortSignal }, call: (b: Backend, s: { signal: AbortSignal; timeoutMs: number }) => Promise<T>): Promise<T> {
+  async function upstream<T>(
+    model: ModelConfig,
+    req: { deadline_at: number | null; signal: AbortSignal },
+    call: (b: Backend, s: { signal: AbortSignal; timeoutMs: number }) => Promise<T>,
+  ): Promise<T> {
     const backend = backendOf(model);
     const bound = bounded(model, req.deadline_at, req.signal);
     try {
@@ -103,14 +111,20 @@ export function createModelProvider(models: readonly ModelConfig[], opts: ModelP
   };
 
   const requireOpenAi = (model: ModelConfig, b: Backend, what: string) => {
-    if (!b.openai) throw new ApiError('invalid_argument', `model ${model.id}: ${what} needs an OpenAI-compatible (provider openai) model`, 'unsupported_operation', { model_id: model.id });
+    if (!b.openai)
+      throw new ApiError('invalid_argument', `model ${model.id}: ${what} needs an OpenAI-compatible (provider openai) model`, 'unsupported_operation', {
+        model_id: model.id,
+      });
     return b.openai;
   };
 
   return {
     async invoke(req) {
       const { model, args, tools, think } = prepare(req);
-      const reply = model.provider === 'fake' ? fakeReply(model, req.messages) : await upstream(model, req, (b, s) => b.chat.invoke({ model, messages: req.messages, tools, args, ...s }));
+      const reply =
+        model.provider === 'fake'
+          ? fakeReply(model, req.messages)
+          : await upstream(model, req, (b, s) => b.chat.invoke({ model, messages: req.messages, tools, args, ...s }));
       return think ? withoutThink(reply) : reply;
     },
     async stream(req, onChunk) {

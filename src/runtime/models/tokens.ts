@@ -55,7 +55,10 @@ export function contextWindowOf(model: ModelConfig): number | null {
   return null;
 }
 
-export async function countTokens(model: ModelConfig, req: { messages: Message[]; text?: string | undefined; tools: JsonObject[] }): Promise<{ tokens: number; context_window: number | null; tokenizer: string }> {
+export async function countTokens(
+  model: ModelConfig,
+  req: { messages: Message[]; text?: string | undefined; tools: JsonObject[] },
+): Promise<{ tokens: number; context_window: number | null; tokenizer: string }> {
   const tokenizer = tokenizerOf(model);
   const load = tokenizer ? ENCODINGS[tokenizer] : undefined;
   if (!tokenizer || !load) {

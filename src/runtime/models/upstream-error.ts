@@ -66,10 +66,18 @@ export function toUpstreamError(err: unknown, sdk: SdkErrors, target: UpstreamTa
   const host = endpointHost(target.endpoint);
   const base = { model_id: target.model_id, host };
   const fail = (message: string, extra: Record<string, unknown>, retryable: boolean) =>
-    new ApiError('runtime_error', redact(`model ${target.model_id} (${host}): ${message}`, target.apiKey), 'downstream_error', { ...base, ...extra }, retryable);
+    new ApiError(
+      'runtime_error',
+      redact(`model ${target.model_id} (${host}): ${message}`, target.apiKey),
+      'downstream_error',
+      { ...base, ...extra },
+      retryable,
+    );
 
-  if (stopped === 'deadline') return new ApiError('deadline_exceeded', `model ${target.model_id}: the run deadline passed during the call`, 'run_deadline', base);
-  if (stopped === 'cancelled' || err instanceof sdk.APIUserAbortError) return new ApiError('runtime_error', `model ${target.model_id}: the call was cancelled`, 'cancelled', base);
+  if (stopped === 'deadline')
+    return new ApiError('deadline_exceeded', `model ${target.model_id}: the run deadline passed during the call`, 'run_deadline', base);
+  if (stopped === 'cancelled' || err instanceof sdk.APIUserAbortError)
+    return new ApiError('runtime_error', `model ${target.model_id}: the call was cancelled`, 'cancelled', base);
   if (err instanceof sdk.APIConnectionTimeoutError) return fail('timed out', { cause: 'timeout' }, true);
   if (err instanceof sdk.APIConnectionError) {
     const cause = redact(networkCause(err), target.apiKey);
@@ -81,7 +89,11 @@ export function toUpstreamError(err: unknown, sdk: SdkErrors, target: UpstreamTa
     const said = upstream.message ?? err.message;
     const what = status === 401 ? 'invalid api key' : status === 404 ? 'model or endpoint not found' : status === 429 ? 'rate limited' : `HTTP ${status}`;
     const cause = redact(`${status} ${what}${said ? `: ${said}` : ''}`, target.apiKey);
-    return fail(cause, { status, cause, ...(upstream.code ? { upstream_code: upstream.code } : {}) }, status === 408 || status === 409 || status === 429 || status >= 500);
+    return fail(
+      cause,
+      { status, cause, ...(upstream.code ? { upstream_code: upstream.code } : {}) },
+      status === 408 || status === 409 || status === 429 || status >= 500,
+    );
   }
   if (err instanceof StreamCutError) return fail(`connection dropped mid-response: ${err.message}`, { cause: 'stream_cut' }, true);
   // Mid-stream failures surface from the body reader or the SSE parser, not as an APIError.

@@ -33,7 +33,10 @@ export const MAX_REPLY_CHARS = 1_000_000;
 /** Refuses a reply that grew past MAX_REPLY_CHARS (a runaway or hostile upstream). */
 export function checkReplySize(model_id: string, chars: number): void {
   if (chars > MAX_REPLY_CHARS) {
-    throw new ApiError('payload_too_large', `model ${model_id}: the reply is over ${MAX_REPLY_CHARS} characters`, 'reply_too_large', { model_id, limit: MAX_REPLY_CHARS });
+    throw new ApiError('payload_too_large', `model ${model_id}: the reply is over ${MAX_REPLY_CHARS} characters`, 'reply_too_large', {
+      model_id,
+      limit: MAX_REPLY_CHARS,
+    });
   }
 }
 

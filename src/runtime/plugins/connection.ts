@@ -156,7 +156,11 @@ export class StdioPluginConnection implements PluginConnection {
   }
 
   /** Sends a host → plugin control request; rejects with RpcErrorReply, RpcTimeoutError, RpcResultError or the connection's end. */
-  request<M extends ControlRequest<'host'>>(method: M, params: ControlParamsInput<M>, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<ControlResult<M>> {
+  request<M extends ControlRequest<'host'>>(
+    method: M,
+    params: ControlParamsInput<M>,
+    opts: { timeoutMs?: number; signal?: AbortSignal } = {},
+  ): Promise<ControlResult<M>> {
     const ended = this.#endedError();
     if (ended) return Promise.reject(ended);
     return this.#peer.request(method, params, opts);
@@ -386,7 +390,8 @@ export class StdioPluginConnection implements PluginConnection {
     this.#child.stdin.destroy();
     if (!this.#failure && !this.#stopReason) {
       const inFlight = this.#runs.size;
-      const during = inFlight > 0 ? ` while ${plural(inFlight, 'run')} (${[...this.#runs.keys()].join(', ')}) ${inFlight === 1 ? 'was' : 'were'} in flight` : '';
+      const during =
+        inFlight > 0 ? ` while ${plural(inFlight, 'run')} (${[...this.#runs.keys()].join(', ')}) ${inFlight === 1 ? 'was' : 'were'} in flight` : '';
       const tail = this.#stderr.text().trim();
       this.#fail({
         code: 'runner.crashed',

@@ -6,11 +6,7 @@ import { PROTOCOL_VERSION } from '../../core/protocol/index.js';
 export const ENV_ALLOWLIST = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR'] as const;
 
 /** Builds the env of one plugin process; never inherits anything not named here. */
-export function buildPluginEnv(
-  identity: string,
-  bindingEnv: Record<string, string>,
-  hostEnv: NodeJS.ProcessEnv = process.env,
-): Record<string, string> {
+export function buildPluginEnv(identity: string, bindingEnv: Record<string, string>, hostEnv: NodeJS.ProcessEnv = process.env): Record<string, string> {
   const env: Record<string, string> = {};
   for (const name of ENV_ALLOWLIST) {
     const value = hostEnv[name];

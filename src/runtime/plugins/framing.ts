@@ -37,7 +37,7 @@ function utf8SequenceAt(bytes: Uint8Array, i: number): number {
 /** Decodes UTF-8, writing each byte that is not part of a valid sequence as `\\xNN` (never U+FFFD). */
 export function decodeUtf8Escaped(bytes: Uint8Array): string {
   let out = '';
-  for (let i = 0; i < bytes.length; ) {
+  for (let i = 0; i < bytes.length;) {
     const n = utf8SequenceAt(bytes, i);
     if (n === 0) {
       out += `\\x${(bytes[i] ?? 0).toString(16).padStart(2, '0')}`;
@@ -67,9 +67,10 @@ export function incompleteUtf8Tail(bytes: Uint8Array): number {
 export function excerptOf(bytes: Uint8Array): string {
   const head = bytes.subarray(0, EXCERPT_BYTES);
   let out = '';
-  for (let i = 0; i < head.length; ) {
+  for (let i = 0; i < head.length;) {
     const n = utf8SequenceAt(head, i);
-    const piece = n === 0 ? `\\x${(head[i] ?? 0).toString(16).padStart(2, '0')}` : JSON.stringify(Buffer.from(head.subarray(i, i + n)).toString('utf8')).slice(1, -1);
+    const piece =
+      n === 0 ? `\\x${(head[i] ?? 0).toString(16).padStart(2, '0')}` : JSON.stringify(Buffer.from(head.subarray(i, i + n)).toString('utf8')).slice(1, -1);
     if (out.length + piece.length > EXCERPT_MAX_CHARS) break;
     out += piece;
     i += n === 0 ? 1 : n;

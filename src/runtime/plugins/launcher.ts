@@ -34,7 +34,11 @@ function tailNote(connection: StdioPluginConnection): string {
   return tail ? `; stderr:\n${tail}` : '; it wrote nothing to stderr';
 }
 
-async function failStart(connection: StdioPluginConnection, message: string, code: 'runner.start_failed' | 'runner.protocol_error' = 'runner.start_failed'): Promise<never> {
+async function failStart(
+  connection: StdioPluginConnection,
+  message: string,
+  code: 'runner.start_failed' | 'runner.protocol_error' = 'runner.start_failed',
+): Promise<never> {
   await connection.kill();
   throw new LbotError(code, message, {
     details: { plugin: connection.identity, command: connection.command, stderr_tail: connection.stderrTail() },
@@ -59,7 +63,9 @@ export function createPluginLauncher(opts: PluginLauncherOptions = {}): Preparin
     const cmd = resolveCommand(spec.execution, spec.dir, opts.bootstrapPath ?? DEFAULT_BOOTSTRAP);
     const command = describeCommand(cmd);
     const sandbox = opts.sandbox;
-    const isolate = sandbox ? (c: typeof cmd, env: Record<string, string>) => sandbox.wrap(c, { identity: spec.identity, dir: spec.dir, network: spec.network === true }, env) : undefined;
+    const isolate = sandbox
+      ? (c: typeof cmd, env: Record<string, string>) => sandbox.wrap(c, { identity: spec.identity, dir: spec.dir, network: spec.network === true }, env)
+      : undefined;
     const { child, exitNote } = spawnPlugin(cmd, spec.dir, buildPluginEnv(spec.identity, spec.env, opts.hostEnv), isolate);
     const connection = new StdioPluginConnection({
       identity: spec.identity,
@@ -75,7 +81,12 @@ export function createPluginLauncher(opts: PluginLauncherOptions = {}): Preparin
     opts.onSpawn?.(connection);
     return { connection, initialize: (startOpts = {}) => initialize(spec, connection, command, startOpts) };
   };
-  const initialize = async (spec: PluginSpec, connection: StdioPluginConnection, command: string, startOpts: { signal?: AbortSignal }): Promise<PluginConnection> => {
+  const initialize = async (
+    spec: PluginSpec,
+    connection: StdioPluginConnection,
+    command: string,
+    startOpts: { signal?: AbortSignal },
+  ): Promise<PluginConnection> => {
     let init: InitializeResult;
     try {
       init = await connection.request(
@@ -88,13 +99,19 @@ export function createPluginLauncher(opts: PluginLauncherOptions = {}): Preparin
         return failStart(connection, `could not start plugin ${spec.identity}: ${command}: ${connection.spawnError.message} (cwd ${spec.dir})`);
       }
       if (err instanceof RpcTimeoutError) {
-        return failStart(connection, `plugin ${spec.identity} did not answer initialize within ${initializeTimeoutMs} ms (command: ${command})${tailNote(connection)}`);
+        return failStart(
+          connection,
+          `plugin ${spec.identity} did not answer initialize within ${initializeTimeoutMs} ms (command: ${command})${tailNote(connection)}`,
+        );
       }
       if (err instanceof RpcResultError) {
         return failStart(connection, `plugin ${spec.identity} answered initialize with an invalid result: ${err.issue}`, 'runner.protocol_error');
       }
       if (err instanceof RpcErrorReply) {
-        return failStart(connection, `plugin ${spec.identity} refused initialize with error ${err.rpcCode}: ${err.message} (command: ${command})${tailNote(connection)}`);
+        return failStart(
+          connection,
+          `plugin ${spec.identity} refused initialize with error ${err.rpcCode}: ${err.message} (command: ${command})${tailNote(connection)}`,
+        );
       }
       if (err instanceof LbotError && err.code === 'cancelled') {
         await connection.kill();

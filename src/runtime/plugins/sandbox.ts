@@ -154,7 +154,9 @@ export class PluginSandbox {
       return { isolation: 'refused', network: false, limits: null, reason: errText(err) };
     }
     // Unisolated, a plugin reaches whatever lbot's user can, the network included.
-    return r.isolation === 'sandbox' ? { isolation: 'sandbox', network, limits: this.#opts.limits, reason: r.reason } : { isolation: 'none', network: true, limits: null, reason: r.reason };
+    return r.isolation === 'sandbox'
+      ? { isolation: 'sandbox', network, limits: this.#opts.limits, reason: r.reason }
+      : { isolation: 'none', network: true, limits: null, reason: r.reason };
   }
 
   /** The sandboxed argv of `cmd` for the plugin installed in `dir`, or null when plugins run unisolated. */
@@ -181,20 +183,30 @@ export class PluginSandbox {
     if (!bwrap) return { ok: false, reason: `bubblewrap (${bin}) is not installed` };
     const setpriv = findExecutable('setpriv');
     const unshare = findExecutable('unshare');
-    if (this.#runAs && (!setpriv || !unshare)) return { ok: false, reason: 'setpriv and unshare (util-linux) are required next to bubblewrap when lbot runs as root' };
+    if (this.#runAs && (!setpriv || !unshare))
+      return { ok: false, reason: 'setpriv and unshare (util-linux) are required next to bubblewrap when lbot runs as root' };
     const arch = seccompArchFor(process.arch);
     if (!arch) return { ok: false, reason: `no seccomp filter for the ${process.arch} architecture` };
     const limits = probeLimits(this.#opts.limitsPreference ?? 'auto', cgroupHost(this.#opts.cgroupRoot));
     if (!limits.usable) return { ok: false, reason: limits.reason };
     if (limits.warning) warnLimitsOnce(limits.warning, this.#opts.warn);
-    const probe: Probe = { ok: true, tools: { bwrap, setpriv: setpriv ?? 'setpriv', unshare: unshare ?? 'unshare' }, plan: limits.plan, filter: buildSeccompFilter(arch) };
+    const probe: Probe = {
+      ok: true,
+      tools: { bwrap, setpriv: setpriv ?? 'setpriv', unshare: unshare ?? 'unshare' },
+      plan: limits.plan,
+      filter: buildSeccompFilter(arch),
+    };
     // The real launch, with a trivial command: whatever would refuse a plugin refuses the probe.
     let launch: SandboxedLaunch | undefined;
     try {
       launch = this.#launch(probe, { file: '/bin/sh', args: ['-c', 'exit 0'] }, { identity: 'lbot/sandbox-probe', dir: '/usr', network: false }, {}, null);
       const r = spawnSync(launch.file, launch.args, { env: launch.env, stdio: ['ignore', 'ignore', 'pipe'], timeout: 10_000, encoding: 'utf8' });
       if (r.error) return { ok: false, reason: `the sandbox probe failed: ${r.error.message}` };
-      if (r.status !== 0) return { ok: false, reason: `bubblewrap cannot create the sandbox here (${r.stderr.trim().split('\n').slice(-2).join('; ') || `exit ${r.status ?? r.signal ?? 'unknown'}`}); unprivileged user namespaces may be disabled` };
+      if (r.status !== 0)
+        return {
+          ok: false,
+          reason: `bubblewrap cannot create the sandbox here (${r.stderr.trim().split('\n').slice(-2).join('; ') || `exit ${r.status ?? r.signal ?? 'unknown'}`}); unprivileged user namespaces may be disabled`,
+        };
     } catch (err) {
       return { ok: false, reason: `the sandbox could not be prepared: ${errText(err)}` };
     } finally {
@@ -226,7 +238,13 @@ export class PluginSandbox {
   }
 
   /** `home` null: an empty tmpfs (the probe). */
-  #launch(probe: Extract<Probe, { ok: true }>, cmd: { file: string; args: string[] }, spec: { identity: string; dir: string; network: boolean }, env: Record<string, string>, home: string | null): SandboxedLaunch {
+  #launch(
+    probe: Extract<Probe, { ok: true }>,
+    cmd: { file: string; args: string[] },
+    spec: { identity: string; dir: string; network: boolean },
+    env: Record<string, string>,
+    home: string | null,
+  ): SandboxedLaunch {
     const runAs = this.#runAs;
     // What the plugin sees read-only at its host path: its directory, lbot's package, lbot's node.
     const shown = new Map<string, string>();
@@ -258,12 +276,19 @@ export class PluginSandbox {
     // bwrap's --chdir exports PWD; env drops it so the plugin's env stays the allowlist.
     a.push('--remount-ro', '/', '--seccomp', String(SECCOMP_FD), '--chdir', spec.dir, '--', '/usr/bin/env', '-u', 'PWD', '--', cmd.file, ...cmd.args);
 
-    const cgroups = createSessionCgroup(probe.plan, `plugin-${randomBytes(6).toString('hex')}`, { cpus: this.#opts.limits.cpus, memory_mb: this.#opts.limits.memory_mb, pids_limit: this.#opts.limits.pids });
+    const cgroups = createSessionCgroup(probe.plan, `plugin-${randomBytes(6).toString('hex')}`, {
+      cpus: this.#opts.limits.cpus,
+      memory_mb: this.#opts.limits.memory_mb,
+      pids_limit: this.#opts.limits.pids,
+    });
     // The prelude runs before anything of the plugin: into its cgroup (fail-closed), the filter on fd 3.
     const prelude = cgroups.map((d) => `echo $$ > ${shQuote(path.join(d, 'cgroup.procs'))} || exit ${PRELUDE_FAILED}`);
     if (probe.plan.mode === 'rlimit') prelude.push(`ulimit -d ${this.#opts.limits.memory_mb * 1024} || exit ${PRELUDE_FAILED}`);
     prelude.push(`exec ${SECCOMP_FD}< ${shQuote(this.#filterFile(probe.filter))} || exit ${PRELUDE_FAILED}`);
-    const argv = stage && runAs ? stageArgv({ ...runAs, binds: stage.binds }, a, probe.tools.unshare, probe.tools.setpriv, prelude) : ['/bin/sh', '-c', [...prelude, 'exec "$@"'].join('\n'), 'lbot-plugin', ...a];
+    const argv =
+      stage && runAs
+        ? stageArgv({ ...runAs, binds: stage.binds }, a, probe.tools.unshare, probe.tools.setpriv, prelude)
+        : ['/bin/sh', '-c', [...prelude, 'exec "$@"'].join('\n'), 'lbot-plugin', ...a];
     const [file = '/bin/sh', ...args] = argv;
     let note: string | null = null;
     let settled = false;

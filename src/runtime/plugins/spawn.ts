@@ -40,7 +40,12 @@ export type Isolate = (cmd: { file: string; args: string[] }, env: Record<string
  * Spawns detached (own process group) so the whole group can be signalled with kill(-pid). Sandboxed,
  * the group holds the sandbox's init: killing the group ends the sandbox's pid namespace.
  */
-export function spawnPlugin(cmd: { file: string; args: string[] }, cwd: string, env: Record<string, string>, isolate?: Isolate): { child: PluginProcess; exitNote: () => string | null } {
+export function spawnPlugin(
+  cmd: { file: string; args: string[] },
+  cwd: string,
+  env: Record<string, string>,
+  isolate?: Isolate,
+): { child: PluginProcess; exitNote: () => string | null } {
   const family = newFamily();
   const full = { ...env, [FAMILY_ENV]: family };
   const launch = isolate?.(cmd, full) ?? null;

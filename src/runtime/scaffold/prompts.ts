@@ -18,7 +18,12 @@ async function ask(message: string, initialValue: string, validate?: (v: string 
 }
 
 /** Asks for the directory, plugin name, author and label, with the flags' values as the answers' start. */
-export async function promptScaffold(given: { dir?: string | undefined; name?: string | undefined; author?: string | undefined; label?: string | undefined }): Promise<ScaffoldAnswers> {
+export async function promptScaffold(given: {
+  dir?: string | undefined;
+  name?: string | undefined;
+  author?: string | undefined;
+  label?: string | undefined;
+}): Promise<ScaffoldAnswers> {
   intro('lbot runner init');
   const dir = given.dir ?? (await ask('Directory of the new runner plugin', 'my-runner', (v) => (v ? undefined : 'a directory is required')));
   const name = given.name ?? (await ask('Plugin name (the middle part of the runner id)', defaultPluginName(dir), segmentError));

@@ -31,7 +31,11 @@ export function defaultPluginName(dir: string): string {
 
 export function checkSegment(flag: string, value: string): void {
   if (!ID_SEGMENT.test(value)) {
-    throw new LbotError('invalid_argument', `${flag} ${JSON.stringify(value)} cannot be part of a runner id: use letters, digits, dots, dashes and underscores, starting with a letter or digit`, { details: { value } });
+    throw new LbotError(
+      'invalid_argument',
+      `${flag} ${JSON.stringify(value)} cannot be part of a runner id: use letters, digits, dots, dashes and underscores, starting with a letter or digit`,
+      { details: { value } },
+    );
   }
 }
 
@@ -99,7 +103,9 @@ export async function scaffoldRunner(opts: ScaffoldOptions): Promise<ScaffoldRes
   checkSegment('--author', opts.author);
   checkSegment('--name', opts.name);
   if (!(await isEmptyOrMissing(dir))) {
-    throw new LbotError('invalid_argument', `${dir} already exists and is not empty; lbot runner init writes into a new or empty directory`, { hint: 'pick another directory name' });
+    throw new LbotError('invalid_argument', `${dir} already exists and is not empty; lbot runner init writes into a new or empty directory`, {
+      hint: 'pick another directory name',
+    });
   }
   const label = opts.label ?? opts.name;
   const values: TemplateValues = {

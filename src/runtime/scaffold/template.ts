@@ -14,7 +14,15 @@ const RENAMES: Record<string, string> = { _gitignore: '.gitignore' };
 const FILLED = new Set(['manifest.yaml', 'components/agent_runner/default.yaml', 'package.json', 'README.md']);
 
 /** Placeholder values; `*_json` ones are JSON string literals, safe inside YAML and package.json. */
-export type TemplateValues = { author: string; name: string; label: string; label_json: string; package_name: string; description_json: string; lbot_dependency_json: string };
+export type TemplateValues = {
+  author: string;
+  name: string;
+  label: string;
+  label_json: string;
+  package_name: string;
+  description_json: string;
+  lbot_dependency_json: string;
+};
 
 export type TemplateFile = { from: string; to: string; fill: boolean };
 

@@ -64,10 +64,14 @@ function inlineBinding(value: unknown, warn: (message: string) => void): Binding
     const field = PROCESS_FIELDS.find((f) => f in value);
     if (field) {
       warn(`POST /v1/runs refused: the body's binding carries ${field}`);
-      throw new LbotError('invalid_argument', `POST /v1/runs: binding.${field} is not accepted over HTTP: it would choose how the runner's plugin process is started`, {
-        details: { path: ['binding', field] },
-        hint: 'configure the binding on the server (lbot binding add) and send {"binding_id": ID}',
-      });
+      throw new LbotError(
+        'invalid_argument',
+        `POST /v1/runs: binding.${field} is not accepted over HTTP: it would choose how the runner's plugin process is started`,
+        {
+          details: { path: ['binding', field] },
+          hint: 'configure the binding on the server (lbot binding add) and send {"binding_id": ID}',
+        },
+      );
     }
   }
   return { ...parseWith(HttpBindingSchema, value, 'binding'), env: {}, bound_plugins: null };
@@ -106,7 +110,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
     rawBodies.set(req, text);
-    parseJson(req, text, done);
+    void parseJson(req, text, done);
   });
   const webhookAuth = () => deps.config().serve.webhooks;
 
@@ -138,7 +142,11 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   /** A binding of the server's config by id; unknown or disabled ids are binding.not_found. */
   function configuredBinding(id: string): Binding {
     const found = deps.config().bindings.find((b) => b.binding_id === id && b.enabled);
-    if (!found) throw new LbotError('binding.not_found', `no enabled binding ${id} is configured`, { details: { binding_id: id }, hint: 'lbot binding list shows the configured bindings' });
+    if (!found)
+      throw new LbotError('binding.not_found', `no enabled binding ${id} is configured`, {
+        details: { binding_id: id },
+        hint: 'lbot binding list shows the configured bindings',
+      });
     return found;
   }
 
@@ -151,10 +159,16 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   app.post('/v1/runs', async (req, reply) => {
     const body = parseWith(RunBodySchema, req.body, 'POST /v1/runs');
     const envelope = parseEnvelope(body.event, 'event', deps.config().runs.max_event_data_bytes);
-    if (body.binding_id !== undefined && body.binding !== undefined) throw new LbotError('invalid_argument', 'POST /v1/runs takes binding_id or binding, not both');
-    if (body.binding_id === undefined && body.binding === undefined && !body.runner_id) throw new LbotError('invalid_argument', 'POST /v1/runs needs runner_id, binding_id or binding');
+    if (body.binding_id !== undefined && body.binding !== undefined)
+      throw new LbotError('invalid_argument', 'POST /v1/runs takes binding_id or binding, not both');
+    if (body.binding_id === undefined && body.binding === undefined && !body.runner_id)
+      throw new LbotError('invalid_argument', 'POST /v1/runs needs runner_id, binding_id or binding');
     const named: NamedBinding | undefined =
-      body.binding_id !== undefined ? { binding: configuredBinding(body.binding_id), source: 'configured' } : body.binding !== undefined ? { binding: inlineBinding(body.binding, warn), source: 'given' } : undefined;
+      body.binding_id !== undefined
+        ? { binding: configuredBinding(body.binding_id), source: 'configured' }
+        : body.binding !== undefined
+          ? { binding: inlineBinding(body.binding, warn), source: 'given' }
+          : undefined;
     const binding = dispatch({ event: envelope, config: deps.config(), binding: named, runner: body.runner_id, runnerConfig: body.config });
     const run_id = await deps.runs.start({ event: envelope, binding });
     const wait = parseWith(z.object({ wait: z.enum(['1', 'true']).optional() }), req.query, 'query').wait;
@@ -177,7 +191,12 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   app.post<{ Params: { platform: string } }>('/v1/webhooks/:platform', async (req, reply) => {
     const platform = parseWith(PlatformChoiceSchema, req.params.platform, 'platform');
     if (hasWebhookAuth(webhookAuth(), platform)) {
-      const why = verifyWebhook(webhookAuth(), platform, { headers: req.headers, rawBody: rawBodies.get(req) ?? '', body: req.body, nowS: Math.floor(Date.now() / 1000) });
+      const why = verifyWebhook(webhookAuth(), platform, {
+        headers: req.headers,
+        rawBody: rawBodies.get(req) ?? '',
+        body: req.body,
+        nowS: Math.floor(Date.now() / 1000),
+      });
       if (why) throw new LbotError('unauthorized', `${platform} webhook refused: ${why}`, { details: { platform } });
     }
     // ?bot_id= names the bot for platforms whose payloads do not (Telegram, Discord dispatches).
@@ -237,7 +256,12 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
 
   app.get('/v1/events', async (req) => {
     const q = parseWith(PageQuerySchema, req.query, 'query');
-    return deps.stores.events.page({ ...(q.conversation ? { conversation_id: q.conversation } : {}), event_types: q.type ? [q.type] : null, before_seq: q.before ?? null, limit: q.limit ?? 50 });
+    return deps.stores.events.page({
+      ...(q.conversation ? { conversation_id: q.conversation } : {}),
+      event_types: q.type ? [q.type] : null,
+      before_seq: q.before ?? null,
+      limit: q.limit ?? 50,
+    });
   });
   app.get<{ Params: { id: string } }>('/v1/events/:id', async (req) => {
     const [record] = deps.stores.events.findByEventId(req.params.id);
@@ -246,11 +270,34 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   });
   app.get('/v1/transcript', async (req) => {
     const q = parseWith(PageQuerySchema.extend({ conversation: z.string().min(1) }), req.query, 'query');
-    return deps.stores.transcript.page({ conversation_id: q.conversation, before_seq: q.before ?? null, after_seq: q.after ?? null, limit: q.limit ?? 50, direction: q.after !== undefined ? 'forward' : 'backward', include_artifacts: true });
+    return deps.stores.transcript.page({
+      conversation_id: q.conversation,
+      before_seq: q.before ?? null,
+      after_seq: q.after ?? null,
+      limit: q.limit ?? 50,
+      direction: q.after !== undefined ? 'forward' : 'backward',
+      include_artifacts: true,
+    });
   });
   app.get('/v1/state', async (req) => {
-    const q = parseWith(z.object({ runner: z.string().optional(), binding: z.string().optional(), scope: StateScopeSchema.optional(), limit: z.coerce.number().int().positive().optional() }), req.query, 'query');
-    return { items: deps.stores.state.entries({ ...(q.runner ? { runner_id: q.runner } : {}), ...(q.binding ? { binding_id: q.binding } : {}), ...(q.scope ? { scope: q.scope } : {}), ...(q.limit ? { limit: q.limit } : {}) }) };
+    const q = parseWith(
+      z.object({
+        runner: z.string().optional(),
+        binding: z.string().optional(),
+        scope: StateScopeSchema.optional(),
+        limit: z.coerce.number().int().positive().optional(),
+      }),
+      req.query,
+      'query',
+    );
+    return {
+      items: deps.stores.state.entries({
+        ...(q.runner ? { runner_id: q.runner } : {}),
+        ...(q.binding ? { binding_id: q.binding } : {}),
+        ...(q.scope ? { scope: q.scope } : {}),
+        ...(q.limit ? { limit: q.limit } : {}),
+      }),
+    };
   });
   app.get('/v1/artifacts', async (req) => {
     const q = parseWith(z.object({ run: z.string().optional(), limit: z.coerce.number().int().positive().optional() }), req.query, 'query');
@@ -262,7 +309,11 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     return publicArtifact(r);
   });
   app.get<{ Params: { id: string }; Querystring: unknown }>('/v1/artifacts/:id/content', async (req) => {
-    const q = parseWith(z.object({ offset: z.coerce.number().int().min(0).default(0), length: z.coerce.number().int().positive().optional() }), req.query, 'query');
+    const q = parseWith(
+      z.object({ offset: z.coerce.number().int().min(0).default(0), length: z.coerce.number().int().positive().optional() }),
+      req.query,
+      'query',
+    );
     const r = deps.stores.artifacts.get(req.params.id);
     if (!r) throw new LbotError('not_found', `artifact ${req.params.id} not found`);
     return deps.stores.artifacts.read(r, q.offset, q.length ?? null);

@@ -8,9 +8,7 @@ import type { ObservedNotice } from '../../core/stores/types.js';
 
 /** One line of a run's result stream (NDJSON / SSE). */
 export type StreamItem =
-  | ({ kind: 'delivered' } & Delivered)
-  | { kind: 'observed'; run_id: string; notice: ObservedNotice }
-  | { kind: 'summary'; outcome: RunOutcome };
+  ({ kind: 'delivered' } & Delivered) | { kind: 'observed'; run_id: string; notice: ObservedNotice } | { kind: 'summary'; outcome: RunOutcome };
 
 type LiveRun = { run_id: string; plugin: string; abort: AbortController; items: StreamItem[]; events: EventEmitter; done: Promise<RunOutcome> };
 
@@ -46,7 +44,10 @@ export class RunManager {
     const plugin = parts ? pluginIdentity(parts) : req.binding.runner_id;
     const perPlugin = this.#pendingByPlugin.get(plugin) ?? 0;
     if (this.#pending >= this.limits.maxConcurrent || perPlugin >= this.limits.maxPerPlugin) {
-      const which = this.#pending >= this.limits.maxConcurrent ? `${this.limits.maxConcurrent} runs in flight` : `${this.limits.maxPerPlugin} runs in flight for plugin ${plugin}`;
+      const which =
+        this.#pending >= this.limits.maxConcurrent
+          ? `${this.limits.maxConcurrent} runs in flight`
+          : `${this.limits.maxPerPlugin} runs in flight for plugin ${plugin}`;
       return Promise.reject(new LbotError('rate_limited', `too many concurrent runs (${which}); retry later`, { retryable: true, details: { limit: which } }));
     }
     this.#pending++;

@@ -63,12 +63,18 @@ function checkRemoteBind(host: string, env: NodeJS.ProcessEnv, warn: (message: s
     });
   }
   if (token.length < MIN_REMOTE_TOKEN_LENGTH) {
-    throw new LbotError('invalid_argument', `refusing to listen on ${host}: LBOT_API_TOKEN has ${token.length} characters, a non-loopback address needs at least ${MIN_REMOTE_TOKEN_LENGTH}`, {
-      details: { host, min_length: MIN_REMOTE_TOKEN_LENGTH },
-      hint: 'set LBOT_API_TOKEN to a long random secret (e.g. `openssl rand -hex 32`), or keep the default --host 127.0.0.1',
-    });
+    throw new LbotError(
+      'invalid_argument',
+      `refusing to listen on ${host}: LBOT_API_TOKEN has ${token.length} characters, a non-loopback address needs at least ${MIN_REMOTE_TOKEN_LENGTH}`,
+      {
+        details: { host, min_length: MIN_REMOTE_TOKEN_LENGTH },
+        hint: 'set LBOT_API_TOKEN to a long random secret (e.g. `openssl rand -hex 32`), or keep the default --host 127.0.0.1',
+      },
+    );
   }
-  warn(`serving plain HTTP on ${host}: the bearer token, events and results cross the network unencrypted; put lbot behind a TLS-terminating reverse proxy (or a VPN) and do not expose this port directly`);
+  warn(
+    `serving plain HTTP on ${host}: the bearer token, events and results cross the network unencrypted; put lbot behind a TLS-terminating reverse proxy (or a VPN) and do not expose this port directly`,
+  );
 }
 
 /**
@@ -110,20 +116,46 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
     await box.cleanupOrphans({ engines: true }).catch((err: unknown) => opts.warn(`box orphan cleanup failed: ${String(err)}`));
   }
   const reaper = box?.startReaper();
-  const delivery = startDelivery({ store: local.stores.delivery, accounts: () => opts.configFile.config.platforms, env, warn: opts.warn, ...(opts.log ? { log: opts.log } : {}) });
-  const runs = new RunManager(local.host, { maxConcurrent: config.serve.max_concurrent_runs, maxPerPlugin: config.serve.max_runs_per_plugin }, opts.warn, delivery.router);
+  const delivery = startDelivery({
+    store: local.stores.delivery,
+    accounts: () => opts.configFile.config.platforms,
+    env,
+    warn: opts.warn,
+    ...(opts.log ? { log: opts.log } : {}),
+  });
+  const runs = new RunManager(
+    local.host,
+    { maxConcurrent: config.serve.max_concurrent_runs, maxPerPlugin: config.serve.max_runs_per_plugin },
+    opts.warn,
+    delivery.router,
+  );
   const admin = { dataDir: opts.dataDir, configFile: opts.configFile, box: () => local.box(), warn: opts.warn };
-  const app = buildServer({ stores: local.stores, runs, config: () => opts.configFile.config, token, admin, warn: opts.warn, ...(opts.log ? { log: opts.log } : {}) });
+  const app = buildServer({
+    stores: local.stores,
+    runs,
+    config: () => opts.configFile.config,
+    token,
+    admin,
+    warn: opts.warn,
+    ...(opts.log ? { log: opts.log } : {}),
+  });
   let pollers: TelegramPoller[] = [];
   try {
-    pollers = opts.telegramPoll ? startTelegramPolling({ stores: local.stores, runs, config: () => opts.configFile.config, env, warn: opts.warn, ...(opts.log ? { log: opts.log } : {}) }) : [];
+    pollers = opts.telegramPoll
+      ? startTelegramPolling({ stores: local.stores, runs, config: () => opts.configFile.config, env, warn: opts.warn, ...(opts.log ? { log: opts.log } : {}) })
+      : [];
   } catch (err) {
     reaper?.close();
     await delivery.close();
     await local.close();
     throw err;
   }
-  const scheduler = new Scheduler({ store: local.stores.delivery, schedules: () => opts.configFile.config.schedules, start: (e) => startEventRun({ stores: local.stores, runs, config: () => opts.configFile.config }, e), warn: opts.warn });
+  const scheduler = new Scheduler({
+    store: local.stores.delivery,
+    schedules: () => opts.configFile.config.schedules,
+    start: (e) => startEventRun({ stores: local.stores, runs, config: () => opts.configFile.config }, e),
+    warn: opts.warn,
+  });
   scheduler.start();
   try {
     await app.listen({ host, port });
@@ -133,7 +165,9 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
     reaper?.close();
     await delivery.close();
     await local.close();
-    throw new LbotError('invalid_argument', `cannot listen on ${host}:${port}: ${err instanceof Error ? err.message : String(err)}`, { hint: 'pick another --port' });
+    throw new LbotError('invalid_argument', `cannot listen on ${host}:${port}: ${err instanceof Error ? err.message : String(err)}`, {
+      hint: 'pick another --port',
+    });
   }
   const address = app.server.address();
   const boundPort = typeof address === 'object' && address ? (address satisfies AddressInfo).port : port;

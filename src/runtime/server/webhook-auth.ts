@@ -24,7 +24,12 @@ function sameText(a: string, b: string): boolean {
 
 /** Whether a platform has a verifier configured (then its webhook needs no bearer token). */
 export function hasWebhookAuth(auth: WebhookAuth, platform: string): boolean {
-  return (platform === 'slack' && !!auth.slack) || (platform === 'telegram' && !!auth.telegram) || (platform === 'lark' && !!auth.lark) || (platform === 'discord' && !!auth.discord);
+  return (
+    (platform === 'slack' && !!auth.slack) ||
+    (platform === 'telegram' && !!auth.telegram) ||
+    (platform === 'lark' && !!auth.lark) ||
+    (platform === 'discord' && !!auth.discord)
+  );
 }
 
 /** Null when the call is authentic, else the reason it is not. */

@@ -131,9 +131,15 @@ class CloneBudget {
       const git = await treeBytes(path.join(dest, '.git'), maxGitBytes);
       const total = git > maxGitBytes ? 0 : await treeBytes(dest, maxTotalBytes);
       if (git > maxGitBytes) {
-        this.exceeded = new LbotError('skill.too_large', `Archive exceeds max_archive_bytes (git history of ${url}: more than ${maxGitBytes} bytes)`, { details: { limit: 'max_archive_bytes', max: maxGitBytes, source: url } });
+        this.exceeded = new LbotError('skill.too_large', `Archive exceeds max_archive_bytes (git history of ${url}: more than ${maxGitBytes} bytes)`, {
+          details: { limit: 'max_archive_bytes', max: maxGitBytes, source: url },
+        });
       } else if (total > maxTotalBytes) {
-        this.exceeded = new LbotError('skill.too_large', `Package exceeds max_uncompressed_bytes (clone of ${url}: more than ${maxTotalBytes} bytes with its history)`, { details: { limit: 'max_uncompressed_bytes', max: maxTotalBytes, source: url } });
+        this.exceeded = new LbotError(
+          'skill.too_large',
+          `Package exceeds max_uncompressed_bytes (clone of ${url}: more than ${maxTotalBytes} bytes with its history)`,
+          { details: { limit: 'max_uncompressed_bytes', max: maxTotalBytes, source: url } },
+        );
       }
       if (this.exceeded) this.#controller.abort();
     }
@@ -154,7 +160,14 @@ type GitRun = { url: string; home: string; budget: CloneBudget; signal?: AbortSi
 async function git(args: string[], req: GitRun): Promise<string> {
   const deadline = AbortSignal.timeout(GIT_TIMEOUT_MS);
   const signal = AbortSignal.any([...(req.signal ? [req.signal] : []), deadline, req.budget.signal]);
-  const result = await execa('git', [...GIT_SAFE_CONFIG, ...args], { env: gitEnv(req.home), extendEnv: false, cancelSignal: signal, forceKillAfterDelay: 2_000, stdin: 'ignore', reject: false });
+  const result = await execa('git', [...GIT_SAFE_CONFIG, ...args], {
+    env: gitEnv(req.home),
+    extendEnv: false,
+    cancelSignal: signal,
+    forceKillAfterDelay: 2_000,
+    stdin: 'ignore',
+    reject: false,
+  });
   if (req.budget.exceeded) throw req.budget.exceeded;
   if (result.exitCode === 0 && !result.isCanceled) return result.stdout.trim();
   if (req.signal?.aborted) throw new LbotError('cancelled', 'skill install was interrupted; nothing was installed');
@@ -208,13 +221,20 @@ async function gitClone(req: GitCloneRequest): Promise<{ commit: string }> {
 /** Counts downloaded bytes and stops the download once it passes `max`. */
 class DownloadBudget extends Transform {
   #seen = 0;
-  constructor(private readonly max: number, private readonly url: string) {
+  constructor(
+    private readonly max: number,
+    private readonly url: string,
+  ) {
     super();
   }
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
     this.#seen += chunk.length;
     if (this.#seen > this.max) {
-      return done(new LbotError('skill.too_large', `Archive exceeds max_archive_bytes (download of ${this.url}: more than ${this.max} bytes)`, { details: { limit: 'max_archive_bytes', max: this.max } }));
+      return done(
+        new LbotError('skill.too_large', `Archive exceeds max_archive_bytes (download of ${this.url}: more than ${this.max} bytes)`, {
+          details: { limit: 'max_archive_bytes', max: this.max },
+        }),
+      );
     }
     done(null, chunk);
   }
@@ -228,10 +248,13 @@ async function download(req: DownloadRequest): Promise<void> {
   if (token) headers.Authorization = `Bearer ${token}`;
   try {
     const res = await fetch(req.url, { redirect: 'follow', signal, headers });
-    if (!res.ok || !res.body) throw new LbotError('skill.invalid_source', `cannot download ${req.url}: HTTP ${res.status}`, { details: { source: req.url, status: res.status } });
+    if (!res.ok || !res.body)
+      throw new LbotError('skill.invalid_source', `cannot download ${req.url}: HTTP ${res.status}`, { details: { source: req.url, status: res.status } });
     const declared = Number(res.headers.get('content-length') ?? NaN);
     if (Number.isFinite(declared) && declared > req.maxBytes) {
-      throw new LbotError('skill.too_large', `Archive exceeds max_archive_bytes (${req.url}: ${declared} > ${req.maxBytes})`, { details: { limit: 'max_archive_bytes', value: declared, max: req.maxBytes } });
+      throw new LbotError('skill.too_large', `Archive exceeds max_archive_bytes (${req.url}: ${declared} > ${req.maxBytes})`, {
+        details: { limit: 'max_archive_bytes', value: declared, max: req.maxBytes },
+      });
     }
     await pipeline(Readable.fromWeb(res.body), new DownloadBudget(req.maxBytes, req.url), createWriteStream(req.dest, { flags: 'wx' }));
   } catch (err) {

@@ -30,7 +30,11 @@ export class BoxToolPortImpl implements BoxToolPort {
     return s.available;
   }
 
-  async exec(session: ToolSession, req: { command: string; workdir?: string; timeout_sec?: number; env?: Record<string, string> }, ctx: ToolCallContext): Promise<unknown> {
+  async exec(
+    session: ToolSession,
+    req: { command: string; workdir?: string; timeout_sec?: number; env?: Record<string, string> },
+    ctx: ToolCallContext,
+  ): Promise<unknown> {
     const { result } = await this.box.exec(
       {
         session_id: session.id,
@@ -61,7 +65,8 @@ export class BoxToolPortImpl implements BoxToolPort {
     const lines = outcome.stdout.rawText().trim().split('\n');
     const parsed = tryParseJson(lines[lines.length - 1] ?? '');
     if (outcome.status !== 'completed' || !isRecord(parsed)) {
-      const detail = outcome.stderr.rawText().trim() || outcome.stdout.rawText().trim() || `the file operation ${outcome.status === 'timed_out' ? 'timed out' : 'failed'}`;
+      const detail =
+        outcome.stderr.rawText().trim() || outcome.stdout.rawText().trim() || `the file operation ${outcome.status === 'timed_out' ? 'timed out' : 'failed'}`;
       return { ok: false, error: detail.slice(0, 2000) };
     }
     if (parsed.escape === true) throw new ToolError(typeof parsed.error === 'string' ? parsed.error : 'Path is outside the workspace.');
@@ -96,7 +101,10 @@ export function createToolsHook(opts: {
   const port = new BoxToolPortImpl(opts.box);
   const manager = new ToolManager(opts.warn);
   return async (req) => {
-    const native = new NativeToolSource(port, { id: toolSessionId(req.binding, req.run_id, req.vars), ...(req.skill_mounts ? { extra_mounts: req.skill_mounts } : {}) });
+    const native = new NativeToolSource(port, {
+      id: toolSessionId(req.binding, req.run_id, req.vars),
+      ...(req.skill_mounts ? { extra_mounts: req.skill_mounts } : {}),
+    });
     const extra = opts.extraSources ? await opts.extraSources(req) : [];
     return manager.forRun([native, ...extra], req.binding.resource_policy);
   };

@@ -20,12 +20,21 @@ describe('lbot platform', () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'lbot-platform-'));
     dirs.push(dataDir);
     const secret = '123456:AAE-very-secret-token';
-    const add = await lbot(dataDir, ['platform', 'add', 'tg', '--platform', 'telegram', '--token-env', 'TG_TOKEN', '--api-base', 'http://127.0.0.1:9/'], { TG_TOKEN: secret });
+    const add = await lbot(dataDir, ['platform', 'add', 'tg', '--platform', 'telegram', '--token-env', 'TG_TOKEN', '--api-base', 'http://127.0.0.1:9/'], {
+      TG_TOKEN: secret,
+    });
     expect(add.exitCode, add.stderr).toBe(0);
     expect(add.stdout).toContain('bot telegram:tg');
     const list = await lbot(dataDir, ['--json', 'platform', 'list'], { TG_TOKEN: secret });
     expect(list.exitCode).toBe(0);
-    expect(JSON.parse(list.stdout)).toMatchObject({ name: 'tg', platform: 'telegram', bot_id: 'telegram:tg', token_env: 'TG_TOKEN', token: '****', api_base: 'http://127.0.0.1:9/' });
+    expect(JSON.parse(list.stdout)).toMatchObject({
+      name: 'tg',
+      platform: 'telegram',
+      bot_id: 'telegram:tg',
+      token_env: 'TG_TOKEN',
+      token: '****',
+      api_base: 'http://127.0.0.1:9/',
+    });
     expect(list.stdout).not.toContain(secret);
     const unset = await lbot(dataDir, ['--json', 'platform', 'list']);
     expect(JSON.parse(unset.stdout)).toMatchObject({ token: '(not set)' });

@@ -42,16 +42,26 @@ async function setup(apiBase: string, reply: string): Promise<Fixture> {
   return f;
 }
 
-const serve = async (f: Fixture, args: string[] = []) => (f.serve = await startServe({ dataDir: f.dataDir, pluginsDir: f.plugins.pluginsDir, env: { TG_TOKEN: TOKEN }, args }));
+const serve = async (f: Fixture, args: string[] = []) =>
+  (f.serve = await startServe({ dataDir: f.dataDir, pluginsDir: f.plugins.pluginsDir, env: { TG_TOKEN: TOKEN }, args }));
 
 /** What Telegram does with a webhook: POST the update with the secret token header. */
 async function deliverUpdate(s: ServeProcess, update: unknown): Promise<Response> {
-  return fetch(`${s.url}/v1/webhooks/telegram?bot_id=telegram:tg`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-telegram-bot-api-secret-token': SECRET }, body: JSON.stringify(update) });
+  return fetch(`${s.url}/v1/webhooks/telegram?bot_id=telegram:tg`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-telegram-bot-api-secret-token': SECRET },
+    body: JSON.stringify(update),
+  });
 }
 
 async function outbox(dataDir: string): Promise<Array<Record<string, unknown>>> {
   const r = await execa(process.execPath, [LBOT_BIN, '--data-dir', dataDir, '--json', 'outbox', 'list']);
-  return r.stdout.trim() === '' ? [] : r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  return r.stdout.trim() === ''
+    ? []
+    : r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 describe('Telegram delivery through lbot serve', () => {
@@ -65,7 +75,9 @@ describe('Telegram delivery through lbot serve', () => {
 
     const client = emulator.getClient(TOKEN, { chatId: 987, userId: 987 });
     await client.sendMessage(client.makeMessage('/ping'));
-    const updates = (await (await fetch(`${apiUrl}/bot${TOKEN}/getUpdates`, { method: 'POST' })).json()) as { result: Array<{ message: { message_id: number } }> };
+    const updates = (await (await fetch(`${apiUrl}/bot${TOKEN}/getUpdates`, { method: 'POST' })).json()) as {
+      result: Array<{ message: { message_id: number } }>;
+    };
     expect(updates.result).toHaveLength(1);
     const accepted = await deliverUpdate(s, updates.result[0]);
     expect(accepted.status).toBe(202);
@@ -89,7 +101,10 @@ describe('Telegram delivery through lbot serve', () => {
     // The first send never gets an answer: serve has recorded the reply and is mid-request when it dies.
     tg.misbehave({ kind: 'hang' });
     const s = await serve(f);
-    const update = { update_id: 1, message: { message_id: 11, date: 1700000000, chat: { id: 555, type: 'private' }, from: { id: 555, is_bot: false, first_name: 'Ann' }, text: 'hi' } };
+    const update = {
+      update_id: 1,
+      message: { message_id: 11, date: 1700000000, chat: { id: 555, type: 'private' }, from: { id: 555, is_bot: false, first_name: 'Ann' }, text: 'hi' },
+    };
     expect((await deliverUpdate(s, update)).status).toBe(202);
     await expect.poll(() => tg.requests.length, { timeout: 20_000, interval: 50 }).toBe(1);
     const before = (await s.request('GET', '/v1/outbox')).json as { items: Array<Record<string, unknown>> };
@@ -125,7 +140,9 @@ describe('Telegram delivery through lbot serve', () => {
     const tg = await fakeTelegram(TOKEN);
     const f = await setup(tg.url, 'ack');
     f.cleanup.push(() => tg.close());
-    const update = (id: number, text: string) => ({ message: { message_id: id, date: 1700000000, chat: { id: 77, type: 'private' }, from: { id: 77, is_bot: false, first_name: 'Bo' }, text } });
+    const update = (id: number, text: string) => ({
+      message: { message_id: id, date: 1700000000, chat: { id: 77, type: 'private' }, from: { id: 77, is_bot: false, first_name: 'Bo' }, text },
+    });
     tg.push(update(1, 'first'));
     const s = await serve(f, ['--telegram-poll']);
     await expect.poll(() => tg.sent.length, { timeout: 20_000, interval: 50 }).toBe(1);
@@ -144,7 +161,10 @@ describe('Telegram delivery through lbot serve', () => {
     expect(after.every((c) => typeof c.offset === 'number' && c.offset >= 501)).toBe(true);
     const runs = (await again.request('GET', '/v1/runs')).json as { items: Array<{ conversation_id: string }> };
     expect(runs.items.map((r) => r.conversation_id)).toEqual(['telegram:chat:77', 'telegram:chat:77']);
-    expect(tg.sent.map((m) => m.body.reply_parameters)).toEqual([{ message_id: 1, allow_sending_without_reply: true }, { message_id: 2, allow_sending_without_reply: true }]);
+    expect(tg.sent.map((m) => m.body.reply_parameters)).toEqual([
+      { message_id: 1, allow_sending_without_reply: true },
+      { message_id: 2, allow_sending_without_reply: true },
+    ]);
   });
 
   it('--telegram-poll with no telegram account refuses to start', async () => {

@@ -137,7 +137,8 @@ export async function eventually<T>(probe: () => Promise<T | undefined>, timeout
 /** The content of the last delivered message.completed of a run record. */
 export function replyOf(record: Record<string, unknown>): unknown {
   const results = Array.isArray(record.results) ? record.results : [];
-  const last = results.filter((r: unknown) => typeof r === 'object' && r !== null && Reflect.get(r, 'type') === 'message.completed').at(-1) as Record<string, unknown> | undefined;
+  const last = results.filter((r: unknown) => typeof r === 'object' && r !== null && Reflect.get(r, 'type') === 'message.completed').at(-1) as
+    Record<string, unknown> | undefined;
   const message = last?.message;
   return typeof message === 'object' && message !== null ? Reflect.get(message, 'content') : undefined;
 }

@@ -35,7 +35,10 @@ afterEach(async () => {
 type RunnerRow = { id: string; label: Record<string, string>; reload_error: string | null };
 
 async function runnerList(f: Fixture): Promise<RunnerRow[]> {
-  const r = await execa(process.execPath, [LBOT_BIN, '--data-dir', f.dataDir, '--plugins', f.plugins.pluginsDir, '--json', 'runner', 'list'], { reject: false, env: { LBOT_HOME: undefined } });
+  const r = await execa(process.execPath, [LBOT_BIN, '--data-dir', f.dataDir, '--plugins', f.plugins.pluginsDir, '--json', 'runner', 'list'], {
+    reject: false,
+    env: { LBOT_HOME: undefined },
+  });
   return r.stdout
     .split('\n')
     .filter((l) => l.trim())
@@ -66,7 +69,11 @@ describe('hot reload (serve --dev)', () => {
     // Within 5 s a new run replies v2 and the list shows the new label (acceptance timing).
     const started = Date.now();
     await eventually(async () => ((await replyOfNewRun(s)) === 'v2' ? true : undefined), 5_000, 'a v2 reply');
-    await eventually(async () => ((await runnerList(f)).find((r) => r.id === HOT)?.label.en_US === 'Hot v2' ? true : undefined), 5_000 - (Date.now() - started), 'the new label');
+    await eventually(
+      async () => ((await runnerList(f)).find((r) => r.id === HOT)?.label.en_US === 'Hot v2' ? true : undefined),
+      5_000 - (Date.now() - started),
+      'the new label',
+    );
 
     expect((await s.request('GET', `/v1/runs/${beforeId}`)).json).toMatchObject({ status: 'running' });
     await writeFile(gate, '');
@@ -120,7 +127,18 @@ describe('hot reload (serve --dev)', () => {
 describe('lbot dev', () => {
   it('serves a plugins dir warm, reports reloads as NDJSON, and runs --event at start', async () => {
     const f = await setup();
-    const live = (f.live = startLbot(['--data-dir', f.dataDir, '--plugins', f.plugins.pluginsDir, 'dev', f.plugins.pluginsDir, '--port', '0', '--event', path.join(FIXTURE_EVENTS, 'msg.json')]));
+    const live = (f.live = startLbot([
+      '--data-dir',
+      f.dataDir,
+      '--plugins',
+      f.plugins.pluginsDir,
+      'dev',
+      f.plugins.pluginsDir,
+      '--port',
+      '0',
+      '--event',
+      path.join(FIXTURE_EVENTS, 'msg.json'),
+    ]));
     const ready = await live.waitLine((l) => l.type === 'serve.ready');
     expect(ready).toMatchObject({ dev: true });
     await live.waitLine((l) => l.type === 'dev.ready');
@@ -135,7 +153,11 @@ describe('lbot dev', () => {
 
   it('serves one plugin directory and prints plain log lines off a TTY without --json', async () => {
     const f = await setup();
-    const proc = execa(process.execPath, [LBOT_BIN, '--data-dir', f.dataDir, 'dev', f.plugins.dir('hot'), '--port', '0', '--event', path.join(FIXTURE_EVENTS, 'msg.json')], { reject: false, buffer: false, stdin: 'ignore', env: { LBOT_HOME: undefined } });
+    const proc = execa(
+      process.execPath,
+      [LBOT_BIN, '--data-dir', f.dataDir, 'dev', f.plugins.dir('hot'), '--port', '0', '--event', path.join(FIXTURE_EVENTS, 'msg.json')],
+      { reject: false, buffer: false, stdin: 'ignore', env: { LBOT_HOME: undefined } },
+    );
     let err = '';
     proc.stderr?.on('data', (d: Buffer) => (err += d.toString()));
     const stop = async () => {
@@ -147,7 +169,10 @@ describe('lbot dev', () => {
     expect(err).toMatch(/lbot: dev: serving acme\/hot on http:\/\/127\.0\.0\.1:\d+/);
     expect(err).toContain('lbot: run ');
     expect(err).toMatch(/lbot: run [0-9a-f-]+: v1/);
-    const list = await execa(process.execPath, [LBOT_BIN, '--data-dir', f.dataDir, '--json', 'runner', 'list', '--plugin', f.plugins.dir('hot')], { reject: false, env: { LBOT_HOME: undefined } });
+    const list = await execa(process.execPath, [LBOT_BIN, '--data-dir', f.dataDir, '--json', 'runner', 'list', '--plugin', f.plugins.dir('hot')], {
+      reject: false,
+      env: { LBOT_HOME: undefined },
+    });
     expect(JSON.parse(list.stdout)).toMatchObject({ id: HOT, reload_error: null });
     expect(await f.live.stop()).toBe(0);
   });

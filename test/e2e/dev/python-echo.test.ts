@@ -20,13 +20,20 @@ afterEach(async () => {
 });
 
 const run = (event: string, extra: string[] = []) =>
-  execa(process.execPath, [LBOT_BIN, '--data-dir', dataDir, ...extra, 'run', '--event', path.join(FIXTURE_EVENTS, event), '--plugin', path.join(FIXTURE_RUNNERS, 'python-echo')], { reject: false, env: { LBOT_HOME: undefined } });
+  execa(
+    process.execPath,
+    [LBOT_BIN, '--data-dir', dataDir, ...extra, 'run', '--event', path.join(FIXTURE_EVENTS, event), '--plugin', path.join(FIXTURE_RUNNERS, 'python-echo')],
+    { reject: false, env: { LBOT_HOME: undefined } },
+  );
 
 describe.skipIf(!hasPython)(withReason('python-echo via lbot run', !hasPython && 'python3 is missing'), () => {
   it('streams a cumulative delta, then the message, and exits 0', async () => {
     const r = await run('msg.json', ['--json']);
     expect(r.exitCode, r.stderr).toBe(0);
-    const lines = r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = r.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines.map((l) => l.type)).toEqual(['message.delta', 'message.completed', 'run.summary']);
     expect(lines[1]).toMatchObject({ data: { message: { content: 'ping' } } });
     expect(lines[2]).toMatchObject({ runner_id: 'plugin:acme/python-echo/default', status: 'completed' });

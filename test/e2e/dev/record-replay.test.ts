@@ -22,7 +22,21 @@ let counter = 0;
 async function runWith(s: Scenario, dataDir: string, script: Step[], extra: string[]) {
   const cfg = await s.writeJson(`cfg-${++counter}.json`, { script });
   const bindingFile = await s.writeJson('binding.json', binding);
-  const args = ['--data-dir', dataDir, '--plugins', s.plugins.pluginsDir, '--json', 'run', '--event', eventPath('msg.json'), '--binding', bindingFile, '--config', cfg, ...extra];
+  const args = [
+    '--data-dir',
+    dataDir,
+    '--plugins',
+    s.plugins.pluginsDir,
+    '--json',
+    'run',
+    '--event',
+    eventPath('msg.json'),
+    '--binding',
+    bindingFile,
+    '--config',
+    cfg,
+    ...extra,
+  ];
   return s.lbot(args, { globals: false });
 }
 
@@ -50,11 +64,30 @@ describe('record and replay', () => {
     ]);
     const text = await readFile(cassette, 'utf8');
     expect(text).not.toContain('sk-test-SECRET123');
-    const tape = JSON.parse(text) as { lbot_cassette: number; models: unknown[]; runs: Array<{ calls: Array<Record<string, unknown>>; answers: Array<Record<string, unknown>>; results: Record<string, unknown> }> };
+    const tape = JSON.parse(text) as {
+      lbot_cassette: number;
+      models: unknown[];
+      runs: Array<{ calls: Array<Record<string, unknown>>; answers: Array<Record<string, unknown>>; results: Record<string, unknown> }>;
+    };
     expect(tape.lbot_cassette).toBe(1);
     expect(tape.models).toEqual([{ id: 'm-fake', provider: 'fake', model_type: 'llm' }]);
     const [run] = tape.runs;
-    expect(run?.calls).toEqual([{ seq: 0, action: 'models.invoke', params: { messages: [{ content: 'ping', role: 'user' }], model_id: 'm-fake' }, outcome: { ok: true, result: { message: { content: 'FAKE_PONG', role: 'assistant' }, usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 }, finish_reason: 'stop', model: 'm-fake' } } }]);
+    expect(run?.calls).toEqual([
+      {
+        seq: 0,
+        action: 'models.invoke',
+        params: { messages: [{ content: 'ping', role: 'user' }], model_id: 'm-fake' },
+        outcome: {
+          ok: true,
+          result: {
+            message: { content: 'FAKE_PONG', role: 'assistant' },
+            usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+            finish_reason: 'stop',
+            model: 'm-fake',
+          },
+        },
+      },
+    ]);
     expect(run?.answers.filter((a) => a.kind === 'models.invoke')).toHaveLength(1);
     expect(run?.results).toMatchObject({ status: 'completed', error: null, reply: 'done' });
   });
@@ -103,7 +136,19 @@ describe('record and replay', () => {
     const runner = await s.addPlugin('modelbot', { mainJs: probe(body('model said ')) });
     const bindingFile = await s.writeJson('bot-binding.json', { ...binding, runner_id: runner });
     const cassette = path.join(s.root, 'bot.json');
-    const args = (dataDir: string, extra: string[]) => ['--data-dir', dataDir, '--plugins', s.plugins.pluginsDir, '--json', 'run', '--event', eventPath('msg.json'), '--binding', bindingFile, ...extra];
+    const args = (dataDir: string, extra: string[]) => [
+      '--data-dir',
+      dataDir,
+      '--plugins',
+      s.plugins.pluginsDir,
+      '--json',
+      'run',
+      '--event',
+      eventPath('msg.json'),
+      '--binding',
+      bindingFile,
+      ...extra,
+    ];
     const rec = await s.lbot(args(s.dataDir, ['--record', cassette]), { globals: false });
     expect(rec.exitCode, rec.stderr).toBe(0);
     expect(messages(rec.stdout)).toEqual(['model said FAKE_PONG']);

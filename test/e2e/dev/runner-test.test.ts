@@ -26,7 +26,11 @@ afterAll(async () => {
 });
 
 async function runnerTest(dir: string, ...args: string[]): Promise<{ exitCode: number; report: Report; stderr: string }> {
-  const r = await execa(process.execPath, [LBOT_BIN, '--json', 'runner', 'test', dir, '--init-timeout', '5000', ...args], { reject: false, cwd: tmp, env: { LBOT_HOME: undefined } });
+  const r = await execa(process.execPath, [LBOT_BIN, '--json', 'runner', 'test', dir, '--init-timeout', '5000', ...args], {
+    reject: false,
+    cwd: tmp,
+    env: { LBOT_HOME: undefined },
+  });
   return { exitCode: r.exitCode ?? -1, report: JSON.parse(r.stdout) as Report, stderr: r.stderr };
 }
 
@@ -37,7 +41,8 @@ const NO_PYTHON = !hasPython && 'python3 is missing, and it is the real XML pars
 
 /** Parses XML with Python's ElementTree (a real parser); the tests calling it are skipped without python3. */
 async function parseXml(file: string): Promise<{ tests: number; failures: number; names: string[] }> {
-  const script = 'import sys, json, xml.etree.ElementTree as E\nr = E.parse(sys.argv[1]).getroot()\nprint(json.dumps({"tests": int(r.get("tests")), "failures": int(r.get("failures")), "names": [c.get("name") for c in r.iter("testcase")]}))';
+  const script =
+    'import sys, json, xml.etree.ElementTree as E\nr = E.parse(sys.argv[1]).getroot()\nprint(json.dumps({"tests": int(r.get("tests")), "failures": int(r.get("failures")), "names": [c.get("name") for c in r.iter("testcase")]}))';
   const r = await execa('python3', ['-c', script, file]);
   return JSON.parse(r.stdout) as { tests: number; failures: number; names: string[] };
 }
@@ -48,7 +53,18 @@ describe('AC-178 conformance pass', () => {
     const { exitCode, report } = await runnerTest(path.join(FIXTURE_RUNNERS, 'scripted'), '--junit', junit);
     expect(exitCode, JSON.stringify(report, null, 2)).toBe(0);
     expect(report.ok).toBe(true);
-    for (const id of ['manifest.valid', 'components.valid', 'runner.id_format', 'initialize.handshake', 'run.terminal_result', 'stdout.protocol_only', 'cancel.honoured', 'deadline.honoured', 'api.authorized', 'api.own_run_id']) {
+    for (const id of [
+      'manifest.valid',
+      'components.valid',
+      'runner.id_format',
+      'initialize.handshake',
+      'run.terminal_result',
+      'stdout.protocol_only',
+      'cancel.honoured',
+      'deadline.honoured',
+      'api.authorized',
+      'api.own_run_id',
+    ]) {
       expect(statusOf(report, id), id).toBe('pass');
     }
     expect(report.checks.every((c) => ['pass', 'n/a'].includes(c.status))).toBe(true);
@@ -80,7 +96,11 @@ describe('AC-178 conformance pass', () => {
   if (!hasPython) console.warn('python3 is missing: the python-echo conformance test is skipped');
 
   it('variant: a fresh scaffold passes untouched', async () => {
-    const scaffold = await execa(process.execPath, [LBOT_BIN, 'runner', 'scaffold', 'my-runner', '--author', 'acme'], { reject: false, cwd: tmp, env: { LBOT_HOME: undefined } });
+    const scaffold = await execa(process.execPath, [LBOT_BIN, 'runner', 'scaffold', 'my-runner', '--author', 'acme'], {
+      reject: false,
+      cwd: tmp,
+      env: { LBOT_HOME: undefined },
+    });
     expect(scaffold.exitCode, scaffold.stderr).toBe(0);
     const { exitCode, report } = await runnerTest('my-runner');
     expect(exitCode, JSON.stringify(report.checks)).toBe(0);
@@ -99,7 +119,11 @@ describe('every runner fixture passes under plugins.isolation sandbox', () => {
     });
   }
   it.skipIf(skip !== null)(withReason('a fresh scaffold passes lbot runner test --isolation sandbox', skip), async () => {
-    const scaffold = await execa(process.execPath, [LBOT_BIN, 'runner', 'scaffold', 'sandboxed-runner', '--author', 'acme'], { reject: false, cwd: tmp, env: { LBOT_HOME: undefined } });
+    const scaffold = await execa(process.execPath, [LBOT_BIN, 'runner', 'scaffold', 'sandboxed-runner', '--author', 'acme'], {
+      reject: false,
+      cwd: tmp,
+      env: { LBOT_HOME: undefined },
+    });
     expect(scaffold.exitCode, scaffold.stderr).toBe(0);
     const { exitCode, report } = await runnerTest(path.join(tmp, 'sandboxed-runner'), '--isolation', 'sandbox');
     expect(exitCode, JSON.stringify(report, null, 2)).toBe(0);
@@ -150,7 +174,10 @@ describe('AC-179 conformance failures', () => {
     const lenient = await runnerTest(dir);
     expect(lenient.exitCode).toBe(0);
     expect(failing(lenient.report)).toEqual(['results.declared']);
-    expect(lenient.report.checks.find((c) => c.id === 'results.declared')).toMatchObject({ severity: 'warning', evidence: expect.stringContaining('custom.progress') });
+    expect(lenient.report.checks.find((c) => c.id === 'results.declared')).toMatchObject({
+      severity: 'warning',
+      evidence: expect.stringContaining('custom.progress'),
+    });
     const strict = await runnerTest(dir, '--strict');
     expect(strict.exitCode).toBe(1);
     expect(strict.report.ok).toBe(false);
@@ -158,7 +185,10 @@ describe('AC-179 conformance failures', () => {
 
   it('names the failing check in text mode and in JUnit XML', async () => {
     const junit = path.join(tmp, 'fail.xml');
-    const r = await execa(process.execPath, [LBOT_BIN, 'runner', 'test', path.join(CONFORMANCE, 'no-terminal'), '--junit', junit], { reject: false, env: { LBOT_HOME: undefined } });
+    const r = await execa(process.execPath, [LBOT_BIN, 'runner', 'test', path.join(CONFORMANCE, 'no-terminal'), '--junit', junit], {
+      reject: false,
+      env: { LBOT_HOME: undefined },
+    });
     expect(r.exitCode).toBe(1);
     expect(r.stdout).toMatch(/^FAIL +run\.terminal_result +probe message/m);
     expect(r.stdout).toContain('failing: run.terminal_result');
@@ -168,7 +198,10 @@ describe('AC-179 conformance failures', () => {
 
   it.skipIf(!hasPython)(withReason('the failing JUnit XML parses with a real XML parser and counts one failure', NO_PYTHON), async () => {
     const junit = path.join(tmp, 'fail-parsed.xml');
-    const r = await execa(process.execPath, [LBOT_BIN, 'runner', 'test', path.join(CONFORMANCE, 'no-terminal'), '--junit', junit], { reject: false, env: { LBOT_HOME: undefined } });
+    const r = await execa(process.execPath, [LBOT_BIN, 'runner', 'test', path.join(CONFORMANCE, 'no-terminal'), '--junit', junit], {
+      reject: false,
+      env: { LBOT_HOME: undefined },
+    });
     expect(r.exitCode).toBe(1);
     const parsed = await parseXml(junit);
     expect(parsed.failures).toBe(1);

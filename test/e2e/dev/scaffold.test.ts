@@ -28,16 +28,35 @@ describe('lbot runner init', () => {
     const out = JSON.parse(r.stdout) as { runner_id: string; files: string[]; linked: string[] };
     expect(out.runner_id).toBe('plugin:acme/hello-bot/default');
     const dir = path.join(cwd, 'hello-bot');
-    for (const f of ['manifest.yaml', 'components/agent_runner/default.yaml', 'src/main.ts', 'src/main.test.ts', 'dist/main.js', 'dist/main.test.js', 'package.json', 'tsconfig.json', 'README.md', '.gitignore']) {
+    for (const f of [
+      'manifest.yaml',
+      'components/agent_runner/default.yaml',
+      'src/main.ts',
+      'src/main.test.ts',
+      'dist/main.js',
+      'dist/main.test.js',
+      'package.json',
+      'tsconfig.json',
+      'README.md',
+      '.gitignore',
+    ]) {
       expect(existsSync(path.join(dir, f)), f).toBe(true);
     }
     const manifest = parseYaml(await readFile(path.join(dir, 'manifest.yaml'), 'utf8')) as Record<string, unknown>;
-    expect(manifest).toMatchObject({ kind: 'Plugin', metadata: { author: 'acme', name: 'hello-bot', label: { en_US: 'Hello: "bot"' } }, execution: { node: { path: 'dist/main.js' } } });
+    expect(manifest).toMatchObject({
+      kind: 'Plugin',
+      metadata: { author: 'acme', name: 'hello-bot', label: { en_US: 'Hello: "bot"' } },
+      execution: { node: { path: 'dist/main.js' } },
+    });
     const component = parseYaml(await readFile(path.join(dir, 'components/agent_runner/default.yaml'), 'utf8')) as Record<string, unknown>;
     expect(component).toMatchObject({ kind: 'AgentRunner', metadata: { name: 'default', label: { en_US: 'Hello: "bot"' } } });
     expect(await readFile(path.join(dir, 'src/main.ts'), 'utf8')).toContain("from 'lbot/sdk'");
     expect(await readFile(path.join(dir, 'src/main.test.ts'), 'utf8')).toContain('runInProcess');
-    const pkg = JSON.parse(await readFile(path.join(dir, 'package.json'), 'utf8')) as { name: string; devDependencies: Record<string, string>; scripts: Record<string, string> };
+    const pkg = JSON.parse(await readFile(path.join(dir, 'package.json'), 'utf8')) as {
+      name: string;
+      devDependencies: Record<string, string>;
+      scripts: Record<string, string>;
+    };
     expect(pkg.name).toBe('hello-bot');
     expect(pkg.devDependencies.lbot).toBe(`file:${REPO_ROOT.replace(/\/+$/, '')}`);
     expect(pkg.scripts.test).toBe('node --test dist/');
@@ -55,7 +74,10 @@ describe('lbot runner init', () => {
     expect(test.exitCode, test.stdout + test.stderr).toBe(0);
     expect(test.stdout).toMatch(/# pass 3/);
     const event = path.join(REPO_ROOT, 'fixtures', 'events', 'msg.json');
-    const run = await execa(process.execPath, [LBOT_BIN, '--data-dir', path.join(cwd, 'data'), 'run', '--event', event, '--plugin', dir], { reject: false, cwd });
+    const run = await execa(process.execPath, [LBOT_BIN, '--data-dir', path.join(cwd, 'data'), 'run', '--event', event, '--plugin', dir], {
+      reject: false,
+      cwd,
+    });
     expect(run.exitCode, run.stderr).toBe(0);
     expect(run.stdout.trim()).toBe('You said: ping');
   });

@@ -10,6 +10,8 @@ describe('audit of unknown methods', () => {
     const runId = str(summaries(r.stdout)[0], 'run_id');
     const show = await s.json(['runs', 'show', runId]);
     expect(show).toMatchObject({ status: 'failed', error: { code: 'runner.protocol_error' } });
-    expect(list(show, 'api_calls')).toContainEqual(expect.objectContaining({ action: 'nope.method', decision: 'denied', code: 'invalid_argument', caller_plugin: 'acme/scripted', as_run_id: runId }));
+    expect(list(show, 'api_calls')).toContainEqual(
+      expect.objectContaining({ action: 'nope.method', decision: 'denied', code: 'invalid_argument', caller_plugin: 'acme/scripted', as_run_id: runId }),
+    );
   });
 });

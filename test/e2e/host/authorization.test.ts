@@ -56,7 +56,12 @@ describe('authorization and permissions', () => {
     const s = await scenario();
     await s.writeConfig({ models: F_CFG_MODELS });
     await setPermissions(s, { models: ['invoke'] }, { config: [{ name: 'model', type: 'llm-model-selector' }] });
-    const script = [dump, api('models.invoke', { model_id: 'm-fake', messages: user('hi') }), api('models.invoke', { model_id: 'm-other', messages: user('hi') }), done()];
+    const script = [
+      dump,
+      api('models.invoke', { model_id: 'm-fake', messages: user('hi') }),
+      api('models.invoke', { model_id: 'm-other', messages: user('hi') }),
+      done(),
+    ];
     const r = await s.run(script, { json: true, config: { model: 'm-fake' } });
     expect(r.exitCode, r.stderr).toBe(0);
     const [ctx, first, second] = reports(r.stdout);
@@ -79,12 +84,16 @@ describe('authorization and permissions', () => {
   it('AC-022 fallback, rerank and binding-level model grants', async () => {
     const s = await scenario();
     await s.writeConfig({ models: F_CFG_MODELS });
-    await setPermissions(s, { models: ['invoke', 'rerank'] }, {
-      config: [
-        { name: 'model', type: 'model-fallback-selector' },
-        { name: 'rerank', type: 'rerank-model-selector' },
-      ],
-    });
+    await setPermissions(
+      s,
+      { models: ['invoke', 'rerank'] },
+      {
+        config: [
+          { name: 'model', type: 'model-fallback-selector' },
+          { name: 'rerank', type: 'rerank-model-selector' },
+        ],
+      },
+    );
     const r = await s.run([dump, done()], { json: true, config: { model: { primary: 'm-fake', fallbacks: ['m-other', '__none__'] }, rerank: '__none__' } });
     expect(r.exitCode, r.stderr).toBe(0);
     const models = list(reports(r.stdout)[0], 'resources.models');
@@ -128,7 +137,10 @@ describe('authorization and permissions', () => {
     expect(slow).toMatchObject({ ok: false, error: { code: 'unauthorized' } });
 
     await setPermissions(s, { tools: [] });
-    const none = await s.run([dump, api('tools.call', { tool_name: 'echo', parameters: { text: 'x' } }), api('tools.get_detail', { tool_name: 'echo' }), done()], { json: true, args: ['--binding', binding] });
+    const none = await s.run(
+      [dump, api('tools.call', { tool_name: 'echo', parameters: { text: 'x' } }), api('tools.get_detail', { tool_name: 'echo' }), done()],
+      { json: true, args: ['--binding', binding] },
+    );
     expect(none.exitCode, none.stderr).toBe(0);
     const [ctx2, call, detail2] = reports(none.stdout);
     expect(pick(ctx2, 'resources.tools')).toEqual([]);
@@ -169,7 +181,18 @@ describe('authorization and permissions', () => {
     expect(r.stderr).toMatch(/warning.*kb1/);
 
     // kb1 configured (built-in local engine): listed once, and retrievable.
-    await s.writeConfig({ knowledge_bases: [{ id: 'kb1', name: 'Handbook', documents: [{ id: 'd1', text: 'Deploys happen at five' }, { id: 'd2', text: 'Lunch is at noon' }] }] });
+    await s.writeConfig({
+      knowledge_bases: [
+        {
+          id: 'kb1',
+          name: 'Handbook',
+          documents: [
+            { id: 'd1', text: 'Deploys happen at five' },
+            { id: 'd2', text: 'Lunch is at noon' },
+          ],
+        },
+      ],
+    });
     const granted = await s.run([dump, api('knowledge.retrieve', { kb_id: 'kb1', query_text: 'when are deploys' }), done()], { json: true, config });
     expect(granted.exitCode, granted.stderr).toBe(0);
     const [ctx, retrieved] = reports(granted.stdout);
@@ -181,7 +204,12 @@ describe('authorization and permissions', () => {
     const s = await scenario();
     await setPermissions(s, { storage: ['plugin'] });
     const value_base64 = Buffer.from('v').toString('base64');
-    const script = [dump, api('storage.set', { area: 'plugin', key: 'k', value_base64 }), api('storage.set', { area: 'workspace', key: 'k', value_base64 }), done()];
+    const script = [
+      dump,
+      api('storage.set', { area: 'plugin', key: 'k', value_base64 }),
+      api('storage.set', { area: 'workspace', key: 'k', value_base64 }),
+      done(),
+    ];
     const r = await s.run(script, { json: true });
     expect(r.exitCode, r.stderr).toBe(0);
     const [ctx, plugin, workspace] = reports(r.stdout);
@@ -251,22 +279,38 @@ describe('authorization and permissions', () => {
     await s.writeConfig({ plugins: { isolation: 'none' } });
     const original = await readFile(path.join(s.plugins.dir('scripted'), 'main.js'), 'utf8');
     const marker = path.join(s.root, 'started');
-    const runner = await s.addPlugin('marked', { mainJs: `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker)}, '');\n${original}` });
-    const binding = await s.writeJson('b.json', { binding_id: 'b1', runner_id: runner, bound_plugins: ['acme/other'], runner_config: { script: [say('x'), done()] } });
+    const runner = await s.addPlugin('marked', {
+      mainJs: `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker)}, '');\n${original}`,
+    });
+    const binding = await s.writeJson('b.json', {
+      binding_id: 'b1',
+      runner_id: runner,
+      bound_plugins: ['acme/other'],
+      runner_config: { script: [say('x'), done()] },
+    });
     const r = await s.lbot(['--json', 'run', '--event', eventPath('msg.json'), '--binding', binding]);
     expect(r.exitCode, r.stderr).toBe(4);
     expect(errorOf(r.stdout)?.code).toBe('runner.not_authorized');
     expect(existsSync(marker)).toBe(false);
     expect(list(await s.json(['events', 'list']), 'items')).toEqual([]);
     // the same binding without the restriction starts the runner (the marker works)
-    const open = await s.writeJson('b2.json', { binding_id: 'b1', runner_id: runner, bound_plugins: ['acme/marked'], runner_config: { script: [say('x'), done()] } });
+    const open = await s.writeJson('b2.json', {
+      binding_id: 'b1',
+      runner_id: runner,
+      bound_plugins: ['acme/marked'],
+      runner_config: { script: [say('x'), done()] },
+    });
     expect((await s.lbot(['run', '--event', eventPath('msg.json'), '--binding', open])).exitCode).toBe(0);
     expect(existsSync(marker)).toBe(true);
   });
 
   it('AC-031 history is limited to the current conversation', async () => {
     const s = await scenario();
-    const c2 = await eventVariant(s, { event_id: 'ev-c2', conversation_id: 'c2', input: { text: 'in c2', contents: [{ type: 'text', text: 'in c2' }], attachments: [] } });
+    const c2 = await eventVariant(s, {
+      event_id: 'ev-c2',
+      conversation_id: 'c2',
+      input: { text: 'in c2', contents: [{ type: 'text', text: 'in c2' }], attachments: [] },
+    });
     expect((await s.run([say('c2 reply'), done()], { event: c2 })).exitCode).toBe(0);
     expect((await s.run([say('c1 reply'), done()])).exitCode).toBe(0);
     const r = await s.run([api('history.page'), api('history.page', { conversation_id: 'c2' }), done()], { json: true });
@@ -292,10 +336,18 @@ describe('authorization and permissions', () => {
   it('AC-032 events and artifacts outside scope look missing', async () => {
     const s = await scenario();
     const c2 = await eventVariant(s, { event_id: 'ev-x', conversation_id: 'c2' });
-    const created = await s.run([emit('artifact.created', { artifact_id: 'art-x', artifact_type: 'file', name: 'x.txt', content_base64: 'eA==' }), say('made'), done()], { event: c2 });
+    const created = await s.run(
+      [emit('artifact.created', { artifact_id: 'art-x', artifact_type: 'file', name: 'x.txt', content_base64: 'eA==' }), say('made'), done()],
+      { event: c2 },
+    );
     expect(created.exitCode, created.stderr).toBe(0);
     const r = await s.run(
-      [api('events.get', { event_id: 'ev-x' }), api('artifacts.metadata', { artifact_id: 'art-x' }), api('artifacts.metadata', { artifact_id: 'does-not-exist' }), done()],
+      [
+        api('events.get', { event_id: 'ev-x' }),
+        api('artifacts.metadata', { artifact_id: 'art-x' }),
+        api('artifacts.metadata', { artifact_id: 'does-not-exist' }),
+        done(),
+      ],
       { json: true },
     );
     expect(r.exitCode, r.stderr).toBe(0);
@@ -314,11 +366,19 @@ describe('authorization and permissions', () => {
     const s = await scenario();
     await setPermissions(s, { platform_api: [] });
     const r = await s.run(
-      [api('platform.request_action', { action: 'message.edit', target: {}, payload: {} }), emit('action.requested', { action: 'message.edit', target: {}, payload: {} }), say('ok'), done()],
+      [
+        api('platform.request_action', { action: 'message.edit', target: {}, payload: {} }),
+        emit('action.requested', { action: 'message.edit', target: {}, payload: {} }),
+        say('ok'),
+        done(),
+      ],
       { json: true },
     );
     expect(r.exitCode, r.stderr).toBe(0);
-    const lines = r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = r.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines.map((l) => l.type)).toEqual(['message.completed', 'message.completed', 'run.summary']);
     expect(JSON.parse(completedTexts(r.stdout)[0] ?? '')).toMatchObject({ ok: false, error: { code: 'unauthorized' } });
     const record = await s.json(['runs', 'show', str(summaries(r.stdout)[0], 'run_id')]);
@@ -336,7 +396,10 @@ describe('authorization and permissions', () => {
     expect(r.stdout).not.toContain('late');
     const calls = await apiCalls(s, str(summaries(r.stdout)[0], 'run_id'));
     // The late state.get reached the host (within the cancel grace) and was audited as denied.
-    expect(calls.map((c) => pick(c, 'action')), JSON.stringify(calls)).toContain('state.get');
+    expect(
+      calls.map((c) => pick(c, 'action')),
+      JSON.stringify(calls),
+    ).toContain('state.get');
     for (const c of calls) {
       expect(pick(c, 'decision')).toBe('denied');
       expect(['deadline_exceeded', 'unauthorized']).toContain(pick(c, 'code'));

@@ -73,7 +73,15 @@ describe('CLI', () => {
 
   it('AC-172 machine output', async () => {
     const s = await scenario();
-    const ok = await s.run([emit('message.delta', { chunk: { role: 'assistant', content: 'a' } }), say('ab'), emit('tool.call.started', { tool_call_id: 't', tool_name: 'x', parameters: {} }), done()], { json: true, verbose: true });
+    const ok = await s.run(
+      [
+        emit('message.delta', { chunk: { role: 'assistant', content: 'a' } }),
+        say('ab'),
+        emit('tool.call.started', { tool_call_id: 't', tool_name: 'x', parameters: {} }),
+        done(),
+      ],
+      { json: true, verbose: true },
+    );
     expect(ok.exitCode, ok.stderr).toBe(0);
     expectMachineOutput(ok.stdout, 1);
     const failed = await s.run([emit('run.failed', { error: 'boom' })], { json: true });
@@ -99,7 +107,13 @@ describe('CLI', () => {
 
     const file = path.join(s.dataDir, 'lbot.config.json');
     await writeFile(file, '{\n  "box": {\n    "enabled": true,\n  }\n}\n');
-    for (const args of [['config', 'show'], ['runs', 'list'], ['runner', 'list'], ['state', 'list'], ['run', '--event', eventPath('msg.json'), '--runner', 'plugin:acme/scripted/default']]) {
+    for (const args of [
+      ['config', 'show'],
+      ['runs', 'list'],
+      ['runner', 'list'],
+      ['state', 'list'],
+      ['run', '--event', eventPath('msg.json'), '--runner', 'plugin:acme/scripted/default'],
+    ]) {
       const r = await s.lbot(['--json', ...args]);
       expect(r.exitCode, args.join(' ')).toBe(2);
       const err = errorOf(r.stdout);
@@ -111,7 +125,9 @@ describe('CLI', () => {
 
   it('AC-182 importing legacy binding config', async () => {
     const s = await scenario();
-    const old = await s.writeJson('old.json', { ai: { runner: { runner: 'local-agent', 'expire-time': 0 }, 'local-agent': { 'knowledge-base': 'kb1', 'max-round': 10, prompt: 'p' } } });
+    const old = await s.writeJson('old.json', {
+      ai: { runner: { runner: 'local-agent', 'expire-time': 0 }, 'local-agent': { 'knowledge-base': 'kb1', 'max-round': 10, prompt: 'p' } },
+    });
     const r = await s.lbot(['--json', 'binding', 'migrate', old]);
     expect(r.exitCode, r.stderr).toBe(0);
     const binding = JSON.parse(r.stdout) as unknown;
@@ -131,7 +147,11 @@ describe('CLI', () => {
     const base = JSON.parse(await readFile(eventPath('msg.json'), 'utf8')) as Record<string, unknown>;
     const c2 = await s.writeJson('c2.json', { ...base, event_id: `ev-${randomUUID()}`, conversation_id: 'c2' });
     // both runs write a few state keys too, so the two processes really overlap on the database
-    const script = [...Array.from({ length: 20 }, (_, i) => ({ api: { action: 'state.set', args: { scope: 'actor', key: `k${i}`, value: i } } })), say('ok'), done()];
+    const script = [
+      ...Array.from({ length: 20 }, (_, i) => ({ api: { action: 'state.set', args: { scope: 'actor', key: `k${i}`, value: i } } })),
+      say('ok'),
+      done(),
+    ];
     const [a, b] = await Promise.all([s.lbot(await s.runArgs(script)), s.lbot(await s.runArgs(script, { event: c2 }))]);
     expect(a.exitCode, a.stderr).toBe(0);
     expect(b.exitCode, b.stderr).toBe(0);

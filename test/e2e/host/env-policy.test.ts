@@ -88,7 +88,9 @@ describe('MCP servers', () => {
   it('a configured server with env NODE_OPTIONS fails the config load; mcp test never starts it', async () => {
     const s = await scenario();
     const marker = path.join(hostDir(), 'marker');
-    await s.writeConfig({ mcp: { servers: [{ name: 'evil', command: [process.execPath, '-e', 'setTimeout(()=>{},5000)'], env: { NODE_OPTIONS: importWriting(marker) } }] } });
+    await s.writeConfig({
+      mcp: { servers: [{ name: 'evil', command: [process.execPath, '-e', 'setTimeout(()=>{},5000)'], env: { NODE_OPTIONS: importWriting(marker) } }] },
+    });
     const r = await s.lbot(['--json', 'mcp', 'test', 'evil']);
     expect(r.exitCode, r.stderr).toBe(4);
     expect(lastJson(r.stdout)).toMatchObject({ error: { code: 'env.denied' } });
@@ -100,7 +102,11 @@ describe('MCP servers', () => {
 describe('bindings', () => {
   it('a binding in the config with env LD_PRELOAD is refused when the config is loaded (run, binding list, serve)', async () => {
     const s = await scenario();
-    await s.writeConfig({ bindings: [{ binding_id: 'evil', runner_id: SCRIPTED, event_types: ['*'], scope: { scope_type: 'global', scope_id: null }, env: { LD_PRELOAD: '/tmp/evil.so' } }] });
+    await s.writeConfig({
+      bindings: [
+        { binding_id: 'evil', runner_id: SCRIPTED, event_types: ['*'], scope: { scope_type: 'global', scope_id: null }, env: { LD_PRELOAD: '/tmp/evil.so' } },
+      ],
+    });
     const run = await s.lbot(['--json', 'run', '--event', eventPath('msg.json')]);
     expect(run.exitCode, run.stderr).toBe(4);
     expect(errorOf(run.stdout)).toMatchObject({ code: 'env.denied', details: { variables: ['LD_PRELOAD'] } });
@@ -116,7 +122,18 @@ describe('bindings', () => {
   it('a configured binding with env NODE_OPTIONS never reaches a plugin process', async () => {
     const s = await scenario();
     const marker = path.join(hostDir(), 'marker');
-    await s.writeConfig({ bindings: [{ binding_id: 'evil', runner_id: SCRIPTED, event_types: ['*'], scope: { scope_type: 'global', scope_id: null }, runner_config: { script: [say('hi'), done()] }, env: { NODE_OPTIONS: importWriting(marker) } }] });
+    await s.writeConfig({
+      bindings: [
+        {
+          binding_id: 'evil',
+          runner_id: SCRIPTED,
+          event_types: ['*'],
+          scope: { scope_type: 'global', scope_id: null },
+          runner_config: { script: [say('hi'), done()] },
+          env: { NODE_OPTIONS: importWriting(marker) },
+        },
+      ],
+    });
     const r = await s.lbot(['--json', 'run', '--event', eventPath('msg.json')]);
     expect(r.exitCode).toBe(4);
     const routed = await s.run([say('hi'), done()], { json: true });

@@ -248,7 +248,11 @@ export const emit = (type: string, data: Record<string, unknown> = {}): Step => 
 export const say = (content: string): Step => emit('message.completed', { message: { role: 'assistant', content } });
 export const delta = (content: string): Step => emit('message.delta', { chunk: { role: 'assistant', content } });
 export const done = (data: Record<string, unknown> = {}): Step => emit('run.completed', data);
-export const api = (action: string, args: Record<string, unknown> = {}, extra: Record<string, unknown> = {}): Step => ({ api: { action, args }, report: true, ...extra });
+export const api = (action: string, args: Record<string, unknown> = {}, extra: Record<string, unknown> = {}): Step => ({
+  api: { action, args },
+  report: true,
+  ...extra,
+});
 export const dump: Step = { dump_context: true };
 
 /** Opens the scenario's SQLite database read-only, for checks no command exposes (row counts). */

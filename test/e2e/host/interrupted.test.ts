@@ -23,9 +23,28 @@ it('marks the run of a killed lbot run as interrupted', async () => {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'lbot-interrupted-'));
   dirs.push(dir);
   const cfg = path.join(dir, 'cfg.json');
-  await writeFile(cfg, JSON.stringify({ script: [{ api: { action: 'state.get', args: { scope: 'conversation', key: 'k' } }, report: true }, { sleep_ms: 60000 }] }));
+  await writeFile(
+    cfg,
+    JSON.stringify({ script: [{ api: { action: 'state.get', args: { scope: 'conversation', key: 'k' } }, report: true }, { sleep_ms: 60000 }] }),
+  );
   const data = path.join(dir, 'data');
-  const run = execa(process.execPath, [LBOT_BIN, '--data-dir', data, '--json', 'run', '--event', path.join(FIXTURE_EVENTS, 'msg.json'), '--plugin', path.join(FIXTURE_RUNNERS, 'scripted'), '--config', cfg], { reject: false, buffer: false });
+  const run = execa(
+    process.execPath,
+    [
+      LBOT_BIN,
+      '--data-dir',
+      data,
+      '--json',
+      'run',
+      '--event',
+      path.join(FIXTURE_EVENTS, 'msg.json'),
+      '--plugin',
+      path.join(FIXTURE_RUNNERS, 'scripted'),
+      '--config',
+      cfg,
+    ],
+    { reject: false, buffer: false },
+  );
   // The first reported API call means the run is inside the runner.
   await new Promise<void>((resolve) => run.stdout?.on('data', () => resolve()));
   run.kill('SIGKILL');

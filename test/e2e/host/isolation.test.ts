@@ -39,7 +39,9 @@ async function bait(s: Scenario, opts: { writes: boolean }) {
   const tcp = await listen({ host: '127.0.0.1', port: 0 });
   // Outside /tmp too: a path under the host's /tmp lands in the sandbox's private /tmp, never the host's.
   const mark = `escape-${process.pid}-${Date.now()}.txt`;
-  const writes = opts.writes ? [path.join(s.plugins.dir('hostile'), mark), path.join(s.dataDir, mark), path.join(REPO_ROOT, 'dist', mark), path.join(REPO_ROOT, mark)] : [];
+  const writes = opts.writes
+    ? [path.join(s.plugins.dir('hostile'), mark), path.join(s.dataDir, mark), path.join(REPO_ROOT, 'dist', mark), path.join(REPO_ROOT, mark)]
+    : [];
   const targets = {
     data_dir: s.dataDir,
     files: SECRET_FILES,
@@ -54,34 +56,42 @@ async function bait(s: Scenario, opts: { writes: boolean }) {
 async function runHostile(s: Scenario, targets: Record<string, unknown>, args: string[] = []) {
   const cfg = await s.writeJson(`hostile-${Date.now()}.json`, { targets });
   // LBOT_HOME names the data dir in lbot's env: the plugin's env must not carry it.
-  const r = await s.lbot(['--json', 'run', '--event', path.join('fixtures', 'events', 'msg.json'), '--runner', HOSTILE, '--config', cfg, ...args].map((a) => (a.startsWith('fixtures/') ? path.resolve(a) : a)), { env: { LBOT_HOME: s.dataDir } });
+  const r = await s.lbot(
+    ['--json', 'run', '--event', path.join('fixtures', 'events', 'msg.json'), '--runner', HOSTILE, '--config', cfg, ...args].map((a) =>
+      a.startsWith('fixtures/') ? path.resolve(a) : a,
+    ),
+    { env: { LBOT_HOME: s.dataDir } },
+  );
   return { ...r, report: (reports(r.stdout)[0] ?? {}) as Record<string, string> };
 }
 
 describe('runner plugin isolation', () => {
-  it.skipIf(skip !== null)(withReason('under sandbox, every attempt of a hostile runner to reach the host fails, and its proxy calls still work', skip), async () => {
-    const s = await scenario(['hostile']);
-    await s.writeConfig({ plugins: { isolation: 'sandbox' } });
-    const b = await bait(s, { writes: true });
-    const r = await runHostile(s, b.targets);
-    expect(r.exitCode, r.stderr).toBe(0);
-    const attempts = Object.entries(r.report).filter(([k]) => /^(abs|lbot_home|ppid_cwd|proc_walk|socket|write):|^(tcp|list_data_dir)$/.test(k));
-    // 3 files × 4 ways, 2 sockets, tcp, 4 writes, the data dir listing.
-    expect(attempts.length, JSON.stringify(r.report)).toBe(SECRET_FILES.length * 4 + 2 + 1 + 4 + 1);
-    for (const [what, outcome] of attempts) expect(outcome, `${what}: ${outcome}`).toMatch(/^denied: /);
-    expect(b.hits()).toBe(0);
-    expect(b.tcpHits()).toBe(0);
-    for (const w of b.writes) expect(existsSync(w), w).toBe(false);
-    // What it may do: write its own home, talk to the host through the proxy; hardened as the box is.
-    expect(r.report.home_write).toMatch(/^ok/);
-    expect(r.report.proxy).toBe('still works');
-    expect(r.report.no_new_privs).toBe('ok: true');
-    expect(r.report.seccomp).toBe('ok: true');
-    if (process.getuid?.() === 0) expect(r.report.uid).toBe('65532');
-    // The home is private to the installation, under the data dir but not the data dir itself.
-    const homes = path.join(s.dataDir, 'plugin-sandbox', 'homes');
-    expect(existsSync(homes)).toBe(true);
-  });
+  it.skipIf(skip !== null)(
+    withReason('under sandbox, every attempt of a hostile runner to reach the host fails, and its proxy calls still work', skip),
+    async () => {
+      const s = await scenario(['hostile']);
+      await s.writeConfig({ plugins: { isolation: 'sandbox' } });
+      const b = await bait(s, { writes: true });
+      const r = await runHostile(s, b.targets);
+      expect(r.exitCode, r.stderr).toBe(0);
+      const attempts = Object.entries(r.report).filter(([k]) => /^(abs|lbot_home|ppid_cwd|proc_walk|socket|write):|^(tcp|list_data_dir)$/.test(k));
+      // 3 files × 4 ways, 2 sockets, tcp, 4 writes, the data dir listing.
+      expect(attempts.length, JSON.stringify(r.report)).toBe(SECRET_FILES.length * 4 + 2 + 1 + 4 + 1);
+      for (const [what, outcome] of attempts) expect(outcome, `${what}: ${outcome}`).toMatch(/^denied: /);
+      expect(b.hits()).toBe(0);
+      expect(b.tcpHits()).toBe(0);
+      for (const w of b.writes) expect(existsSync(w), w).toBe(false);
+      // What it may do: write its own home, talk to the host through the proxy; hardened as the box is.
+      expect(r.report.home_write).toMatch(/^ok/);
+      expect(r.report.proxy).toBe('still works');
+      expect(r.report.no_new_privs).toBe('ok: true');
+      expect(r.report.seccomp).toBe('ok: true');
+      if (process.getuid?.() === 0) expect(r.report.uid).toBe('65532');
+      // The home is private to the installation, under the data dir but not the data dir itself.
+      const homes = path.join(s.dataDir, 'plugin-sandbox', 'homes');
+      expect(existsSync(homes)).toBe(true);
+    },
+  );
 
   it('control: unisolated (none), the same runner reads the database and the token and reaches the TCP port', async () => {
     const s = await scenario(['hostile']);

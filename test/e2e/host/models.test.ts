@@ -30,7 +30,15 @@ async function withModels(server: FakeServer): Promise<Scenario> {
   await s.writeConfig({
     models: [
       { id: 'gpt', provider: 'openai', base_url: server.openaiBaseUrl, model: 'gpt-4o-mini', api_key_env: 'E2E_MODEL_KEY', max_retries: 0 },
-      { id: 'rr', provider: 'openai', model_type: 'rerank', base_url: server.openaiBaseUrl, model: 'bge-reranker', api_key_env: 'E2E_MODEL_KEY', max_retries: 0 },
+      {
+        id: 'rr',
+        provider: 'openai',
+        model_type: 'rerank',
+        base_url: server.openaiBaseUrl,
+        model: 'bge-reranker',
+        api_key_env: 'E2E_MODEL_KEY',
+        max_retries: 0,
+      },
     ],
   });
   return s;
@@ -48,7 +56,14 @@ describe('model methods in real runs', () => {
       { fn: 'embed', args: { model_id: 'gpt', input: ['a', 'b'] } },
       { fn: 'rerank', args: { model_id: 'rr', query: 'red apple', documents: ['blue sky', 'red apple pie'], top_k: 1 } },
       { fn: 'invoke', args: { model_id: 'gpt', messages } },
-      { fn: 'stream', args: { model_id: 'gpt', messages, tools: [{ name: 'lookup', description: 'Look up', parameters: { type: 'object', properties: { q: { type: 'string' } } } }] } },
+      {
+        fn: 'stream',
+        args: {
+          model_id: 'gpt',
+          messages,
+          tools: [{ name: 'lookup', description: 'Look up', parameters: { type: 'object', properties: { q: { type: 'string' } } } }],
+        },
+      },
     ];
     const r = await s.run([], { json: true, runner: MODEL_CALLS, config: { model: 'gpt', reranker: 'rr', calls }, env });
     expect(r.exitCode, r.stderr).toBe(0);
@@ -58,7 +73,10 @@ describe('model methods in real runs', () => {
     expect((embed as { result: { embeddings: unknown[] } }).result.embeddings).toHaveLength(2);
     expect(rerank).toEqual({ ok: true, fn: 'rerank', result: [{ index: 1, relevance_score: 1 }] });
     expect(invoke).toMatchObject({ ok: true, result: { role: 'assistant', content: 'pong' } });
-    expect(stream).toMatchObject({ ok: true, result: { content: 'streamed', tool_calls: [{ id: 'call_1', function: { name: 'lookup', arguments: '{"q":"x"}' } }] } });
+    expect(stream).toMatchObject({
+      ok: true,
+      result: { content: 'streamed', tool_calls: [{ id: 'call_1', function: { name: 'lookup', arguments: '{"q":"x"}' } }] },
+    });
     expect(server.requests.map((q) => q.path)).toEqual(['/v1/embeddings', '/v1/rerank', '/v1/chat/completions', '/v1/chat/completions']);
     const audit = list(await s.json(['runs', 'show', str(summaries(r.stdout)[0], 'run_id')]), 'api_calls');
     expect(audit.map((a) => [(a as { action: string }).action, (a as { decision: string }).decision])).toEqual([
@@ -93,12 +111,31 @@ describe('lbot model', () => {
   it('add … && test … works end to end against the fake server; list and show mask the key', async () => {
     const server = await fake({ steps: [{ content: 'pong' }, { content: '1 2 3' }, { tool_calls: [{ name: 'get_time', arguments: { tz: 'UTC' } }] }] });
     const s = await scenario([]);
-    const add = await s.lbot(['model', 'add', 'gpt', '--provider', 'openai', '--base-url', server.openaiBaseUrl, '--model', 'gpt-4o-mini', '--api-key-env', 'E2E_MODEL_KEY']);
+    const add = await s.lbot([
+      'model',
+      'add',
+      'gpt',
+      '--provider',
+      'openai',
+      '--base-url',
+      server.openaiBaseUrl,
+      '--model',
+      'gpt-4o-mini',
+      '--api-key-env',
+      'E2E_MODEL_KEY',
+    ]);
     expect(add.exitCode, add.stderr).toBe(0);
     const test = await s.lbot(['--json', 'model', 'test', 'gpt'], { env });
     expect(test.exitCode, test.stderr).toBe(0);
     const result = JSON.parse(test.stdout) as Record<string, unknown>;
-    expect(result).toMatchObject({ name: 'gpt', ok: true, upstream_model: 'gpt-4o-mini', reply: 'pong', streaming: { ok: true }, tool_calls: { supported: true, ok: true } });
+    expect(result).toMatchObject({
+      name: 'gpt',
+      ok: true,
+      upstream_model: 'gpt-4o-mini',
+      reply: 'pong',
+      streaming: { ok: true },
+      tool_calls: { supported: true, ok: true },
+    });
     expect(typeof result.latency_ms).toBe('number');
     expect(result.usage).toMatchObject({ total_tokens: expect.any(Number) });
     const text = await s.lbot(['model', 'test', 'gpt'], { env });
@@ -108,7 +145,10 @@ describe('lbot model', () => {
     expect(noKey.exitCode).toBe(6);
     expect(JSON.parse(noKey.stdout)).toMatchObject({ ok: false, error: expect.stringContaining('E2E_MODEL_KEY') });
 
-    const stored = await s.lbot(['model', 'add', 'kept', '--provider', 'anthropic', '--base-url', server.anthropicBaseUrl, '--model', 'claude-x', '--api-key-stdin'], { input: `${KEY}\n` });
+    const stored = await s.lbot(
+      ['model', 'add', 'kept', '--provider', 'anthropic', '--base-url', server.anthropicBaseUrl, '--model', 'claude-x', '--api-key-stdin'],
+      { input: `${KEY}\n` },
+    );
     expect(stored.exitCode, stored.stderr).toBe(0);
     const configFile = path.join(s.dataDir, 'lbot.config.json');
     expect(statSync(configFile).mode & 0o777).toBe(0o600);
@@ -116,7 +156,12 @@ describe('lbot model', () => {
     const listed = await s.lbot(['--json', 'model', 'list']);
     const shown = await s.lbot(['--json', 'model', 'show', 'kept']);
     for (const out of [listed.stdout, shown.stdout, stored.stdout, test.stdout]) expect(out).not.toContain(KEY);
-    expect(JSON.parse(listed.stdout)).toMatchObject({ models: [{ id: 'gpt', key: 'env:E2E_MODEL_KEY' }, { id: 'kept', provider: 'anthropic', key: 'stored' }] });
+    expect(JSON.parse(listed.stdout)).toMatchObject({
+      models: [
+        { id: 'gpt', key: 'env:E2E_MODEL_KEY' },
+        { id: 'kept', provider: 'anthropic', key: 'stored' },
+      ],
+    });
     expect(JSON.parse(shown.stdout)).toMatchObject({ model: { api_key: '****' } });
 
     expect((await s.lbot(['model', 'add', 'gpt', '--provider', 'fake'])).exitCode).toBe(2);
@@ -138,7 +183,9 @@ describe('lbot model', () => {
     expect(await res.json()).toMatchObject({ choices: [{ message: { content: 'from the cli server' } }] });
     child.kill('SIGTERM');
     expect((await child).exitCode).toBe(0);
-    const bad = await execa(process.execPath, [LBOT_BIN, 'model', 'fake-server', '--script', await s.writeJson('bad.json', { steps: [{ nope: 1 }] })], { reject: false });
+    const bad = await execa(process.execPath, [LBOT_BIN, 'model', 'fake-server', '--script', await s.writeJson('bad.json', { steps: [{ nope: 1 }] })], {
+      reject: false,
+    });
     expect(bad.exitCode).toBe(2);
     expect(bad.stderr).toContain('steps.0');
   });

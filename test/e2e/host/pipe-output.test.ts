@@ -21,10 +21,19 @@ const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('he
 
 /** Runs `lbot args | (sleep 1; consumer)` through a real shell pipe and returns the consumer's stdout. */
 async function throughSlowPipe(s: Scenario, args: readonly string[], consumer: string): Promise<{ out: string; lbotExit: string; stderr: string }> {
-  const quoted = [process.execPath, LBOT_BIN, '--data-dir', s.dataDir, '--plugins', s.plugins.pluginsDir, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+  const quoted = [process.execPath, LBOT_BIN, '--data-dir', s.dataDir, '--plugins', s.plugins.pluginsDir, ...args]
+    .map((a) => `'${a.replace(/'/g, `'\\''`)}'`)
+    .join(' ');
   // The reader sleeps before reading so the pipe buffer fills and lbot's writes meet a full pipe.
   const script = `${quoted} | (sleep 1; ${consumer}); echo "exit=\${PIPESTATUS[0]}" >&2`;
-  const r = await execa('bash', ['-c', script], { cwd: s.root, reject: false, stripFinalNewline: false, env: { LBOT_HOME: undefined }, timeout: 60_000, maxBuffer: 64 * 1024 * 1024 });
+  const r = await execa('bash', ['-c', script], {
+    cwd: s.root,
+    reject: false,
+    stripFinalNewline: false,
+    env: { LBOT_HOME: undefined },
+    timeout: 60_000,
+    maxBuffer: 64 * 1024 * 1024,
+  });
   return { out: r.stdout, lbotExit: /exit=(\d+)/.exec(r.stderr)?.[1] ?? `none: ${r.stderr}`, stderr: r.stderr };
 }
 
@@ -32,7 +41,11 @@ describe('stdout to a slow pipe', () => {
   it('artifacts read delivers all of a 1,000 KiB artifact, raw and --json', async () => {
     const s = await scenario();
     const bytes = payload();
-    const made = await s.run([emit('artifact.created', { artifact_id: 'big', artifact_type: 'file', name: 'big.bin', content_base64: bytes.toString('base64') }), say('ok'), done()]);
+    const made = await s.run([
+      emit('artifact.created', { artifact_id: 'big', artifact_type: 'file', name: 'big.bin', content_base64: bytes.toString('base64') }),
+      say('ok'),
+      done(),
+    ]);
     expect(made.exitCode, made.stderr).toBe(0);
     const meta = await s.json(['artifacts', 'show', 'big']);
     expect(meta).toMatchObject({ size_bytes: SIZE, sha256: sha256(bytes) });

@@ -36,7 +36,22 @@ describe('files that hold secrets are private to their owner (umask 022)', () =>
   it('lbot run: a data dir it creates is 0700 and lbot.db, -wal and -shm are 0600', async () => {
     const s = await scenario();
     const fresh = path.join(s.root, 'fresh', 'data');
-    const r = await s.lbot(['--data-dir', fresh, '--plugins', s.plugins.pluginsDir, 'run', '--event', path.join(REPO_ROOT, 'fixtures', 'events', 'msg.json'), '--runner', SCRIPTED, '--config', await s.writeJson('cfg.json', { script: [say('secret reply'), done()] })], { globals: false });
+    const r = await s.lbot(
+      [
+        '--data-dir',
+        fresh,
+        '--plugins',
+        s.plugins.pluginsDir,
+        'run',
+        '--event',
+        path.join(REPO_ROOT, 'fixtures', 'events', 'msg.json'),
+        '--runner',
+        SCRIPTED,
+        '--config',
+        await s.writeJson('cfg.json', { script: [say('secret reply'), done()] }),
+      ],
+      { globals: false },
+    );
     expect(r.exitCode, r.stderr).toBe(0);
     expect(octal(modeOf(fresh))).toBe('0700');
     expectPrivate([path.join(fresh, 'lbot.db')], DB_SIDECARS(fresh));
@@ -63,7 +78,10 @@ describe('files that hold secrets are private to their owner (umask 022)', () =>
   it('lbot mcp add: the config it writes (and rewrites) is 0600, in a 0700 data dir', async () => {
     const s = await scenario();
     const dataDir = path.join(s.root, 'mcp-data');
-    const add = (name: string) => s.lbot(['--data-dir', dataDir, 'mcp', 'add', name, '--url', 'https://mcp.example/mcp', '--header', 'Authorization=Bearer tok-SECRET'], { globals: false });
+    const add = (name: string) =>
+      s.lbot(['--data-dir', dataDir, 'mcp', 'add', name, '--url', 'https://mcp.example/mcp', '--header', 'Authorization=Bearer tok-SECRET'], {
+        globals: false,
+      });
     const first = await add('one');
     expect(first.exitCode, first.stderr).toBe(0);
     expectPrivate([path.join(dataDir, 'lbot.config.json')]);
@@ -102,7 +120,12 @@ describe('files that hold secrets are private to their owner (umask 022)', () =>
     await s.writeConfig({ models: [{ id: 'm-fake', provider: 'fake', reply: 'PONG' }] });
     const cassette = path.join(s.root, 'tapes', 'ping.json');
     const r = await s.run([api('models.invoke', { model_id: 'm-fake', messages: [{ role: 'user', content: 'private words' }] }), done()], {
-      args: ['--binding', await s.writeJson('binding.json', { binding_id: 'b1', runner_id: SCRIPTED, resource_policy: { allowed_model_uuids: ['m-fake'] } }), '--record', cassette],
+      args: [
+        '--binding',
+        await s.writeJson('binding.json', { binding_id: 'b1', runner_id: SCRIPTED, resource_policy: { allowed_model_uuids: ['m-fake'] } }),
+        '--record',
+        cassette,
+      ],
     });
     expect(r.exitCode, r.stderr).toBe(0);
     expectPrivate([cassette]);

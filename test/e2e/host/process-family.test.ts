@@ -32,7 +32,22 @@ it('ends a setsid grandchild of a runner when the run is over', async () => {
   const marker = String(Date.now() % 1_000_000_000);
   const config = path.join(root, 'config.json');
   writeFileSync(config, JSON.stringify({ marker }));
-  const r = await execa(process.execPath, [LBOT_BIN, '--data-dir', path.join(root, 'data'), 'run', '--event', path.join(REPO_ROOT, 'fixtures/events/msg.json'), '--plugin', path.join(REPO_ROOT, 'fixtures/runners/setsid-child'), '--config', config], { reject: false });
+  const r = await execa(
+    process.execPath,
+    [
+      LBOT_BIN,
+      '--data-dir',
+      path.join(root, 'data'),
+      'run',
+      '--event',
+      path.join(REPO_ROOT, 'fixtures/events/msg.json'),
+      '--plugin',
+      path.join(REPO_ROOT, 'fixtures/runners/setsid-child'),
+      '--config',
+      config,
+    ],
+    { reject: false },
+  );
   expect(r.stdout).toContain('left a grandchild behind');
   expect(r.exitCode).toBe(0);
   const left = sleepers(`0.${marker}`);

@@ -8,26 +8,10 @@ import Database from 'better-sqlite3';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { withReason } from '../../helpers/skip.js';
-import {
-  delta,
-  done,
-  dump,
-  errorOf,
-  eventPath,
-  firstLine,
-  LBOT_BIN,
-  list,
+import { delta, done, dump, errorOf, eventPath, firstLine, LBOT_BIN, list, pick, reports, say, scenario, str, summaries, type Scenario } from './harness.js';
 
-  pick,
-  reports,
-  say,
-  scenario,
-  str,
-  summaries,
-  type Scenario,
-} from './harness.js';
-
-const MARKER_MAIN = (marker: string, original: string) => `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker)}, '');\n${original}`;
+const MARKER_MAIN = (marker: string, original: string) =>
+  `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker)}, '');\n${original}`;
 
 /** A scripted copy that leaves a marker file when its process starts. */
 async function markedRunner(s: Scenario): Promise<{ runner: string; marker: string }> {
@@ -65,7 +49,10 @@ describe('reliability and bad input', () => {
   it('AC-190 malformed event JSON', async () => {
     const s = await scenario();
     const { runner, marker } = await markedRunner(s);
-    const text = (await readFile(eventPath('msg.json'), 'utf8')).replace('"delivery":{"surface":"cli","supports_streaming":true}}', '"delivery":{"surface":"cli","supports_streaming":true},}');
+    const text = (await readFile(eventPath('msg.json'), 'utf8')).replace(
+      '"delivery":{"surface":"cli","supports_streaming":true}}',
+      '"delivery":{"surface":"cli","supports_streaming":true},}',
+    );
     const file = path.join(s.root, 'trailing.json');
     await writeFile(file, text);
     const r = await s.lbot(['--json', 'run', '--event', file, '--runner', runner, '--config', await s.writeJson('cfg.json', { script: [say('x'), done()] })]);
@@ -172,7 +159,9 @@ describe('reliability and bad input', () => {
       }
     };
     const started = Date.now();
-    const child = s.spawn(await s.runArgs([{ ignore_cancel: true }, { spawn: ['sleep', seconds] }, say('working'), { sleep_ms: 60000 }], { json: true, config: { timeout: 2 } }));
+    const child = s.spawn(
+      await s.runArgs([{ ignore_cancel: true }, { spawn: ['sleep', seconds] }, say('working'), { sleep_ms: 60000 }], { json: true, config: { timeout: 2 } }),
+    );
     await firstLine(child, (l) => l.includes('working'));
     expect(pgrep()).not.toBe('');
     const r = await child;
@@ -262,7 +251,20 @@ describe('reliability and bad input', () => {
   const giantScenario = async () => {
     const s = await scenario(['echo', 'giant-line']);
     const timed = (runner: string, measure: boolean) => {
-      const lbot = [process.execPath, LBOT_BIN, '--data-dir', s.dataDir, '--plugins', s.plugins.pluginsDir, '--json', 'run', '--event', eventPath('msg.json'), '--runner', runner];
+      const lbot = [
+        process.execPath,
+        LBOT_BIN,
+        '--data-dir',
+        s.dataDir,
+        '--plugins',
+        s.plugins.pluginsDir,
+        '--json',
+        'run',
+        '--event',
+        eventPath('msg.json'),
+        '--runner',
+        runner,
+      ];
       const [file = '', ...args] = measure ? [GNU_TIME, '-f', 'MAXRSS_KB=%M', ...lbot] : lbot;
       return execa(file, args, { reject: false, cwd: s.root, timeout: 60_000 });
     };
@@ -277,21 +279,24 @@ describe('reliability and bad input', () => {
     expect(String(errorOf(r.stdout)?.message)).toMatch(/8388608|8 MiB|line/i);
   });
 
-  it.skipIf(!HAS_TIME)(withReason('AC-199 giant line: the peak RSS of lbot stays bounded', !HAS_TIME && `${GNU_TIME} is missing, so the peak RSS of lbot cannot be measured`), async () => {
-    const timed = await giantScenario();
-    const r = await timed('plugin:acme/giant-line/default', true);
-    expect(r.exitCode, r.stderr).toBe(1);
-    expect(errorOf(r.stdout)?.code).toBe('runner.protocol_error');
-    const peak = Number(/MAXRSS_KB=(\d+)/.exec(r.stderr)?.[1]);
-    const base = await timed('plugin:acme/echo/default', true);
-    expect(base.exitCode, base.stderr).toBe(0);
-    const baseline = Number(/MAXRSS_KB=(\d+)/.exec(base.stderr)?.[1]);
-    expect(peak, r.stderr).toBeGreaterThan(0);
-    expect(baseline, base.stderr).toBeGreaterThan(0);
-    // growth over a plain run stays below 4 × the 8 MiB line limit
-    console.info(`AC-199 peak RSS ${peak} KiB, plain run ${baseline} KiB`);
-    expect(peak - baseline).toBeLessThan(4 * 8 * 1024);
-  });
+  it.skipIf(!HAS_TIME)(
+    withReason('AC-199 giant line: the peak RSS of lbot stays bounded', !HAS_TIME && `${GNU_TIME} is missing, so the peak RSS of lbot cannot be measured`),
+    async () => {
+      const timed = await giantScenario();
+      const r = await timed('plugin:acme/giant-line/default', true);
+      expect(r.exitCode, r.stderr).toBe(1);
+      expect(errorOf(r.stdout)?.code).toBe('runner.protocol_error');
+      const peak = Number(/MAXRSS_KB=(\d+)/.exec(r.stderr)?.[1]);
+      const base = await timed('plugin:acme/echo/default', true);
+      expect(base.exitCode, base.stderr).toBe(0);
+      const baseline = Number(/MAXRSS_KB=(\d+)/.exec(base.stderr)?.[1]);
+      expect(peak, r.stderr).toBeGreaterThan(0);
+      expect(baseline, base.stderr).toBeGreaterThan(0);
+      // growth over a plain run stays below 4 × the 8 MiB line limit
+      console.info(`AC-199 peak RSS ${peak} KiB, plain run ${baseline} KiB`);
+      expect(peak - baseline).toBeLessThan(4 * 8 * 1024);
+    },
+  );
 
   it('AC-201 unusable data dir', async () => {
     const s = await scenario();
@@ -305,7 +310,23 @@ describe('reliability and bad input', () => {
       targets.push(ro);
     }
     for (const dir of targets) {
-      const r = await execa(process.execPath, [LBOT_BIN, '--data-dir', dir, '--plugins', s.plugins.pluginsDir, '--json', 'run', '--event', eventPath('msg.json'), '--runner', 'plugin:acme/scripted/default'], { reject: false, cwd: s.root });
+      const r = await execa(
+        process.execPath,
+        [
+          LBOT_BIN,
+          '--data-dir',
+          dir,
+          '--plugins',
+          s.plugins.pluginsDir,
+          '--json',
+          'run',
+          '--event',
+          eventPath('msg.json'),
+          '--runner',
+          'plugin:acme/scripted/default',
+        ],
+        { reject: false, cwd: s.root },
+      );
       expect(r.exitCode, dir).toBe(6);
       expect(errorOf(r.stdout)?.code, dir).toBe('store.unavailable');
       expect(String(errorOf(r.stdout)?.message), dir).toContain(dir);
@@ -335,7 +356,10 @@ describe('reliability and bad input', () => {
 
   it('kill -9 mid-run keeps every acknowledged state write, and the database opens without repair', async () => {
     const s = await scenario();
-    const steps = Array.from({ length: 3000 }, (_, i) => ({ api: { action: 'state.set', args: { scope: 'conversation', key: `key-${i}`, value: { i } } }, report: true }));
+    const steps = Array.from({ length: 3000 }, (_, i) => ({
+      api: { action: 'state.set', args: { scope: 'conversation', key: `key-${i}`, value: { i } } },
+      report: true,
+    }));
     const child = s.spawn(await s.runArgs([...steps, say('all written'), done()], { json: true }));
     const acknowledged: number[] = [];
     await new Promise<void>((resolve, reject) => {
@@ -379,5 +403,3 @@ describe('reliability and bad input', () => {
     expect(next.exitCode, next.stderr).toBe(0);
   });
 });
-
-

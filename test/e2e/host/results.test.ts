@@ -110,7 +110,12 @@ describe('result stream handling', () => {
 
   it('AC-077 tool notices are observed, not delivered', async () => {
     const s = await scenario();
-    const script = [emit('tool.call.started', { tool_call_id: 't1', tool_name: 'echo', parameters: {} }), say('msg'), emit('tool.call.completed', { tool_call_id: 't1', tool_name: 'echo', result: {}, error: null }), done()];
+    const script = [
+      emit('tool.call.started', { tool_call_id: 't1', tool_name: 'echo', parameters: {} }),
+      say('msg'),
+      emit('tool.call.completed', { tool_call_id: 't1', tool_name: 'echo', result: {}, error: null }),
+      done(),
+    ];
     const r = await s.run(script);
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout).toBe('msg\n');
@@ -156,7 +161,11 @@ describe('result stream handling', () => {
       expect(await protocolFailure(s, [step, say('x'), done()], label), label).toMatch(reason);
     }
     expect(await s.jsonLines(['artifacts', 'list'])).toEqual([]);
-    const exact = await s.run([emit('artifact.created', { ...file, artifact_id: 'one-mib', content_base64: Buffer.alloc(1024 * 1024, 1).toString('base64') }), say('x'), done()]);
+    const exact = await s.run([
+      emit('artifact.created', { ...file, artifact_id: 'one-mib', content_base64: Buffer.alloc(1024 * 1024, 1).toString('base64') }),
+      say('x'),
+      done(),
+    ]);
     expect(exact.exitCode, exact.stderr).toBe(0);
     expect(await s.json(['artifacts', 'show', 'one-mib'])).toMatchObject({ size_bytes: 1024 * 1024 });
   });
@@ -173,7 +182,11 @@ describe('result stream handling', () => {
   it('AC-082 variant: a result for an unknown run', async () => {
     const s = await scenario();
     const stray = randomUUID();
-    const notification = { jsonrpc: '2.0', method: 'run/result', params: { run_id: stray, result: { type: 'message.completed', data: { message: { role: 'assistant', content: 'stray' } } } } };
+    const notification = {
+      jsonrpc: '2.0',
+      method: 'run/result',
+      params: { run_id: stray, result: { type: 'message.completed', data: { message: { role: 'assistant', content: 'stray' } } } },
+    };
     const r = await s.run([{ emit_raw: JSON.stringify(notification) }, say('valid'), done()]);
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout).toBe('valid\n');

@@ -4,7 +4,24 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { api, CLI_BINDING, done, dump, emit, eventPath, F_CFG_MODELS, list, openDb, pick, reports, say, scenario, SCRIPTED, str, summaries } from './harness.js';
+import {
+  api,
+  CLI_BINDING,
+  done,
+  dump,
+  emit,
+  eventPath,
+  F_CFG_MODELS,
+  list,
+  openDb,
+  pick,
+  reports,
+  say,
+  scenario,
+  SCRIPTED,
+  str,
+  summaries,
+} from './harness.js';
 
 /** Every file under `dir`, recursively. */
 async function filesUnder(dir: string): Promise<string[]> {
@@ -45,7 +62,11 @@ describe('security hardening', () => {
     for (const name of Object.keys(env)) {
       expect(allowed.has(name) || name.startsWith('LBOT_'), name).toBe(true);
     }
-    expect(Object.keys(env).filter((n) => n.startsWith('LBOT_')).every((n) => !/SECRET|TOKEN|KEY/.test(n))).toBe(true);
+    expect(
+      Object.keys(env)
+        .filter((n) => n.startsWith('LBOT_'))
+        .every((n) => !/SECRET|TOKEN|KEY/.test(n)),
+    ).toBe(true);
   });
 
   it('AC-212 secret redaction everywhere', async () => {
@@ -55,12 +76,15 @@ describe('security hardening', () => {
       const spec = doc.spec as Record<string, unknown>;
       spec.config = [{ name: 'model', type: 'llm-model-selector' }];
     });
-    const r = await s.run([dump, api('models.invoke', { model_id: 'm-fake', messages: [{ role: 'user', content: 'hi' }] }), { stderr: 'runner log line' }, done()], {
-      json: true,
-      verbose: true,
-      config: { model: 'm-fake' },
-      args: [],
-    });
+    const r = await s.run(
+      [dump, api('models.invoke', { model_id: 'm-fake', messages: [{ role: 'user', content: 'hi' }] }), { stderr: 'runner log line' }, done()],
+      {
+        json: true,
+        verbose: true,
+        config: { model: 'm-fake' },
+        args: [],
+      },
+    );
     expect(r.exitCode, r.stderr).toBe(0);
     const [ctx, call] = reports(r.stdout);
     expect(call).toMatchObject({ ok: true, result: { message: { content: 'FAKE_PONG' } } });
@@ -68,7 +92,14 @@ describe('security hardening', () => {
     expect(models).toHaveLength(1);
     for (const m of models) expect(Object.keys(m as object).sort()).toEqual(['model_id', 'model_type', 'provider']);
     const outputs = [r.stdout, r.stderr];
-    for (const args of [['runs', 'list'], ['events', 'list'], ['config', 'show'], ['runner', 'list'], ['state', 'list'], ['artifacts', 'list']]) {
+    for (const args of [
+      ['runs', 'list'],
+      ['events', 'list'],
+      ['config', 'show'],
+      ['runner', 'list'],
+      ['state', 'list'],
+      ['artifacts', 'list'],
+    ]) {
       const o = await s.lbot(['--json', '--debug', ...args]);
       outputs.push(o.stdout, o.stderr);
     }
@@ -135,7 +166,9 @@ describe('security hardening', () => {
     expect(list(record, 'state_writes')).toContainEqual(expect.objectContaining({ scope: 'conversation', key: 'external.session_id' }));
     const observed = list(record, 'observed');
     expect(observed).toContainEqual(expect.objectContaining({ type: 'state.updated', data: expect.objectContaining({ key: 'external.session_id' }) }));
-    expect(observed).toContainEqual(expect.objectContaining({ type: 'action.requested', executed: false, data: expect.objectContaining({ action: 'message.edit' }) }));
+    expect(observed).toContainEqual(
+      expect.objectContaining({ type: 'action.requested', executed: false, data: expect.objectContaining({ action: 'message.edit' }) }),
+    );
   });
 
   it('AC-222 runners cannot read arbitrary local files', async () => {
@@ -143,9 +176,16 @@ describe('security hardening', () => {
     const base = JSON.parse(await readFile(eventPath('msg.json'), 'utf8')) as Record<string, unknown>;
     const event = await s.writeJson('passwd.json', {
       ...base,
-      input: { text: 'ping', contents: [{ type: 'text', text: 'ping' }], attachments: [{ artifact_id: 'pw', artifact_type: 'file', url: 'file:///etc/passwd' }] },
+      input: {
+        text: 'ping',
+        contents: [{ type: 'text', text: 'ping' }],
+        attachments: [{ artifact_id: 'pw', artifact_type: 'file', url: 'file:///etc/passwd' }],
+      },
     });
-    const r = await s.run([api('artifacts.metadata', { artifact_id: 'pw' }), api('artifacts.read_range', { artifact_id: 'pw' }), done()], { json: true, event });
+    const r = await s.run([api('artifacts.metadata', { artifact_id: 'pw' }), api('artifacts.read_range', { artifact_id: 'pw' }), done()], {
+      json: true,
+      event,
+    });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout).not.toContain('root:');
     const [meta, read] = reports(r.stdout);

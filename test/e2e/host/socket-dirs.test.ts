@@ -108,7 +108,11 @@ describe('the <tmp>/lbot-<uid> socket fallback refuses directories it cannot tru
     const dataDir = longDataDir(tmp);
     boxDataDirs.push(dataDir);
     const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root', TMPDIR: tmp };
-    const r = await execa(process.execPath, [LBOT_BIN, '--data-dir', dataDir, '--json', 'box', 'process', 'start', '--session', 'p1', '--id', 'a', '--', 'sleep', '600'], { reject: false, env, extendEnv: false, timeout: 120_000 });
+    const r = await execa(
+      process.execPath,
+      [LBOT_BIN, '--data-dir', dataDir, '--json', 'box', 'process', 'start', '--session', 'p1', '--id', 'a', '--', 'sleep', '600'],
+      { reject: false, env, extendEnv: false, timeout: 120_000 },
+    );
     expect(r.exitCode, r.stderr).not.toBe(0);
     expect(r.stdout + r.stderr).toContain('box.unavailable');
     expect(r.stderr).toContain('refusing to use');

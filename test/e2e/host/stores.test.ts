@@ -58,10 +58,34 @@ describe('stores and pull APIs', () => {
     expect(r.exitCode, r.stderr).toBe(0);
     const page = await s.json(['events', 'list', '--conversation', 'c1']);
     const item = list(page, 'items')[0];
-    for (const key of ['event_id', 'event_type', 'source', 'conversation_id', 'actor_type', 'actor_id', 'actor_name', 'subject_type', 'subject_id', 'run_id', 'runner_id', 'created_at']) {
+    for (const key of [
+      'event_id',
+      'event_type',
+      'source',
+      'conversation_id',
+      'actor_type',
+      'actor_id',
+      'actor_name',
+      'subject_type',
+      'subject_id',
+      'run_id',
+      'runner_id',
+      'created_at',
+    ]) {
       expect(item, key).toHaveProperty(key);
     }
-    expect(item).toMatchObject({ event_id: 'ev-1', event_type: 'message.received', source: 'api', conversation_id: 'c1', actor_type: 'user', actor_id: 'u1', actor_name: 'Ann', subject_type: 'message', subject_id: 'm1', runner_id: SCRIPTED });
+    expect(item).toMatchObject({
+      event_id: 'ev-1',
+      event_type: 'message.received',
+      source: 'api',
+      conversation_id: 'c1',
+      actor_type: 'user',
+      actor_id: 'u1',
+      actor_name: 'Ann',
+      subject_type: 'message',
+      subject_id: 'm1',
+      runner_id: SCRIPTED,
+    });
     const summary = str(item, 'input_summary');
     expect(summary).toHaveLength(1000);
     expect(summary.endsWith('...')).toBe(true);
@@ -70,7 +94,10 @@ describe('stores and pull APIs', () => {
 
   it('AC-041 event paging', async () => {
     const s = await scenario();
-    const file = await events(s, Array.from({ length: 120 }, (_, i) => ({ event_id: `ev-${String(i).padStart(3, '0')}` })));
+    const file = await events(
+      s,
+      Array.from({ length: 120 }, (_, i) => ({ event_id: `ev-${String(i).padStart(3, '0')}` })),
+    );
     const r = await s.run([say('ok'), done()], { event: file });
     expect(r.exitCode, r.stderr).toBe(0);
     const first = await s.json(['events', 'list', '--conversation', 'c1', '--limit', '500']);
@@ -137,9 +164,14 @@ describe('stores and pull APIs', () => {
 
   it('AC-045 history.page semantics', async () => {
     const s = await scenario();
-    const file = await events(s, Array.from({ length: 65 }, (_, i) => ({ event_id: `ev-h${i}`, input: textInput(`question ${i}`) })));
+    const file = await events(
+      s,
+      Array.from({ length: 65 }, (_, i) => ({ event_id: `ev-h${i}`, input: textInput(`question ${i}`) })),
+    );
     // every assistant item carries one artifact ref
-    const setup = await s.run([emit('artifact.created', { artifact_type: 'file', name: 'n.txt', content_base64: 'YQ==' }), say('answer'), done()], { event: file });
+    const setup = await s.run([emit('artifact.created', { artifact_type: 'file', name: 'n.txt', content_base64: 'YQ==' }), say('answer'), done()], {
+      event: file,
+    });
     expect(setup.exitCode, setup.stderr).toBe(0);
     const all = await transcript(s, 'c1');
     expect(all).toHaveLength(130);
@@ -162,12 +194,19 @@ describe('stores and pull APIs', () => {
     expect(firstItems).toHaveLength(100);
     expect(pick(first, 'result.has_more')).toBe(true);
     expect(pick(first, 'result.next_cursor')).toBe(seqOf(31));
-    expect(firstItems.map((i) => pick(i, 'seq'))).toEqual(all.slice(30).reverse().map((i) => pick(i, 'seq')));
+    expect(firstItems.map((i) => pick(i, 'seq'))).toEqual(
+      all
+        .slice(30)
+        .reverse()
+        .map((i) => pick(i, 'seq')),
+    );
     expect(list(second, 'result.items')).toHaveLength(30);
     expect(pick(second, 'result.has_more')).toBe(false);
     expect(list(forward, 'result.items').map((i) => pick(i, 'seq'))).toEqual(all.slice(10, 15).map((i) => pick(i, 'seq')));
     for (const page of [first, second, forward]) for (const i of list(page, 'result.items')) expect(pick(i, 'artifact_refs')).toEqual([]);
-    const refs = list(withRefs, 'result.items').filter((i) => pick(i, 'role') === 'assistant').map((i) => list(i, 'artifact_refs').length);
+    const refs = list(withRefs, 'result.items')
+      .filter((i) => pick(i, 'role') === 'assistant')
+      .map((i) => list(i, 'artifact_refs').length);
     expect(refs.length).toBeGreaterThan(0);
     for (const n of refs) expect(n).toBe(1);
   });
@@ -228,7 +267,12 @@ describe('stores and pull APIs', () => {
 
     const keys = Array.from({ length: 150 }, (_, i) => `k${String(i).padStart(3, '0')}`);
     const bounds = await s.run(
-      [...[...keys].reverse().map((key) => quiet('state.set', { ...conv, key, value: key })), api('state.list', { ...conv, limit: 1000 }), api('state.list', { ...conv, prefix: 'k14' }), done()],
+      [
+        ...[...keys].reverse().map((key) => quiet('state.set', { ...conv, key, value: key })),
+        api('state.list', { ...conv, limit: 1000 }),
+        api('state.list', { ...conv, prefix: 'k14' }),
+        done(),
+      ],
       { json: true },
     );
     expect(bounds.exitCode, bounds.stderr).toBe(0);
@@ -338,10 +382,13 @@ describe('stores and pull APIs', () => {
   it('AC-053 state disabled by policy', async () => {
     const s = await scenario();
     const binding = await s.writeJson('b.json', { binding_id: 'b-off', runner_id: SCRIPTED, state_policy: { enable_state: false } });
-    const r = await s.run([dump, api('state.set', { scope: 'conversation', key: 'k', value: 1 }), emit('state.updated', { scope: 'conversation', key: 'u', value: 1 }), done()], {
-      json: true,
-      args: ['--binding', binding],
-    });
+    const r = await s.run(
+      [dump, api('state.set', { scope: 'conversation', key: 'k', value: 1 }), emit('state.updated', { scope: 'conversation', key: 'u', value: 1 }), done()],
+      {
+        json: true,
+        args: ['--binding', binding],
+      },
+    );
     expect(r.exitCode, r.stderr).toBe(0);
     const [ctx, set] = reports(r.stdout);
     expect(pick(ctx, 'state')).toEqual({ conversation: {}, actor: {}, subject: {}, runner: {} });
@@ -354,7 +401,12 @@ describe('stores and pull APIs', () => {
   it('AC-054 scope not enabled or unknown', async () => {
     const s = await scenario();
     const r = await s.run(
-      [api('state.set', { scope: 'runner', key: 'k', value: 1 }), api('state.set', { scope: 'galaxy', key: 'k', value: 1 }), emit('state.updated', { scope: 'runner', key: 'r', value: 1 }), done()],
+      [
+        api('state.set', { scope: 'runner', key: 'k', value: 1 }),
+        api('state.set', { scope: 'galaxy', key: 'k', value: 1 }),
+        emit('state.updated', { scope: 'runner', key: 'r', value: 1 }),
+        done(),
+      ],
       { json: true },
     );
     expect(r.exitCode, r.stderr).toBe(0);
@@ -367,7 +419,11 @@ describe('stores and pull APIs', () => {
 
   it('AC-054 variant: a scope the event has no identity for', async () => {
     const s = await scenario();
-    const binding = await s.writeJson('b.json', { binding_id: 'b1', runner_id: SCRIPTED, state_policy: { state_scopes: ['conversation', 'actor', 'subject'] } });
+    const binding = await s.writeJson('b.json', {
+      binding_id: 'b1',
+      runner_id: SCRIPTED,
+      state_policy: { state_scopes: ['conversation', 'actor', 'subject'] },
+    });
     const base = await baseEvent();
     delete base.subject;
     const event = await s.writeJson('no-subject.json', base);
@@ -403,7 +459,9 @@ describe('stores and pull APIs', () => {
     const s = await scenario();
     const r = await s.run([
       emit('artifact.created', { artifact_id: 'art-r', artifact_type: 'file', name: 'r.txt', mime_type: 'text/plain', content_base64: 'aGVsbG8=' }),
-      emit('message.completed', { message: { role: 'assistant', content: 'see file', artifact_refs: [{ artifact_id: 'art-r' }, { artifact_id: 'art-other' }] } }),
+      emit('message.completed', {
+        message: { role: 'assistant', content: 'see file', artifact_refs: [{ artifact_id: 'art-r' }, { artifact_id: 'art-other' }] },
+      }),
       say('second'),
       done(),
     ]);
@@ -421,15 +479,39 @@ describe('stores and pull APIs', () => {
   it('AC-058 public artifact metadata', async () => {
     const s = await scenario();
     const r = await s.run(
-      [emit('artifact.created', { artifact_id: 'art-m', artifact_type: 'file', name: 'm.txt', mime_type: 'text/plain', content_base64: 'aGVsbG8=' }), api('artifacts.metadata', { artifact_id: 'art-m' }), done()],
+      [
+        emit('artifact.created', { artifact_id: 'art-m', artifact_type: 'file', name: 'm.txt', mime_type: 'text/plain', content_base64: 'aGVsbG8=' }),
+        api('artifacts.metadata', { artifact_id: 'art-m' }),
+        done(),
+      ],
       { json: true },
     );
     expect(r.exitCode, r.stderr).toBe(0);
     const meta = pick(reports(r.stdout)[0], 'result');
     expect(Object.keys(meta as object).sort()).toEqual(
-      ['artifact_id', 'artifact_type', 'mime_type', 'name', 'size_bytes', 'sha256', 'source', 'conversation_id', 'run_id', 'runner_id', 'created_at', 'expires_at', 'metadata'].sort(),
+      [
+        'artifact_id',
+        'artifact_type',
+        'mime_type',
+        'name',
+        'size_bytes',
+        'sha256',
+        'source',
+        'conversation_id',
+        'run_id',
+        'runner_id',
+        'created_at',
+        'expires_at',
+        'metadata',
+      ].sort(),
     );
-    expect(meta).toMatchObject({ artifact_id: 'art-m', size_bytes: 5, sha256: createHash('sha256').update('hello').digest('hex'), source: 'runner', conversation_id: 'c1' });
+    expect(meta).toMatchObject({
+      artifact_id: 'art-m',
+      size_bytes: 5,
+      sha256: createHash('sha256').update('hello').digest('hex'),
+      source: 'runner',
+      conversation_id: 'c1',
+    });
     expect(JSON.stringify(meta)).not.toMatch(/storage_key|storage_type|bot_id|workspace_id|sha256\/|artifacts\//);
   });
 
@@ -471,7 +553,11 @@ describe('stores and pull APIs', () => {
     expect(pick(report, 'sha256')).toBe(sha);
     // the CLI reads the same bytes
     const cli = await s.json(['artifacts', 'read', 'big', '--length', String(10 * 1024 * 1024)]);
-    expect(createHash('sha256').update(Buffer.from(str(cli, 'content_base64'), 'base64')).digest('hex')).toBe(sha);
+    expect(
+      createHash('sha256')
+        .update(Buffer.from(str(cli, 'content_base64'), 'base64'))
+        .digest('hex'),
+    ).toBe(sha);
   });
 
   it('AC-060 durability across processes', async () => {
@@ -496,4 +582,3 @@ describe('stores and pull APIs', () => {
     ]);
   });
 });
-

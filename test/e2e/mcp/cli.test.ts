@@ -19,7 +19,11 @@ const SLOW = !!process.env.LBOT_SKIP_SLOW;
 const BOX = boxBackend();
 if (SLOW) console.warn('AC-153 and AC-154 are skipped: LBOT_SKIP_SLOW is set (they wait for real retry delays and a 30 s handshake budget)');
 
-async function mcpJson(s: Scenario, args: string[], env?: Record<string, string>): Promise<{ exitCode: number; json: Record<string, unknown>; stderr: string; stdout: string }> {
+async function mcpJson(
+  s: Scenario,
+  args: string[],
+  env?: Record<string, string>,
+): Promise<{ exitCode: number; json: Record<string, unknown>; stderr: string; stdout: string }> {
   const r = await s.lbot(['--json', 'mcp', ...args], env ? { env } : {});
   const last = r.stdout.trim().split('\n').filter(Boolean).at(-1) ?? '{}';
   return { exitCode: r.exitCode, json: JSON.parse(last) as Record<string, unknown>, stderr: r.stderr, stdout: r.stdout };
@@ -38,7 +42,9 @@ describe('lbot mcp (acceptance §7)', () => {
     expect(test.json).toMatchObject({ status: 'connected', tools: ['echo', 'slow'], retry_count: 0 });
     expect(pick(test.json, 'timings.connect_ms')).toEqual(expect.any(Number));
     const listed = await mcpJson(s, ['list']);
-    expect(list(listed.json, 'servers')).toEqual([expect.objectContaining({ name: 'echo', mode: 'stdio', status: expect.any(String), retry_count: 0, error_phase: null })]);
+    expect(list(listed.json, 'servers')).toEqual([
+      expect.objectContaining({ name: 'echo', mode: 'stdio', status: expect.any(String), retry_count: 0, error_phase: null }),
+    ]);
   });
 
   it('AC-151 remote configs, invalid configs and server names', async () => {
@@ -73,14 +79,17 @@ describe('lbot mcp (acceptance §7)', () => {
     expect(r.exitCode).toBe(6);
   });
 
-  it.skipIf(SLOW)(withReason('AC-154 handshake timeout of a host stdio server', SLOW && 'LBOT_SKIP_SLOW is set: it waits for the 30 s handshake budget'), async () => {
-    const s = await scenario();
-    await s.lbot(['mcp', 'add', 'mute', '--', 'node', fixture('no-handshake.js')]);
-    const r = await mcpJson(s, ['test', 'mute']);
-    expect(r.json).toMatchObject({ status: 'error', error_phase: 'mcp_init' });
-    expect(String(r.json.error_message)).toMatch(/timeout/i);
-    expect(String(r.json.error_message)).toMatch(/30 s/);
-  });
+  it.skipIf(SLOW)(
+    withReason('AC-154 handshake timeout of a host stdio server', SLOW && 'LBOT_SKIP_SLOW is set: it waits for the 30 s handshake budget'),
+    async () => {
+      const s = await scenario();
+      await s.lbot(['mcp', 'add', 'mute', '--', 'node', fixture('no-handshake.js')]);
+      const r = await mcpJson(s, ['test', 'mute']);
+      expect(r.json).toMatchObject({ status: 'error', error_phase: 'mcp_init' });
+      expect(String(r.json.error_message)).toMatch(/timeout/i);
+      expect(String(r.json.error_message)).toMatch(/30 s/);
+    },
+  );
 
   it('AC-155 a box-hosted server without the box: box_unavailable at once, never on the host; HTTP servers unaffected', async () => {
     const s = await scenario();
@@ -150,7 +159,15 @@ describe('lbot mcp (acceptance §7)', () => {
     const s = await scenario();
     await s.lbot(['mcp', 'add', 'srv', '--', 'node', fixture('exec-tool.js')]);
     const binding = await bindingFile(s, { allowed_tool_names: ['exec', 'srv__exec'] });
-    const r = await s.run([dump, api('tools.call', { tool_name: 'exec', parameters: { command: 'echo native' } }), api('tools.call', { tool_name: 'srv__exec', parameters: { command: 'x' } }), done()], { json: true, args: ['--binding', binding], ...(env ? { env } : {}) });
+    const r = await s.run(
+      [
+        dump,
+        api('tools.call', { tool_name: 'exec', parameters: { command: 'echo native' } }),
+        api('tools.call', { tool_name: 'srv__exec', parameters: { command: 'x' } }),
+        done(),
+      ],
+      { json: true, args: ['--binding', binding], ...(env ? { env } : {}) },
+    );
     expect(r.exitCode, r.stderr).toBe(0);
     const [ctx, exec, qualified] = reports(r.stdout);
     const tools = list(ctx, 'resources.tools');
@@ -165,11 +182,14 @@ describe('lbot mcp (acceptance §7)', () => {
     expect(nativeExec).toBeUndefined();
   });
 
-  it.skipIf(!BOX.usable)(withReason('AC-157 in a run with the box: exec is the native tool, never the MCP server; srv__exec reaches the server', !BOX.usable && BOX.reason), async () => {
-    const { exec, nativeExec } = await execAndQualified();
-    expect(pick(nativeExec, 'tool_type')).toBe('native');
-    expect(exec).toMatchObject({ ok: true, result: { result: { stdout: 'native\n' } } });
-  });
+  it.skipIf(!BOX.usable)(
+    withReason('AC-157 in a run with the box: exec is the native tool, never the MCP server; srv__exec reaches the server', !BOX.usable && BOX.reason),
+    async () => {
+      const { exec, nativeExec } = await execAndQualified();
+      expect(pick(nativeExec, 'tool_type')).toBe('native');
+      expect(exec).toMatchObject({ ok: true, result: { result: { stdout: 'native\n' } } });
+    },
+  );
 
   it('AC-159 remove a server: show exits 3 with mcp.not_found, runs no longer list its tools', async () => {
     const s = await scenario();
@@ -207,7 +227,11 @@ describe('lbot mcp (acceptance §7)', () => {
     const s = await scenario();
     await s.lbot(['mcp', 'add', 'echo', '--', 'node', fixture('echo.js')]);
     const binding = await bindingFile(s, { allowed_tool_names: ['echo', 'slow'] });
-    const r = await s.run([api('tools.call', { tool_name: 'slow', parameters: { ms: 600_000 } }), done()], { json: true, config: { timeout: 3 }, args: ['--binding', binding] });
+    const r = await s.run([api('tools.call', { tool_name: 'slow', parameters: { ms: 600_000 } }), done()], {
+      json: true,
+      config: { timeout: 3 },
+      args: ['--binding', binding],
+    });
     const call = reports(r.stdout)[0];
     // Whichever side notices the deadline first answers: the host's MCP call (details.phase tool_call) or the runner SDK's own bound.
     if (call) expect(call).toMatchObject({ ok: false, error: { code: 'deadline_exceeded' } });
@@ -222,26 +246,32 @@ describe('lbot mcp (acceptance §7)', () => {
 });
 
 describe('box-hosted stdio servers', () => {
-  it.skipIf(!BOX.usable)(withReason('run as a managed process in the box: staged project, test session removed, runs use mcp-shared', !BOX.usable && BOX.reason), async () => {
-    const s = await scenario();
-    const status = await s.lbot(['--json', 'box', 'status']);
-    expect((JSON.parse(status.stdout || '{}') as { available?: boolean }).available, status.stdout + status.stderr).toBe(true);
-    await s.writeConfig({ box: { allowed_mount_roots: [FIXTURES] } });
-    await s.lbot(['mcp', 'add', 'boxed', '--in-box', '--', 'node', fixture('standalone-echo.js')]);
-    const test = await mcpJson(s, ['test', 'boxed']);
-    expect(test.json).toMatchObject({ status: 'connected', tools: ['echo'], box_session_id: expect.stringMatching(/^mcp-test-/) });
-    const where = await mcpJson(s, ['call', 'boxed', 'where']);
-    expect(JSON.stringify(where.json)).toMatch(/\/workspace\/\.mcp\/[^/]+\/workspace/);
-    const binding = await bindingFile(s, { allowed_tool_names: ['echo'] });
-    const r = await s.run([api('tools.call', { tool_name: 'echo', parameters: { text: 'from the box' } }), done()], { json: true, args: ['--binding', binding] });
-    expect(r.exitCode, r.stderr).toBe(0);
-    expect(JSON.stringify(reports(r.stdout)[0])).toContain('from the box');
-    const sessions = JSON.parse((await s.lbot(['--json', 'box', 'sessions'])).stdout) as Array<{ session_id: string; managed_processes: number }>;
-    expect(sessions.map((x) => x.session_id).filter((id) => id.startsWith('mcp-test-'))).toEqual([]);
-    // The run used the persistent mcp-shared session; its server stopped with the run.
-    const shared = sessions.find((x) => x.session_id === 'mcp-shared');
-    expect(shared, JSON.stringify(sessions)).toBeDefined();
-    expect(shared?.managed_processes).toBe(0);
-    await s.lbot(['box', 'rm', 'mcp-shared']);
-  });
+  it.skipIf(!BOX.usable)(
+    withReason('run as a managed process in the box: staged project, test session removed, runs use mcp-shared', !BOX.usable && BOX.reason),
+    async () => {
+      const s = await scenario();
+      const status = await s.lbot(['--json', 'box', 'status']);
+      expect((JSON.parse(status.stdout || '{}') as { available?: boolean }).available, status.stdout + status.stderr).toBe(true);
+      await s.writeConfig({ box: { allowed_mount_roots: [FIXTURES] } });
+      await s.lbot(['mcp', 'add', 'boxed', '--in-box', '--', 'node', fixture('standalone-echo.js')]);
+      const test = await mcpJson(s, ['test', 'boxed']);
+      expect(test.json).toMatchObject({ status: 'connected', tools: ['echo'], box_session_id: expect.stringMatching(/^mcp-test-/) });
+      const where = await mcpJson(s, ['call', 'boxed', 'where']);
+      expect(JSON.stringify(where.json)).toMatch(/\/workspace\/\.mcp\/[^/]+\/workspace/);
+      const binding = await bindingFile(s, { allowed_tool_names: ['echo'] });
+      const r = await s.run([api('tools.call', { tool_name: 'echo', parameters: { text: 'from the box' } }), done()], {
+        json: true,
+        args: ['--binding', binding],
+      });
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(JSON.stringify(reports(r.stdout)[0])).toContain('from the box');
+      const sessions = JSON.parse((await s.lbot(['--json', 'box', 'sessions'])).stdout) as Array<{ session_id: string; managed_processes: number }>;
+      expect(sessions.map((x) => x.session_id).filter((id) => id.startsWith('mcp-test-'))).toEqual([]);
+      // The run used the persistent mcp-shared session; its server stopped with the run.
+      const shared = sessions.find((x) => x.session_id === 'mcp-shared');
+      expect(shared, JSON.stringify(sessions)).toBeDefined();
+      expect(shared?.managed_processes).toBe(0);
+      await s.lbot(['box', 'rm', 'mcp-shared']);
+    },
+  );
 });

@@ -59,11 +59,28 @@ describe('[conformance] MCP client scenarios of the official suite', () => {
     for (const scenario of scenarios) {
       it(scenario, { timeout: SCENARIO_TIMEOUT_MS + 30_000 }, async () => {
         const r = await gated(() =>
-          execa(process.execPath, [SUITE, 'client', '--command', `${process.execPath} ${CLIENT}`, '--scenario', scenario, '--timeout', String(SCENARIO_TIMEOUT_MS), '--expected-failures', EXPECTED, '-o', out], {
-            reject: false,
-            all: true,
-            env: { NO_COLOR: '1' },
-          }),
+          execa(
+            process.execPath,
+            [
+              SUITE,
+              'client',
+              '--command',
+              `${process.execPath} ${CLIENT}`,
+              '--scenario',
+              scenario,
+              '--timeout',
+              String(SCENARIO_TIMEOUT_MS),
+              '--expected-failures',
+              EXPECTED,
+              '-o',
+              out,
+            ],
+            {
+              reject: false,
+              all: true,
+              env: { NO_COLOR: '1' },
+            },
+          ),
         );
         const checks = checksOf(scenario);
         const failed = checks.filter((c) => c.status === 'FAILURE' || c.status === 'WARNING');

@@ -113,7 +113,11 @@ describe('[serve] MCP servers under lbot serve', () => {
 
   it('AC-158 a server killed during a tool call: the runner gets runtime_error (phase tool_call) and the run completes', async () => {
     const f = await setup([{ name: 'echo', command: ['node', path.join(FIXTURES, 'echo.js')] }]);
-    const connected = await poll(() => mcpList(f), (l) => l[0]?.status === 'connected', 15_000);
+    const connected = await poll(
+      () => mcpList(f),
+      (l) => l[0]?.status === 'connected',
+      15_000,
+    );
     const pid = Number(connected[0]?.pid);
     expect(pid).toBeGreaterThan(0);
     const runId = await startRun(f, [api('tools.call', { tool_name: 'slow', parameters: { ms: 60_000 } }), say('after'), done()], ['slow']);
@@ -132,10 +136,18 @@ describe('[serve] MCP servers under lbot serve', () => {
       { name: 'echo', command: ['node', path.join(FIXTURES, 'echo.js'), tag] },
       { name: 'kept', command: ['node', path.join(FIXTURES, 'content.js'), kept] },
     ]);
-    await poll(() => mcpList(f), (l) => l.every((x) => x.status === 'connected'), 15_000);
+    await poll(
+      () => mcpList(f),
+      (l) => l.every((x) => x.status === 'connected'),
+      15_000,
+    );
     expect(processesWith(tag)).not.toEqual([]);
     expect((await lbot(f, ['mcp', 'remove', 'echo'])).exitCode).toBe(0);
-    const gone = await poll(async () => processesWith(tag), (p) => p.length === 0, 5000);
+    const gone = await poll(
+      async () => processesWith(tag),
+      (p) => p.length === 0,
+      5000,
+    );
     expect(gone).toEqual([]);
     const runId = await startRun(f, [{ dump_context: true }, done()], ['echo']);
     await f.serve.waitRun(runId);
@@ -146,16 +158,30 @@ describe('[serve] MCP servers under lbot serve', () => {
     // Shutting serve down stops the servers it still runs.
     expect(processesWith(kept)).not.toEqual([]);
     await f.serve.stop('SIGTERM');
-    expect(await poll(async () => processesWith(kept), (p) => p.length === 0, 5000)).toEqual([]);
+    expect(
+      await poll(
+        async () => processesWith(kept),
+        (p) => p.length === 0,
+        5000,
+      ),
+    ).toEqual([]);
   });
 });
 
 describe('[serve] the MCP bridge for external harnesses', () => {
   it('reads the current event and history during the run, refuses ungranted tools, and refuses after the run', async () => {
     const f = await setup([{ name: 'echo', command: ['node', path.join(FIXTURES, 'echo.js')] }]);
-    await poll(() => mcpList(f), (l) => l[0]?.status === 'connected', 15_000);
+    await poll(
+      () => mcpList(f),
+      (l) => l[0]?.status === 'connected',
+      15_000,
+    );
     const runId = await startRun(f, [{ dump_context: true }, { sleep_ms: 8000 }, say('bye'), done()], ['echo']);
-    const [ctxText] = await poll(() => texts(f, runId), (t) => t.length > 0, 10_000);
+    const [ctxText] = await poll(
+      () => texts(f, runId),
+      (t) => t.length > 0,
+      10_000,
+    );
     const ctx = JSON.parse(String(ctxText)) as { metadata: { mcp_bridge: { socket: string; token: string; command: string[]; env: Record<string, string> } } };
     const bridge = ctx.metadata.mcp_bridge;
     expect(bridge.command.slice(-4)).toEqual(['mcp', 'bridge', '--run', runId]);
@@ -165,7 +191,16 @@ describe('[serve] the MCP bridge for external harnesses', () => {
     f.clients.push(client);
     await client.connect(new StdioClientTransport({ command, args, env: { ...bridge.env, PATH: process.env.PATH ?? '' }, stderr: 'pipe' }));
     const tools = (await client.listTools()).tools.map((t) => t.name);
-    expect(tools).toEqual(expect.arrayContaining(['langbot_get_current_event', 'langbot_history_page', 'langbot_history_search', 'langbot_state_get', 'langbot_state_set', 'langbot_call_tool']));
+    expect(tools).toEqual(
+      expect.arrayContaining([
+        'langbot_get_current_event',
+        'langbot_history_page',
+        'langbot_history_search',
+        'langbot_state_get',
+        'langbot_state_set',
+        'langbot_call_tool',
+      ]),
+    );
     const text = (r: unknown) => JSON.parse(String((r as { content: Array<{ text: string }> }).content[0]?.text)) as Record<string, unknown>;
 
     const current = await client.callTool({ name: 'langbot_get_current_event', arguments: {} });
@@ -191,7 +226,12 @@ describe('[serve] the MCP bridge for external harnesses', () => {
     expect(run.status).toBe('completed');
     // The router audited the bridge calls in the run record like the runner's own.
     const record = (await f.serve.request('GET', `/v1/runs/${runId}`)).json as { api_calls: Array<{ action: string; decision: string }> };
-    expect(record.api_calls).toEqual(expect.arrayContaining([expect.objectContaining({ action: 'events.get', decision: 'allowed' }), expect.objectContaining({ action: 'tools.call', decision: 'denied' })]));
+    expect(record.api_calls).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ action: 'events.get', decision: 'allowed' }),
+        expect.objectContaining({ action: 'tools.call', decision: 'denied' }),
+      ]),
+    );
     // Right after the run (before the sweep closes the connection) a call is refused unauthorized.
     const after = await client.callTool({ name: 'langbot_get_current_event', arguments: {} }).then(
       (r) => (r.isError ? String(text(r).error && (text(r).error as { code: string }).code) : 'answered'),
@@ -206,7 +246,11 @@ describe('[serve] the MCP bridge for external harnesses', () => {
   it('a bridge with a wrong token is refused', async () => {
     const f = await setup([]);
     const runId = await startRun(f, [{ dump_context: true }, { sleep_ms: 3000 }, done()], []);
-    const [ctxText] = await poll(() => texts(f, runId), (t) => t.length > 0, 10_000);
+    const [ctxText] = await poll(
+      () => texts(f, runId),
+      (t) => t.length > 0,
+      10_000,
+    );
     const bridge = (JSON.parse(String(ctxText)) as { metadata: { mcp_bridge: { env: Record<string, string> } } }).metadata.mcp_bridge;
     const r = await lbot(f, ['mcp', 'bridge', '--run', runId], { ...bridge.env, LBOT_BRIDGE_TOKEN: 'not-the-token' });
     expect(r.exitCode).toBe(4);

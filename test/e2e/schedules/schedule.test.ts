@@ -26,13 +26,27 @@ describe('lbot schedule', () => {
     const f: Fixture = { dataDir, plugins: await createTempPlugins(['scripted']) };
     open.push(f);
     await writeFile(path.join(dataDir, 'tick.json'), JSON.stringify({ data: { job: 'digest' } }));
-    await writeFile(path.join(dataDir, 'lbot.config.json'), JSON.stringify({ bindings: [{ binding_id: 'ticks', runner_id: SCRIPTED, event_types: ['schedule.tick'], runner_config: { script: [{ emit: { type: 'run.completed', data: {} } }] } }] }));
+    await writeFile(
+      path.join(dataDir, 'lbot.config.json'),
+      JSON.stringify({
+        bindings: [
+          {
+            binding_id: 'ticks',
+            runner_id: SCRIPTED,
+            event_types: ['schedule.tick'],
+            runner_config: { script: [{ emit: { type: 'run.completed', data: {} } }] },
+          },
+        ],
+      }),
+    );
     const add = await lbot(f, ['schedule', 'add', 'every-second', '--cron', '* * * * * *', '--event', path.join(dataDir, 'tick.json')]);
     expect(add.exitCode, add.stderr).toBe(0);
     expect((await lbot(f, ['schedule', 'add', 'bad', '--cron', 'sometimes'])).stderr).toContain('not a valid cron expression');
     expect((await lbot(f, ['schedule', 'list'])).stdout).toContain('every-second  * * * * * *  next ');
 
-    const runs = async (s: ServeProcess) => ((await s.request('GET', '/v1/runs?limit=1000')).json as { items: Array<{ run_id: string; event_id: string; binding_id: string; status: string }> }).items;
+    const runs = async (s: ServeProcess) =>
+      ((await s.request('GET', '/v1/runs?limit=1000')).json as { items: Array<{ run_id: string; event_id: string; binding_id: string; status: string }> })
+        .items;
     const s1 = (f.serve = await startServe({ dataDir, pluginsDir: f.plugins.pluginsDir }));
     await expect.poll(async () => (await runs(s1)).length, { timeout: 20_000, interval: 100 }).toBeGreaterThanOrEqual(2);
     await s1.stop('SIGKILL');

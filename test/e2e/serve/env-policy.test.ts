@@ -13,7 +13,8 @@ import { startServe, type ServeProcess } from '../../helpers/serve.js';
 import { withReason } from '../../helpers/skip.js';
 
 const SCRIPTED = 'plugin:acme/scripted/default';
-const readEvent = async (name: string): Promise<Record<string, unknown>> => JSON.parse(await readFile(path.join(FIXTURE_EVENTS, name), 'utf8')) as Record<string, unknown>;
+const readEvent = async (name: string): Promise<Record<string, unknown>> =>
+  JSON.parse(await readFile(path.join(FIXTURE_EVENTS, name), 'utf8')) as Record<string, unknown>;
 const emit = (type: string, data: Record<string, unknown> = {}) => ({ emit: { type, data } });
 const say = (text: string) => emit('message.completed', { message: { role: 'assistant', content: text } });
 const api = (action: string, args: Record<string, unknown>) => ({ api: { action, args }, report: true });
@@ -71,7 +72,10 @@ describe('POST /v1/runs does not let the caller choose a process env', () => {
     expect(await markerAfterGrace(f.marker)).toBe(false);
     expect(s.stderr()).toContain('POST /v1/runs refused');
     // Same with ?wait=1, and bound_plugins (the plugin set) is refused the same way.
-    const waited = await s.request('POST', '/v1/runs?wait=1', { event, binding: { binding_id: 'evil', runner_id: SCRIPTED, env: { NODE_OPTIONS: importWriting(f.marker) } } });
+    const waited = await s.request('POST', '/v1/runs?wait=1', {
+      event,
+      binding: { binding_id: 'evil', runner_id: SCRIPTED, env: { NODE_OPTIONS: importWriting(f.marker) } },
+    });
     expect(waited.status).toBe(400);
     const plugins = await s.request('POST', '/v1/runs', { event, binding: { binding_id: 'b', runner_id: SCRIPTED, bound_plugins: ['acme/scripted'] } });
     expect(plugins.status).toBe(400);
@@ -95,19 +99,27 @@ describe('POST /v1/runs does not let the caller choose a process env', () => {
     });
     expect(r.status, r.text).toBe(200);
     expect(r.json).toMatchObject({ status: 'completed' });
-    const record = (await s.request('GET', `/v1/runs/${String((r.json as { run_id: string }).run_id)}`)).json as { binding_id: string; results: Array<{ message?: { content?: string } }> };
+    const record = (await s.request('GET', `/v1/runs/${String((r.json as { run_id: string }).run_id)}`)).json as {
+      binding_id: string;
+      results: Array<{ message?: { content?: string } }>;
+    };
     expect(record.binding_id).toBe('inline');
     const env = JSON.parse(record.results.find((x) => x.message?.content?.startsWith('{'))?.message?.content ?? '{}') as Record<string, string>;
     expect(env).not.toHaveProperty('NODE_OPTIONS');
   });
 
   it('binding_id names a configured binding, whose operator-set env the plugin gets', async () => {
-    const f = await setup({ bindings: [{ binding_id: 'configured', runner_id: SCRIPTED, scope: { scope_type: 'global', scope_id: null }, env: { GREETING: 'from-config' } }] });
+    const f = await setup({
+      bindings: [{ binding_id: 'configured', runner_id: SCRIPTED, scope: { scope_type: 'global', scope_id: null }, env: { GREETING: 'from-config' } }],
+    });
     const s = await serve(f);
     const event = await readEvent('msg.json');
     const r = await s.request('POST', '/v1/runs?wait=1', { event, binding_id: 'configured', config: { script: [{ dump_env: true }, emit('run.completed')] } });
     expect(r.status, r.text).toBe(200);
-    const record = (await s.request('GET', `/v1/runs/${String((r.json as { run_id: string }).run_id)}`)).json as { binding_id: string; results: Array<{ message?: { content?: string } }> };
+    const record = (await s.request('GET', `/v1/runs/${String((r.json as { run_id: string }).run_id)}`)).json as {
+      binding_id: string;
+      results: Array<{ message?: { content?: string } }>;
+    };
     expect(record.binding_id).toBe('configured');
     expect(JSON.stringify(record.results)).toContain('from-config');
     const unknown = await s.request('POST', '/v1/runs', { event, binding_id: 'nope' });
@@ -139,7 +151,9 @@ describe.skipIf(!box.usable)(withReason('the native exec tool in a served run', 
   it('refuses env LD_PRELOAD: the runner gets env.denied and the command never runs', async () => {
     const f = await setup({
       box: { workspace_quota_mb: 0 },
-      bindings: [{ binding_id: 'tools', runner_id: SCRIPTED, scope: { scope_type: 'global', scope_id: null }, resource_policy: { allowed_tool_names: ['exec'] } }],
+      bindings: [
+        { binding_id: 'tools', runner_id: SCRIPTED, scope: { scope_type: 'global', scope_id: null }, resource_policy: { allowed_tool_names: ['exec'] } },
+      ],
     });
     const s = await serve(f);
     const script = [
@@ -150,9 +164,18 @@ describe.skipIf(!box.usable)(withReason('the native exec tool in a served run', 
     const r = await s.request('POST', '/v1/runs?wait=1', { event: await readEvent('msg.json'), binding_id: 'tools', config: { script } });
     expect(r.status, r.text).toBe(200);
     const runId = String((r.json as { run_id: string }).run_id);
-    const record = (await s.request('GET', `/v1/runs/${runId}`)).json as { results: Array<{ message?: { content?: string } }>; api_calls: Array<{ action: string; decision: string; code: string | null }> };
-    const [refused, listing] = record.results.map((x) => x.message?.content ?? '').filter((t) => t.startsWith('{')).map((t) => JSON.parse(t) as Record<string, unknown>);
-    expect(refused).toMatchObject({ ok: false, error: { code: 'invalid_argument', details: { reason: 'env_denied', error_code: 'env.denied', variables: ['LD_PRELOAD'] } } });
+    const record = (await s.request('GET', `/v1/runs/${runId}`)).json as {
+      results: Array<{ message?: { content?: string } }>;
+      api_calls: Array<{ action: string; decision: string; code: string | null }>;
+    };
+    const [refused, listing] = record.results
+      .map((x) => x.message?.content ?? '')
+      .filter((t) => t.startsWith('{'))
+      .map((t) => JSON.parse(t) as Record<string, unknown>);
+    expect(refused).toMatchObject({
+      ok: false,
+      error: { code: 'invalid_argument', details: { reason: 'env_denied', error_code: 'env.denied', variables: ['LD_PRELOAD'] } },
+    });
     expect(listing).toMatchObject({ ok: true, result: { result: { exit_code: 0 } } });
     expect(JSON.stringify(listing)).not.toContain('ran');
     expect(record.api_calls).toEqual(expect.arrayContaining([expect.objectContaining({ action: 'tools.call', decision: 'denied', code: 'invalid_argument' })]));

@@ -39,7 +39,11 @@ describe('serve: Discord signatures have a freshness window', () => {
     const f = await setup({ serve: { webhooks: { discord: { public_key: publicHex } } } });
     f.serve = await startServe({ dataDir: f.dataDir, pluginsDir: f.plugins.pluginsDir });
     const ping = JSON.stringify({ type: 1, id: '1', application_id: '2', token: 'x', version: 1 });
-    const signed = (ts: string) => ({ 'content-type': 'application/json', 'x-signature-ed25519': sign(null, Buffer.from(ts + ping), privateKey).toString('hex'), 'x-signature-timestamp': ts });
+    const signed = (ts: string) => ({
+      'content-type': 'application/json',
+      'x-signature-ed25519': sign(null, Buffer.from(ts + ping), privateKey).toString('hex'),
+      'x-signature-timestamp': ts,
+    });
     const post = (headers: Record<string, string>) => fetch(`${f.serve?.url}/v1/webhooks/discord`, { method: 'POST', body: ping, headers });
     const now = Math.floor(Date.now() / 1000);
 
@@ -57,17 +61,26 @@ describe('serve: Discord signatures have a freshness window', () => {
 describe('serve beyond loopback', () => {
   it('refuses to start on 0.0.0.0 with a short LBOT_API_TOKEN: exit 2, a coded error, nothing listening', async () => {
     const f = await setup();
-    const r = await execa(process.execPath, [LBOT_BIN, '--data-dir', f.dataDir, '--plugins', f.plugins.pluginsDir, 'serve', '--host', '0.0.0.0', '--port', '0'], {
-      env: { LBOT_API_TOKEN: 'hunter2-hunter2-hunter2' },
-      reject: false,
-      timeout: 30_000,
-      stdin: 'ignore',
-    });
+    const r = await execa(
+      process.execPath,
+      [LBOT_BIN, '--data-dir', f.dataDir, '--plugins', f.plugins.pluginsDir, 'serve', '--host', '0.0.0.0', '--port', '0'],
+      {
+        env: { LBOT_API_TOKEN: 'hunter2-hunter2-hunter2' },
+        reject: false,
+        timeout: 30_000,
+        stdin: 'ignore',
+      },
+    );
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain('lbot: error[invalid_argument]: refusing to listen on 0.0.0.0: LBOT_API_TOKEN has 23 characters');
     expect(r.stderr).toContain('at least 32');
     expect(r.stdout).not.toContain('serve.ready');
-    const none = await execa(process.execPath, [LBOT_BIN, '--data-dir', f.dataDir, '--plugins', f.plugins.pluginsDir, 'serve', '--host', '::', '--port', '0'], { env: { LBOT_API_TOKEN: '' }, reject: false, timeout: 30_000, stdin: 'ignore' });
+    const none = await execa(process.execPath, [LBOT_BIN, '--data-dir', f.dataDir, '--plugins', f.plugins.pluginsDir, 'serve', '--host', '::', '--port', '0'], {
+      env: { LBOT_API_TOKEN: '' },
+      reject: false,
+      timeout: 30_000,
+      stdin: 'ignore',
+    });
     expect(none.exitCode).toBe(2);
     expect(none.stderr).toContain('without LBOT_API_TOKEN');
   });
@@ -83,16 +96,25 @@ describe('serve beyond loopback', () => {
 
   it('refuses to start when runner plugins cannot be sandboxed (auto means sandbox), unless plugins.isolation is none', async () => {
     const f = await setup({ box: { bwrap: { bin: '/nonexistent/bwrap' } } });
-    const r = await execa(process.execPath, [LBOT_BIN, '--data-dir', f.dataDir, '--plugins', f.plugins.pluginsDir, 'serve', '--host', '0.0.0.0', '--port', '0'], {
-      env: { LBOT_API_TOKEN: STRONG },
-      reject: false,
-      timeout: 30_000,
-      stdin: 'ignore',
-    });
+    const r = await execa(
+      process.execPath,
+      [LBOT_BIN, '--data-dir', f.dataDir, '--plugins', f.plugins.pluginsDir, 'serve', '--host', '0.0.0.0', '--port', '0'],
+      {
+        env: { LBOT_API_TOKEN: STRONG },
+        reject: false,
+        timeout: 30_000,
+        stdin: 'ignore',
+      },
+    );
     expect(r.exitCode, r.stderr).toBe(2);
-    expect(r.stderr).toContain('lbot: error[invalid_argument]: refusing to listen on 0.0.0.0: plugins.isolation is sandbox, but runner plugins cannot be sandboxed here: bubblewrap (/nonexistent/bwrap) is not installed');
+    expect(r.stderr).toContain(
+      'lbot: error[invalid_argument]: refusing to listen on 0.0.0.0: plugins.isolation is sandbox, but runner plugins cannot be sandboxed here: bubblewrap (/nonexistent/bwrap) is not installed',
+    );
     expect(r.stdout).not.toContain('serve.ready');
-    await writeFile(path.join(f.dataDir, 'lbot.config.json'), JSON.stringify({ box: { bwrap: { bin: '/nonexistent/bwrap' } }, plugins: { isolation: 'none' } }));
+    await writeFile(
+      path.join(f.dataDir, 'lbot.config.json'),
+      JSON.stringify({ box: { bwrap: { bin: '/nonexistent/bwrap' } }, plugins: { isolation: 'none' } }),
+    );
     f.serve = await startServe({ dataDir: f.dataDir, pluginsDir: f.plugins.pluginsDir, args: ['--host', '0.0.0.0'], env: { LBOT_API_TOKEN: STRONG } });
     expect(f.serve.stderr()).toMatch(/lbot: warning: serving on 0\.0\.0\.0 with plugins\.isolation none: runner plugins run unisolated/);
   });

@@ -13,7 +13,8 @@ import { withReason } from '../../helpers/skip.js';
 const SCRIPTED = 'plugin:acme/scripted/default';
 /** Whether a box backend works here (the /v1/box/* checks need one). */
 const BOX = boxBackend();
-const readEvent = async (name: string): Promise<Record<string, unknown>> => JSON.parse(await readFile(path.join(FIXTURE_EVENTS, name), 'utf8')) as Record<string, unknown>;
+const readEvent = async (name: string): Promise<Record<string, unknown>> =>
+  JSON.parse(await readFile(path.join(FIXTURE_EVENTS, name), 'utf8')) as Record<string, unknown>;
 const emit = (type: string, data: Record<string, unknown> = {}) => ({ emit: { type, data } });
 const say = (text: string) => emit('message.completed', { message: { role: 'assistant', content: text } });
 
@@ -64,13 +65,20 @@ describe('lbot serve', () => {
     expect(new URL(s.url).hostname).toBe('127.0.0.1');
     const health = await fetch(`${s.url}/healthz`);
     expect(health.status).toBe(200);
-    const started = await s.request('POST', '/v1/runs', { event: await readEvent('msg.json'), runner_id: SCRIPTED, config: { script: [say('pong'), emit('run.completed')] } });
+    const started = await s.request('POST', '/v1/runs', {
+      event: await readEvent('msg.json'),
+      runner_id: SCRIPTED,
+      config: { script: [say('pong'), emit('run.completed')] },
+    });
     expect(started.status).toBe(202);
     const runId = (started.json as { run_id: string }).run_id;
     const record = await s.waitRun(runId);
     expect(record.status).toBe('completed');
     const results = await s.request('GET', `/v1/runs/${runId}/results`);
-    const lines = results.text.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = results.text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines.map((l) => l.type)).toEqual(['message.completed', 'run.summary']);
     expect(lines[0]).toMatchObject({ data: { message: { content: 'pong' } } });
     const list = await execa(process.execPath, [LBOT_BIN, '--data-dir', f.dataDir, 'runs', 'list', '--json']);
@@ -80,7 +88,11 @@ describe('lbot serve', () => {
   it('AC-173 results stream live as Server-Sent Events while the run is going', async () => {
     const f = await setup();
     const s = await serve(f);
-    const started = await s.request('POST', '/v1/runs', { event: await readEvent('msg.json'), runner_id: SCRIPTED, config: { script: [emit('message.delta', { chunk: { role: 'assistant', content: 'he' } }), { sleep_ms: 300 }, say('hello'), emit('run.completed')] } });
+    const started = await s.request('POST', '/v1/runs', {
+      event: await readEvent('msg.json'),
+      runner_id: SCRIPTED,
+      config: { script: [emit('message.delta', { chunk: { role: 'assistant', content: 'he' } }), { sleep_ms: 300 }, say('hello'), emit('run.completed')] },
+    });
     const runId = (started.json as { run_id: string }).run_id;
     const res = await fetch(`${s.url}/v1/runs/${runId}/results`, { headers: { authorization: `Bearer ${s.token}`, accept: 'text/event-stream' } });
     expect(res.headers.get('content-type')).toContain('text/event-stream');
@@ -91,7 +103,15 @@ describe('lbot serve', () => {
 
   it('AC-174 bindings route events; no binding gives 404 binding.not_found and the event is still logged', async () => {
     const f = await setup(['scripted'], {
-      bindings: [{ binding_id: 'joins', runner_id: SCRIPTED, event_types: ['group.member_joined'], scope: { scope_type: 'global', scope_id: null }, runner_config: { script: [say('welcome'), emit('run.completed')] } }],
+      bindings: [
+        {
+          binding_id: 'joins',
+          runner_id: SCRIPTED,
+          event_types: ['group.member_joined'],
+          scope: { scope_type: 'global', scope_id: null },
+          runner_config: { script: [say('welcome'), emit('run.completed')] },
+        },
+      ],
     });
     const s = await serve(f);
     const routed = await s.request('POST', '/v1/events', await readEvent('join.json'));
@@ -133,9 +153,17 @@ describe('lbot serve', () => {
     });
     const s = await serve(f);
     const msg = await readEvent('msg.json');
-    const a = await s.request('POST', '/v1/runs', { event: msg, runner_id: SCRIPTED, config: { script: [{ api: { action: 'state.get', args: { scope: 'conversation', key: 'k' } } }, { sleep_ms: 60000 }] } });
+    const a = await s.request('POST', '/v1/runs', {
+      event: msg,
+      runner_id: SCRIPTED,
+      config: { script: [{ api: { action: 'state.get', args: { scope: 'conversation', key: 'k' } } }, { sleep_ms: 60000 }] },
+    });
     const aId = (a.json as { run_id: string }).run_id;
-    const b = await s.request('POST', '/v1/runs', { event: msg, runner_id: 'plugin:acme/other/default', config: { script: [{ sleep_ms: 800 }, say('b done'), emit('run.completed')] } });
+    const b = await s.request('POST', '/v1/runs', {
+      event: msg,
+      runner_id: 'plugin:acme/other/default',
+      config: { script: [{ sleep_ms: 800 }, say('b done'), emit('run.completed')] },
+    });
     const aPids = async () => processesMatching(path.join(f.plugins.pluginsDir, 'scripted', 'main.js'));
     // The run is inside the runner once its first API call is audited.
     expect(await waitFor(async () => ((await s.request('GET', `/v1/runs/${aId}`)).json as { api_calls: unknown[] }).api_calls.length > 0)).toBe(true);
@@ -162,7 +190,11 @@ describe('lbot serve', () => {
     const f = await setup();
     const s = await serve(f);
     const msg = await readEvent('msg.json');
-    const bad = await s.request('POST', '/v1/runs', { event: msg, runner_id: SCRIPTED, config: { script: [{ emit_raw: 'hello world' }, say('x'), emit('run.completed')] } });
+    const bad = await s.request('POST', '/v1/runs', {
+      event: msg,
+      runner_id: SCRIPTED,
+      config: { script: [{ emit_raw: 'hello world' }, say('x'), emit('run.completed')] },
+    });
     expect(await s.waitRun((bad.json as { run_id: string }).run_id)).toMatchObject({ status: 'failed', error: { code: 'runner.protocol_error' } });
     const good = await s.request('POST', '/v1/runs', { event: msg, runner_id: SCRIPTED, config: { script: [say('ok'), emit('run.completed')] } });
     expect(await s.waitRun((good.json as { run_id: string }).run_id)).toMatchObject({ status: 'completed' });
@@ -174,7 +206,14 @@ describe('lbot serve', () => {
     const started = await s.request('POST', '/v1/runs', {
       event: await readEvent('msg.json'),
       runner_id: SCRIPTED,
-      config: { script: [say('done'), emit('run.completed'), { sleep_ms: 200 }, { api: { action: 'state.set', args: { scope: 'conversation', key: 'late', value: 1 } } }] },
+      config: {
+        script: [
+          say('done'),
+          emit('run.completed'),
+          { sleep_ms: 200 },
+          { api: { action: 'state.set', args: { scope: 'conversation', key: 'late', value: 1 } } },
+        ],
+      },
     });
     const runId = (started.json as { run_id: string }).run_id;
     await s.waitRun(runId);
@@ -185,7 +224,7 @@ describe('lbot serve', () => {
     expect(denied).toBe(true);
   });
 
-  it('AC-029 a plugin cannot use another plugin\'s run id', async () => {
+  it("AC-029 a plugin cannot use another plugin's run id", async () => {
     const f = await setup(['scripted']);
     await f.plugins.add('scripted', 'b');
     await f.plugins.editYaml('b', 'manifest.yaml', (doc) => {
@@ -193,7 +232,11 @@ describe('lbot serve', () => {
     });
     const s = await serve(f);
     const msg = await readEvent('msg.json');
-    const a = await s.request('POST', '/v1/runs', { event: msg, runner_id: SCRIPTED, config: { script: [{ sleep_ms: 1500 }, say('a done'), emit('run.completed')] } });
+    const a = await s.request('POST', '/v1/runs', {
+      event: msg,
+      runner_id: SCRIPTED,
+      config: { script: [{ sleep_ms: 1500 }, say('a done'), emit('run.completed')] },
+    });
     const aId = (a.json as { run_id: string }).run_id;
     const b = await s.request('POST', '/v1/runs', {
       event: msg,
@@ -204,13 +247,18 @@ describe('lbot serve', () => {
     const bRec = (await s.waitRun(bId)) as { api_calls: Array<Record<string, unknown>> };
     const results = (await s.request('GET', `/v1/runs/${bId}/results`)).text;
     expect(results).toContain('unauthorized');
-    expect(bRec.api_calls).toContainEqual(expect.objectContaining({ action: 'history.page', decision: 'denied', code: 'unauthorized', caller_plugin: 'acme/b' }));
+    expect(bRec.api_calls).toContainEqual(
+      expect.objectContaining({ action: 'history.page', decision: 'denied', code: 'unauthorized', caller_plugin: 'acme/b' }),
+    );
     expect(await s.waitRun(aId)).toMatchObject({ status: 'completed' });
   });
 
   it('AC-213 exposure: loopback by default, non-loopback needs a token, 401 without the right token, quiet healthz', async () => {
     const f = await setup();
-    const refused = await execa(process.execPath, [LBOT_BIN, '--data-dir', f.dataDir, 'serve', '--host', '0.0.0.0', '--port', '0'], { reject: false, env: { LBOT_API_TOKEN: '' } });
+    const refused = await execa(process.execPath, [LBOT_BIN, '--data-dir', f.dataDir, 'serve', '--host', '0.0.0.0', '--port', '0'], {
+      reject: false,
+      env: { LBOT_API_TOKEN: '' },
+    });
     expect(refused.exitCode).toBe(2);
     expect(refused.stderr).toContain('LBOT_API_TOKEN');
     const s = await serve(f);
@@ -237,7 +285,15 @@ describe('lbot serve', () => {
 
   it('webhooks: a Slack url_verification is answered and a Telegram update is routed through the bindings', async () => {
     const f = await setup(['scripted'], {
-      bindings: [{ binding_id: 'tg', runner_id: SCRIPTED, event_types: ['message.received'], scope: { scope_type: 'global', scope_id: null }, runner_config: { script: [say('hi'), emit('run.completed')] } }],
+      bindings: [
+        {
+          binding_id: 'tg',
+          runner_id: SCRIPTED,
+          event_types: ['message.received'],
+          scope: { scope_type: 'global', scope_id: null },
+          runner_config: { script: [say('hi'), emit('run.completed')] },
+        },
+      ],
     });
     const s = await serve(f);
     const challenge = await s.request('POST', '/v1/webhooks/slack', { type: 'url_verification', token: 't', challenge: 'abc123' });
@@ -289,7 +345,15 @@ describe('lbot serve', () => {
     const publicHex = publicKey.export({ format: 'der', type: 'spki' }).subarray(-32).toString('hex');
     const f = await setup(['scripted'], {
       serve: { webhooks: { slack: { signing_secret: 'shh' }, telegram: { secret_token: 'tg-secret' }, discord: { public_key: publicHex } } },
-      bindings: [{ binding_id: 'all', runner_id: SCRIPTED, event_types: ['message.received'], scope: { scope_type: 'global', scope_id: null }, runner_config: { script: [say('hi'), emit('run.completed')] } }],
+      bindings: [
+        {
+          binding_id: 'all',
+          runner_id: SCRIPTED,
+          event_types: ['message.received'],
+          scope: { scope_type: 'global', scope_id: null },
+          runner_config: { script: [say('hi'), emit('run.completed')] },
+        },
+      ],
     });
     const s = await serve(f);
     const post = (route: string, body: string, headers: Record<string, string>) =>

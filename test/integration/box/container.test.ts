@@ -20,23 +20,27 @@ afterAll(() => {
 });
 
 describe.each(engines)('$name backend', ({ name, probe }) => {
-  it.skipIf(!probe.available)(withReason('runs a labelled container per session and removes it with the session', !probe.available && probe.reason), async () => {
-    const root = realpathSync(mkdtempSync(path.join(os.tmpdir(), `lbot-${name}-it-`)));
-    roots.push(root);
-    const config = ConfigSchema.parse({ box: { backend: name, workspace_quota_mb: 0, image: 'busybox:latest' } }).box;
-    const box = createBoxService({ dataDir: path.join(root, 'data'), config });
-    try {
-      const { result } = await box.exec({ session_id: 'c1', cmd: 'echo hi; id -u' });
-      expect(result).toMatchObject({ status: 'completed', exit_code: 0, backend: name });
-      expect(result.stdout.split('\n')[0]).toBe('hi');
-      const [session] = await box.sessions();
-      const inspect = await probeCommand([name, 'inspect', '-f', '{{index .Config.Labels "lbot.session_id"}}', session?.backend_session_id ?? ''], 10_000);
-      expect(inspect.output.trim()).toBe('c1');
-      await box.removeSession('c1');
-      const after = await probeCommand([name, 'ps', '-a', '--filter', 'label=lbot.session_id=c1', '--format', '{{.Names}}'], 10_000);
-      expect(after.output.trim()).toBe('');
-    } finally {
-      for (const s of await box.sessions()) await box.removeSession(s.session_id).catch(() => undefined);
-    }
-  }, 180_000);
+  it.skipIf(!probe.available)(
+    withReason('runs a labelled container per session and removes it with the session', !probe.available && probe.reason),
+    async () => {
+      const root = realpathSync(mkdtempSync(path.join(os.tmpdir(), `lbot-${name}-it-`)));
+      roots.push(root);
+      const config = ConfigSchema.parse({ box: { backend: name, workspace_quota_mb: 0, image: 'busybox:latest' } }).box;
+      const box = createBoxService({ dataDir: path.join(root, 'data'), config });
+      try {
+        const { result } = await box.exec({ session_id: 'c1', cmd: 'echo hi; id -u' });
+        expect(result).toMatchObject({ status: 'completed', exit_code: 0, backend: name });
+        expect(result.stdout.split('\n')[0]).toBe('hi');
+        const [session] = await box.sessions();
+        const inspect = await probeCommand([name, 'inspect', '-f', '{{index .Config.Labels "lbot.session_id"}}', session?.backend_session_id ?? ''], 10_000);
+        expect(inspect.output.trim()).toBe('c1');
+        await box.removeSession('c1');
+        const after = await probeCommand([name, 'ps', '-a', '--filter', 'label=lbot.session_id=c1', '--format', '{{.Names}}'], 10_000);
+        expect(after.output.trim()).toBe('');
+      } finally {
+        for (const s of await box.sessions()) await box.removeSession(s.session_id).catch(() => undefined);
+      }
+    },
+    180_000,
+  );
 });

@@ -1,7 +1,20 @@
 // The sandbox boundary against a hostile caller: the caller's env never reaches host helpers, seccomp
 // refuses escape syscalls (nested user namespaces among them) for root and non-root hosts alike, root
 // hosts run sandboxes as an unprivileged uid, and host mounts cannot be swapped after validation.
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -69,7 +82,13 @@ describe.skipIf(bwrapSkipReason !== null)(withReason('bwrap hardening', bwrapSki
     const record = SessionRecordSchema.parse(JSON.parse(readFileSync(f.box.layout.recordFile('envs'), 'utf8')));
     const backend = new BwrapBackend({ bin: 'bwrap', baseDir: f.root, limits: 'auto', nodeBinary: null });
     const marker = path.join(temp(), 'ld');
-    const out = await backend.exec(record, { cmd: 'echo "$LD_DEBUG"; echo "$MY_VAR"', workdir: '/workspace', env: { LD_DEBUG: 'libs', LD_DEBUG_OUTPUT: marker, MY_VAR: "it's set" }, timeoutMs: 10_000, captureBytes: 65_536 });
+    const out = await backend.exec(record, {
+      cmd: 'echo "$LD_DEBUG"; echo "$MY_VAR"',
+      workdir: '/workspace',
+      env: { LD_DEBUG: 'libs', LD_DEBUG_OUTPUT: marker, MY_VAR: "it's set" },
+      timeoutMs: 10_000,
+      captureBytes: 65_536,
+    });
     expect(out.stdout.rawText()).toBe("libs\nit's set\n");
     expect(readdirSync(path.dirname(marker))).toEqual([]);
   });
@@ -99,7 +118,12 @@ describe.skipIf(bwrapSkipReason !== null)(withReason('bwrap hardening', bwrapSki
     chmodSync(ws, 0o755);
     writeFileSync(path.join(ws, 'secret'), 'root only\n', { mode: 0o600 });
     const f = fixture({ allowed_mount_roots: [ws] });
-    const { result } = await f.box.exec({ session_id: 'who', host_path: ws, host_path_mode: 'ro', cmd: "id -u; cat /workspace/secret 2>/tmp/err || { grep -q 'Permission denied' /tmp/err && echo denied; }; sleep 30 & echo $! > /tmp/pid; stat -c %u /workspace/secret" });
+    const { result } = await f.box.exec({
+      session_id: 'who',
+      host_path: ws,
+      host_path_mode: 'ro',
+      cmd: "id -u; cat /workspace/secret 2>/tmp/err || { grep -q 'Permission denied' /tmp/err && echo denied; }; sleep 30 & echo $! > /tmp/pid; stat -c %u /workspace/secret",
+    });
     const [uid, secret, owner] = result.stdout.trim().split('\n');
     expect(uid).not.toBe('0');
     expect(secret).toBe('denied');
@@ -150,7 +174,9 @@ describe.skipIf(bwrapSkipReason !== null)(withReason('bwrap hardening', bwrapSki
     const inner = path.join(parent, 'inner');
     renameSync(parent, `${parent}.away`);
     symlinkSync(`${parent}.away`, parent);
-    await expect(backend.startSession(spec({ host_path: inner }), { sharedDir: shared, ttlSec: 60, key: 'swap2' })).rejects.toMatchObject({ code: 'box.mount_denied' });
+    await expect(backend.startSession(spec({ host_path: inner }), { sharedDir: shared, ttlSec: 60, key: 'swap2' })).rejects.toMatchObject({
+      code: 'box.mount_denied',
+    });
     expect(readdirSync(path.join(root, 'base')).filter((n) => !n.endsWith('.bpf'))).toEqual([]);
   });
 
@@ -167,18 +193,40 @@ describe.skipIf(bwrapSkipReason !== null)(withReason('bwrap hardening', bwrapSki
     await expect(f.box.exec({ host_path: '/tmp/../etc', cmd: 'true' })).rejects.toMatchObject({ code: 'box.mount_denied' });
   });
 
-  it.skipIf(!isRoot)(withReason('runs hardened for a non-root lbot too: nested user namespaces refused (setpriv --reuid)', NOT_ROOT && 'the tests do not run as root, so they cannot switch lbot to another uid with setpriv'), async () => {
-    const home = temp();
-    chmodSync(home, 0o777);
-    const cli = path.resolve('bin/lbot.js');
-    const r = await probeCommand(
-      ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--', process.execPath, cli, '--data-dir', path.join(home, 'data'), 'box', 'exec', '--', 'sh', '-c', 'id -u; unshare -U -r true 2>/dev/null; echo "unshare=$?"; grep ^Seccomp: /proc/self/status'],
-      60_000,
-    );
-    expect(r.output).toContain('65534');
-    expect(r.output).toContain('unshare=1');
-    expect(r.output).toMatch(/Seccomp:\s+2/);
-  });
+  it.skipIf(!isRoot)(
+    withReason(
+      'runs hardened for a non-root lbot too: nested user namespaces refused (setpriv --reuid)',
+      NOT_ROOT && 'the tests do not run as root, so they cannot switch lbot to another uid with setpriv',
+    ),
+    async () => {
+      const home = temp();
+      chmodSync(home, 0o777);
+      const cli = path.resolve('bin/lbot.js');
+      const r = await probeCommand(
+        [
+          'setpriv',
+          '--reuid=65534',
+          '--regid=65534',
+          '--clear-groups',
+          '--',
+          process.execPath,
+          cli,
+          '--data-dir',
+          path.join(home, 'data'),
+          'box',
+          'exec',
+          '--',
+          'sh',
+          '-c',
+          'id -u; unshare -U -r true 2>/dev/null; echo "unshare=$?"; grep ^Seccomp: /proc/self/status',
+        ],
+        60_000,
+      );
+      expect(r.output).toContain('65534');
+      expect(r.output).toContain('unshare=1');
+      expect(r.output).toMatch(/Seccomp:\s+2/);
+    },
+  );
 });
 
 describe.skipIf(bwrapSkipReason !== null)(`bwrap holders${bwrapSkipReason ? ` (skipped: ${bwrapSkipReason})` : ''}`, () => {

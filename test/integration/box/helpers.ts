@@ -16,7 +16,14 @@ export function skipNotice(suite: string): void {
   if (bwrapSkipReason) console.warn(`skipping ${suite}: ${bwrapSkipReason}`);
 }
 
-export type BoxFixture = { root: string; dataDir: string; box: BoxService; config: BoxConfig; warnings: string[]; open(over?: Record<string, unknown>): BoxService };
+export type BoxFixture = {
+  root: string;
+  dataDir: string;
+  box: BoxService;
+  config: BoxConfig;
+  warnings: string[];
+  open(over?: Record<string, unknown>): BoxService;
+};
 
 /** A fresh data dir and a box service on it; `over` are `box.*` config keys. */
 export function boxFixture(over: Record<string, unknown> = {}): BoxFixture {

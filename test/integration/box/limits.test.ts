@@ -45,68 +45,82 @@ async function failure(p: Promise<unknown>): Promise<LbotError> {
 function serviceOn(cgroupRoot: string, limits: 'auto' | 'cgroup', warnings: string[]): BoxService {
   const root = temp();
   const config = ConfigSchema.parse({ box: { backend: 'bwrap', workspace_quota_mb: 0, bwrap: { limits } } }).box;
-  const bwrap = new BwrapBackend({ bin: 'bwrap', baseDir: path.join(root, 'bwrap'), limits, nodeBinary: process.execPath, cgroupRoot, warn: (m) => warnings.push(m) });
+  const bwrap = new BwrapBackend({
+    bin: 'bwrap',
+    baseDir: path.join(root, 'bwrap'),
+    limits,
+    nodeBinary: process.execPath,
+    cgroupRoot,
+    warn: (m) => warnings.push(m),
+  });
   const box = createBoxService({ dataDir: path.join(root, 'data'), config, backends: { bwrap } });
   services.push(box);
   return box;
 }
 
-const cgroupSkip = bwrapSkipReason ?? (limitsMode === 'cgroup1' || limitsMode === 'cgroup2' ? null : `no writable cgroup tree here (limits mode ${limitsMode})`);
+const cgroupSkip =
+  bwrapSkipReason ?? (limitsMode === 'cgroup1' || limitsMode === 'cgroup2' ? null : `no writable cgroup tree here (limits mode ${limitsMode})`);
 
 describe.skipIf(bwrapSkipReason !== null)(`box limits on bwrap${bwrapSkipReason ? ` (skipped: ${bwrapSkipReason})` : ''}`, () => {
-  it.skipIf(cgroupSkip !== null)(`a failed cgroup join fails the exec with box.unavailable and the command never runs${cgroupSkip ? ` (skipped: ${cgroupSkip})` : ''}`, async () => {
-    const f = boxFixture();
-    fixtures.push(f);
-    await f.box.exec({ session_id: 'j', cmd: 'true' });
-    const recordFile = f.box.layout.recordFile('j');
-    const record = JSON.parse(readFileSync(recordFile, 'utf8')) as { backend_state: { cgroups: string[]; workspace_dir: string } };
-    const [first] = record.backend_state.cgroups;
-    if (first === undefined) throw new Error('the session has no cgroup');
-    // Point the session at a cgroup that existed and was removed.
-    const removed = path.join(path.dirname(first), `removed-${process.pid}`);
-    mkdirSync(removed);
-    rmdirSync(removed);
-    record.backend_state.cgroups = [removed, ...record.backend_state.cgroups.slice(1)];
-    writeFileSync(recordFile, JSON.stringify(record));
+  it.skipIf(cgroupSkip !== null)(
+    `a failed cgroup join fails the exec with box.unavailable and the command never runs${cgroupSkip ? ` (skipped: ${cgroupSkip})` : ''}`,
+    async () => {
+      const f = boxFixture();
+      fixtures.push(f);
+      await f.box.exec({ session_id: 'j', cmd: 'true' });
+      const recordFile = f.box.layout.recordFile('j');
+      const record = JSON.parse(readFileSync(recordFile, 'utf8')) as { backend_state: { cgroups: string[]; workspace_dir: string } };
+      const [first] = record.backend_state.cgroups;
+      if (first === undefined) throw new Error('the session has no cgroup');
+      // Point the session at a cgroup that existed and was removed.
+      const removed = path.join(path.dirname(first), `removed-${process.pid}`);
+      mkdirSync(removed);
+      rmdirSync(removed);
+      record.backend_state.cgroups = [removed, ...record.backend_state.cgroups.slice(1)];
+      writeFileSync(recordFile, JSON.stringify(record));
 
-    const marker = path.join(record.backend_state.workspace_dir, 'ran');
-    const err = await failure(f.box.exec({ session_id: 'j', cmd: 'touch /workspace/ran; sleep 30', timeout_sec: 60 }));
-    expect(err.code).toBe('box.unavailable');
-    expect(err.details).toMatchObject({ reason: 'limits_unavailable', cgroup: removed, errno: 'ENOENT' });
-    expect(err.message).toContain('stopped instead of running without its limits');
-    // Give a released command time to show itself: it must not have run.
-    await new Promise((r) => setTimeout(r, 500));
-    expect(existsSync(marker)).toBe(false);
+      const marker = path.join(record.backend_state.workspace_dir, 'ran');
+      const err = await failure(f.box.exec({ session_id: 'j', cmd: 'touch /workspace/ran; sleep 30', timeout_sec: 60 }));
+      expect(err.code).toBe('box.unavailable');
+      expect(err.details).toMatchObject({ reason: 'limits_unavailable', cgroup: removed, errno: 'ENOENT' });
+      expect(err.message).toContain('stopped instead of running without its limits');
+      // Give a released command time to show itself: it must not have run.
+      await new Promise((r) => setTimeout(r, 500));
+      expect(existsSync(marker)).toBe(false);
 
-    // A managed process is refused the same way.
-    const perr = await failure(f.box.startProcess('j', { process_id: 'p', command: 'sh', args: ['-c', 'touch /workspace/ran; sleep 30'] }));
-    expect(perr.code).toBe('box.unavailable');
-    expect(perr.message).toContain(removed);
-    await new Promise((r) => setTimeout(r, 500));
-    expect(existsSync(marker)).toBe(false);
-  });
+      // A managed process is refused the same way.
+      const perr = await failure(f.box.startProcess('j', { process_id: 'p', command: 'sh', args: ['-c', 'touch /workspace/ran; sleep 30'] }));
+      expect(perr.code).toBe('box.unavailable');
+      expect(perr.message).toContain(removed);
+      await new Promise((r) => setTimeout(r, 500));
+      expect(existsSync(marker)).toBe(false);
+    },
+  );
 
-  it.skipIf(cgroupSkip !== null)(`joining a real session cgroup: a process that already exited is skipped, a live one is moved${cgroupSkip ? ` (skipped: ${cgroupSkip})` : ''}`, async () => {
-    const probe = probeLimits('cgroup');
-    if (!probe.usable) throw new Error(probe.reason);
-    const dirs = createSessionCgroup(probe.plan, `join-test-${process.pid}`, { cpus: 1, memory_mb: 64, pids_limit: 16 });
-    try {
-      const gone = spawn('true');
-      await new Promise((r) => gone.on('exit', r));
-      expect(() => joinCgroup(dirs, gone.pid ?? 0)).not.toThrow();
-      const live = spawn('sleep', ['30']);
+  it.skipIf(cgroupSkip !== null)(
+    `joining a real session cgroup: a process that already exited is skipped, a live one is moved${cgroupSkip ? ` (skipped: ${cgroupSkip})` : ''}`,
+    async () => {
+      const probe = probeLimits('cgroup');
+      if (!probe.usable) throw new Error(probe.reason);
+      const dirs = createSessionCgroup(probe.plan, `join-test-${process.pid}`, { cpus: 1, memory_mb: 64, pids_limit: 16 });
       try {
-        joinCgroup(dirs, live.pid ?? 0);
-        const own = readFileSync(`/proc/${live.pid}/cgroup`, 'utf8');
-        expect(own).toContain(`/join-test-${process.pid}`);
+        const gone = spawn('true');
+        await new Promise((r) => gone.on('exit', r));
+        expect(() => joinCgroup(dirs, gone.pid ?? 0)).not.toThrow();
+        const live = spawn('sleep', ['30']);
+        try {
+          joinCgroup(dirs, live.pid ?? 0);
+          const own = readFileSync(`/proc/${live.pid}/cgroup`, 'utf8');
+          expect(own).toContain(`/join-test-${process.pid}`);
+        } finally {
+          live.kill('SIGKILL');
+          await new Promise((r) => live.on('exit', r));
+        }
       } finally {
-        live.kill('SIGKILL');
-        await new Promise((r) => live.on('exit', r));
+        await removeSessionCgroup(dirs);
       }
-    } finally {
-      await removeSessionCgroup(dirs);
-    }
-  });
+    },
+  );
 
   it('limits: cgroup without a usable cgroup tree: starting a session is box.unavailable naming what is missing', async () => {
     const empty = temp();
@@ -144,7 +158,11 @@ describe.skipIf(bwrapSkipReason !== null)(`box limits on bwrap${bwrapSkipReason 
     // Managed processes (MCP servers: Node reserves large virtual memory) get RLIMIT_DATA, neither RLIMIT_AS
     // nor RLIMIT_CPU (they have no timeout); a Node server starts under it.
     await box.startProcess('r', { process_id: 'm', command: 'sh', args: ['-c', 'echo "$(ulimit -v) $(ulimit -t) $(ulimit -d)" > /tmp/limits; sleep 30'] });
-    await box.startProcess('r', { process_id: 'n', command: NODE_MOUNT, args: ['-e', 'require("fs").writeFileSync("/tmp/node-up", "up"); setInterval(() => {}, 1000)'] });
+    await box.startProcess('r', {
+      process_id: 'n',
+      command: NODE_MOUNT,
+      args: ['-e', 'require("fs").writeFileSync("/tmp/node-up", "up"); setInterval(() => {}, 1000)'],
+    });
     let seen = '';
     expect(
       await waitFor(async () => {
@@ -153,6 +171,8 @@ describe.skipIf(bwrapSkipReason !== null)(`box limits on bwrap${bwrapSkipReason 
       }, 10_000),
     ).toBe(true);
     expect(seen).toBe(`unlimited unlimited ${dataKb}\n`);
-    expect(await waitFor(async () => (await box.exec({ session_id: 'r', cmd: 'cat /tmp/node-up 2>/dev/null || true' })).result.stdout === 'up', 10_000)).toBe(true);
+    expect(await waitFor(async () => (await box.exec({ session_id: 'r', cmd: 'cat /tmp/node-up 2>/dev/null || true' })).result.stdout === 'up', 10_000)).toBe(
+      true,
+    );
   });
 });

@@ -39,7 +39,7 @@ describe.skipIf(bwrapSkipReason !== null)(withReason('bwrap sandbox', bwrapSkipR
     expect(await f.box.sessions()).toEqual([]);
   });
 
-  it('has no network by default: only the loopback interface, and the host\'s 127.0.0.1 is out of reach (AC-096)', async () => {
+  it("has no network by default: only the loopback interface, and the host's 127.0.0.1 is out of reach (AC-096)", async () => {
     const f = fixture();
     const { result } = await f.box.exec({ cmd: "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '" });
     expect(result.stdout.trim()).toBe('lo');
@@ -55,16 +55,24 @@ describe.skipIf(bwrapSkipReason !== null)(withReason('bwrap sandbox', bwrapSkipR
     }
   });
 
-  it.skipIf(!HAS_WGET)(withReason('wget fails with a network failure, not a missing tool (AC-096)', !HAS_WGET && 'wget is not installed on the host, so the sandbox (which binds the host /usr) has none'), async () => {
-    const f = fixture();
-    const fetch = await f.box.exec({ cmd: 'command -v wget >/dev/null || echo NO-WGET; wget -q -T 3 -O- http://example.com; rc=$?; echo "wget-exit=$rc"; [ "$rc" -eq 0 ] || echo BLOCKED' });
-    expect(fetch.result.stdout).not.toContain('NO-WGET');
-    // GNU wget exits 4 on a network failure (here: no name resolution without a network); 127 would be a missing tool.
-    expect(fetch.result.stdout).toContain('wget-exit=4');
-    expect(fetch.result.stdout).toContain('BLOCKED');
-  });
+  it.skipIf(!HAS_WGET)(
+    withReason(
+      'wget fails with a network failure, not a missing tool (AC-096)',
+      !HAS_WGET && 'wget is not installed on the host, so the sandbox (which binds the host /usr) has none',
+    ),
+    async () => {
+      const f = fixture();
+      const fetch = await f.box.exec({
+        cmd: 'command -v wget >/dev/null || echo NO-WGET; wget -q -T 3 -O- http://example.com; rc=$?; echo "wget-exit=$rc"; [ "$rc" -eq 0 ] || echo BLOCKED',
+      });
+      expect(fetch.result.stdout).not.toContain('NO-WGET');
+      // GNU wget exits 4 on a network failure (here: no name resolution without a network); 127 would be a missing tool.
+      expect(fetch.result.stdout).toContain('wget-exit=4');
+      expect(fetch.result.stdout).toContain('BLOCKED');
+    },
+  );
 
-  it('with network on (spec or profile) a server on the host\'s 127.0.0.1 is reachable; with network off the same connect fails', async () => {
+  it("with network on (spec or profile) a server on the host's 127.0.0.1 is reachable; with network off the same connect fails", async () => {
     const server = await hostTcpServer();
     try {
       const f = fixture();
@@ -74,7 +82,11 @@ describe.skipIf(bwrapSkipReason !== null)(withReason('bwrap sandbox', bwrapSkipR
       expect(server.connections()).toBe(1);
       // The sandbox shares the host's network namespace: it sees the host's interfaces, not only lo.
       const ifaces = await f.box.exec({ network: 'on', cmd: "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '" });
-      const hostIfaces = readFileSync('/proc/net/dev', 'utf8').split('\n').slice(2).map((l) => l.split(':')[0]?.trim()).filter(Boolean);
+      const hostIfaces = readFileSync('/proc/net/dev', 'utf8')
+        .split('\n')
+        .slice(2)
+        .map((l) => l.split(':')[0]?.trim())
+        .filter(Boolean);
       expect(ifaces.result.stdout.trim().split('\n').sort()).toEqual([...hostIfaces].sort());
 
       const profiled = fixture({ profile: 'network_basic' });
@@ -95,7 +107,9 @@ describe.skipIf(bwrapSkipReason !== null)(withReason('bwrap sandbox', bwrapSkipR
 
   it('keeps the root read-only while /tmp, home and the workspace are writable (AC-098)', async () => {
     const f = fixture();
-    const { result } = await f.box.exec({ cmd: 'touch /usr/x 2>/dev/null || echo usr-ro; touch /x 2>/dev/null || echo root-ro; touch /tmp/x && touch /home/x && touch /workspace/x && echo rw-ok' });
+    const { result } = await f.box.exec({
+      cmd: 'touch /usr/x 2>/dev/null || echo usr-ro; touch /x 2>/dev/null || echo root-ro; touch /tmp/x && touch /home/x && touch /workspace/x && echo rw-ok',
+    });
     expect(result.stdout).toBe('usr-ro\nroot-ro\nrw-ok\n');
   });
 
@@ -126,7 +140,7 @@ describe.skipIf(bwrapSkipReason !== null)(withReason('bwrap sandbox', bwrapSkipR
 
   it('keeps files and background processes across execs and across service instances (AC-091)', async () => {
     const f = fixture();
-    await f.box.exec({ session_id: 's1', cmd: "echo x > /tmp/f; echo y > /workspace/g; sleep 600 >/dev/null 2>&1 & echo started" });
+    await f.box.exec({ session_id: 's1', cmd: 'echo x > /tmp/f; echo y > /workspace/g; sleep 600 >/dev/null 2>&1 & echo started' });
     const again = f.open();
     const { result } = await again.exec({ session_id: 's1', cmd: `cat /tmp/f /workspace/g; ${COUNT_SLEEPERS}` });
     expect(result.stdout).toBe('x\ny\n1\n');
@@ -150,7 +164,12 @@ describe.skipIf(bwrapSkipReason !== null)(withReason('bwrap sandbox', bwrapSkipR
 
   it('contains a fork bomb: fork failures are reported and the machine stays responsive (AC-099)', async () => {
     const f = fixture();
-    const { result } = await f.box.exec({ session_id: 'fb', cmd: "for i in $(seq 100); do sleep 5 & done 2>&1 | head -c 300; echo done", pids_limit: 32, timeout_sec: 20 });
+    const { result } = await f.box.exec({
+      session_id: 'fb',
+      cmd: 'for i in $(seq 100); do sleep 5 & done 2>&1 | head -c 300; echo done',
+      pids_limit: 32,
+      timeout_sec: 20,
+    });
     expect(result.status).toBe('completed');
     expect(result.stdout + result.stderr).toMatch(/fork|Resource temporarily unavailable|Cannot|retry/i);
     await f.box.removeSession('fb');
@@ -177,7 +196,10 @@ describe.skipIf(bwrapSkipReason !== null)(withReason('bwrap sandbox', bwrapSkipR
   it('stops fallocate -l 3G near a 100 MB quota and removes the session afterwards', async () => {
     const f = fixture({ workspace_quota_mb: 100 });
     const err = await f.box
-      .exec({ session_id: 'q', cmd: 'fallocate -l 3G /workspace/big; for i in $(seq 30); do head -c 10000000 /dev/zero > /workspace/f$i || break; done; du -sk /workspace | cut -f1' })
+      .exec({
+        session_id: 'q',
+        cmd: 'fallocate -l 3G /workspace/big; for i in $(seq 30); do head -c 10000000 /dev/zero > /workspace/f$i || break; done; du -sk /workspace | cut -f1',
+      })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LbotError);
     const e = err as LbotError;

@@ -19,7 +19,11 @@ describe.skipIf(bwrapSkipReason !== null)(`box session serialisation${bwrapSkipR
     fixtures.push(f);
     await f.box.exec({ session_id: 'one', cmd: ': > /tmp/log' });
     const step = (name: string) => f.box.exec({ session_id: 'one', cmd: `echo ${name}-start >> /tmp/log; sleep 0.5; echo ${name}-end >> /tmp/log` });
-    await Promise.all([step('a'), step('b'), f.box.startProcess('one', { process_id: 'p', command: 'sh', args: ['-c', "printf 'p-start\\np-end\\n' >> /tmp/log; sleep 60"] })]);
+    await Promise.all([
+      step('a'),
+      step('b'),
+      f.box.startProcess('one', { process_id: 'p', command: 'sh', args: ['-c', "printf 'p-start\\np-end\\n' >> /tmp/log; sleep 60"] }),
+    ]);
     // The managed process writes its lines after its start returned: wait for them (bounded).
     let lines: string[] = [];
     for (let i = 0; i < 50 && lines.length < 6; i++) {

@@ -31,7 +31,10 @@ async function refusal(p: Promise<unknown>): Promise<LbotError> {
 }
 
 function record(f: BoxFixture, sid: string): { owner: unknown; backend_state: { ns: { pid: number }; holder: { pid: number }; dir: string } } {
-  return JSON.parse(readFileSync(f.box.layout.recordFile(sid), 'utf8')) as { owner: unknown; backend_state: { ns: { pid: number }; holder: { pid: number }; dir: string } };
+  return JSON.parse(readFileSync(f.box.layout.recordFile(sid), 'utf8')) as {
+    owner: unknown;
+    backend_state: { ns: { pid: number }; holder: { pid: number }; dir: string };
+  };
 }
 
 describe('degradation without a sandbox', () => {
@@ -141,7 +144,11 @@ describe.skipIf(bwrapSkipReason !== null)(withReason('box sessions', bwrapSkipRe
     mkdirSync(path.join(a, 'one'), { recursive: true });
     const g = f.open({ allowed_mount_roots: [a] });
     await g.exec({ session_id: 'x', cmd: 'echo a > /tmp/mark' });
-    const { result } = await g.exec({ session_id: 'x', cmd: 'ls /mnt/one >/dev/null && echo mounted; cat /tmp/mark 2>&1; echo "cat-exit=$?"', extra_mounts: [{ host_path: path.join(a, 'one'), mount_path: '/mnt/one', mode: 'ro' }] });
+    const { result } = await g.exec({
+      session_id: 'x',
+      cmd: 'ls /mnt/one >/dev/null && echo mounted; cat /tmp/mark 2>&1; echo "cat-exit=$?"',
+      extra_mounts: [{ host_path: path.join(a, 'one'), mount_path: '/mnt/one', mode: 'ro' }],
+    });
     // The new mount is there and the old session's /tmp is gone: the session was recreated.
     expect(result.stdout).toContain('mounted\n');
     expect(result.stdout).toContain('No such file');

@@ -41,12 +41,20 @@ describe.skipIf(bwrapSkipReason !== null)(withReason('native tools in a bwrap se
 
   it('write, read, edit, glob and grep inside the session the exec tool uses', async () => {
     const { f, tools } = await table();
-    expect(await tools.call('write', { path: '/workspace/src/a.py', content: 'x = 1\nprint(x)\n' }, ctx)).toMatchObject({ ok: true, path: '/workspace/src/a.py' });
+    expect(await tools.call('write', { path: '/workspace/src/a.py', content: 'x = 1\nprint(x)\n' }, ctx)).toMatchObject({
+      ok: true,
+      path: '/workspace/src/a.py',
+    });
     expect(await tools.call('read', { path: '/workspace/src/a.py' }, ctx)).toEqual({ ok: true, content: 'x = 1\nprint(x)\n' });
     expect(await tools.call('edit', { path: '/workspace/src/a.py', old_string: 'x = 1', new_string: 'x = 2' }, ctx)).toMatchObject({ ok: true });
-    expect(await tools.call('edit', { path: '/workspace/src/a.py', old_string: 'x', new_string: 'y' }, ctx)).toMatchObject({ ok: false, error: expect.stringContaining('matches 2 locations') });
+    expect(await tools.call('edit', { path: '/workspace/src/a.py', old_string: 'x', new_string: 'y' }, ctx)).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('matches 2 locations'),
+    });
     expect(await tools.call('glob', { pattern: '*.py' }, ctx)).toMatchObject({ ok: true, matches: ['/workspace/src/a.py'], total: 1 });
-    expect(await tools.call('grep', { pattern: 'x = \\d', include: '*.py' }, ctx)).toMatchObject({ matches: [{ file: '/workspace/src/a.py', line: 1, content: 'x = 2' }] });
+    expect(await tools.call('grep', { pattern: 'x = \\d', include: '*.py' }, ctx)).toMatchObject({
+      matches: [{ file: '/workspace/src/a.py', line: 1, content: 'x = 2' }],
+    });
     expect(await tools.call('read', { path: '/workspace/missing' }, ctx)).toEqual({ ok: false, error: 'File not found: /workspace/missing' });
     const run = (await tools.call('exec', { command: 'cat src/a.py' }, ctx)) as { stdout: string; session_id: string };
     expect(run.stdout).toBe('x = 2\nprint(x)\n');
@@ -63,7 +71,13 @@ describe.skipIf(bwrapSkipReason !== null)(withReason('native tools in a bwrap se
 
   it('does not follow symlinks planted in the workspace out of it', async () => {
     const { tools } = await table();
-    await tools.call('exec', { command: 'ln -s /etc/passwd /workspace/pw; ln -s /usr /workspace/usr; ln -s /tmp /workspace/t; mkdir -p /workspace/d; echo root > /workspace/d/ok.txt' }, ctx);
+    await tools.call(
+      'exec',
+      {
+        command: 'ln -s /etc/passwd /workspace/pw; ln -s /usr /workspace/usr; ln -s /tmp /workspace/t; mkdir -p /workspace/d; echo root > /workspace/d/ok.txt',
+      },
+      ctx,
+    );
     await expect(tools.call('read', { path: '/workspace/pw' }, ctx)).rejects.toThrow(/outside the workspace/);
     await expect(tools.call('read', { path: '/workspace/usr/bin' }, ctx)).rejects.toThrow(/outside the workspace/);
     await expect(tools.call('write', { path: '/workspace/t/evil', content: 'x' }, ctx)).rejects.toThrow(/outside the workspace/);
@@ -81,7 +95,10 @@ describe.skipIf(bwrapSkipReason !== null)(withReason('native tools in a bwrap se
 
   it('truncates long exec output to output_limit_chars', async () => {
     const { tools } = await table({ output_limit_chars: 4000 });
-    const r = (await tools.call('exec', { command: "head -c 10000 /dev/zero | tr '\\0' a; printf b; head -c 10000 /dev/zero | tr '\\0' c" }, ctx)) as { stdout: string; stdout_truncated: boolean };
+    const r = (await tools.call('exec', { command: "head -c 10000 /dev/zero | tr '\\0' a; printf b; head -c 10000 /dev/zero | tr '\\0' c" }, ctx)) as {
+      stdout: string;
+      stdout_truncated: boolean;
+    };
     expect(r.stdout_truncated).toBe(true);
     expect(Array.from(r.stdout).length).toBeLessThanOrEqual(4000);
     expect(r.stdout).toMatch(/^a+\n\n\.\.\. \[\d+ characters truncated\] \.\.\.\n\nc+$/);

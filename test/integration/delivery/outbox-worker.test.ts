@@ -36,7 +36,19 @@ async function setup(accounts: PlatformAccount[], env: Record<string, string>, f
 let seq = 0;
 function draft(accountName: string, platform: string, target: Record<string, unknown>, text: string, extra: Partial<OutboxDraft> = {}): OutboxDraft {
   seq += 1;
-  return { idempotency_key: `run-${seq}:m0:p0`, account: accountName, platform, op: 'send', run_id: `run-${seq}`, event_id: 'e', conversation_id: 'c', target, text, edits_key: null, ...extra };
+  return {
+    idempotency_key: `run-${seq}:m0:p0`,
+    account: accountName,
+    platform,
+    op: 'send',
+    run_id: `run-${seq}`,
+    event_id: 'e',
+    conversation_id: 'c',
+    target,
+    text,
+    edits_key: null,
+    ...extra,
+  };
 }
 
 async function settled(c: Ctx, ids: number[], timeoutMs = 20_000): Promise<OutboxRecord[]> {
@@ -64,7 +76,12 @@ describe('outbox worker', () => {
     const [row] = await settled(c, [id!]);
     expect(row).toMatchObject({ status: 'delivered', attempts: 3, platform_message_id: '1' });
     expect(tg.sent).toHaveLength(1);
-    expect(tg.sent[0]!.body).toEqual({ chat_id: 42, text: 'hello', message_thread_id: 3, reply_parameters: { message_id: 7, allow_sending_without_reply: true } });
+    expect(tg.sent[0]!.body).toEqual({
+      chat_id: 42,
+      text: 'hello',
+      message_thread_id: 3,
+      reply_parameters: { message_id: 7, allow_sending_without_reply: true },
+    });
     // The waits the platform asked for were kept: each request came at least retry_after after the one before.
     const times = tg.requests.map((r) => r.at);
     expect(times).toHaveLength(3);
@@ -121,7 +138,12 @@ describe('outbox worker', () => {
     const [id] = send(c, [d]);
     const [row] = await settled(c, [id!]);
     expect(row).toMatchObject({ status: 'delivered', attempts: 2 });
-    expect(dc.sent[0]!.body).toMatchObject({ content: 'a'.repeat(10), enforce_nonce: true, message_reference: { message_id: '456', fail_if_not_exists: false }, allowed_mentions: { parse: [] } });
+    expect(dc.sent[0]!.body).toMatchObject({
+      content: 'a'.repeat(10),
+      enforce_nonce: true,
+      message_reference: { message_id: '456', fail_if_not_exists: false },
+      allowed_mentions: { parse: [] },
+    });
     const nonce = dc.sent[0]!.body.nonce;
     expect(typeof nonce === 'string' && nonce.length <= 25).toBe(true);
     // The same row sent again (as after a crash mid-request) carries the same nonce: no second message.
@@ -137,7 +159,10 @@ describe('outbox worker', () => {
     const lark = await fakeLark('cli_a', 'sec');
     const c = await setup([account({ name: 'lk', platform: 'lark', token_env: 'LARK', app_id: 'cli_a', api_base: lark.url })], { LARK: 'sec' }, [lark]);
     lark.misbehave({ kind: '429', retryAfterS: 0.2 });
-    const ids = send(c, [draft('lk', 'lark', { chat_id: 'oc_1', message_id: 'om_9', thread_id: 'omt_1' }, 'reply'), draft('lk', 'lark', { chat_id: 'oc_1' }, 'to chat')]);
+    const ids = send(c, [
+      draft('lk', 'lark', { chat_id: 'oc_1', message_id: 'om_9', thread_id: 'omt_1' }, 'reply'),
+      draft('lk', 'lark', { chat_id: 'oc_1' }, 'to chat'),
+    ]);
     const rows = await settled(c, ids);
     expect(rows.map((r) => r.status)).toEqual(['delivered', 'delivered']);
     // The reply waited out its 429, so the chat message went first.
@@ -160,14 +185,27 @@ describe('outbox worker', () => {
   it('OneBot: send_msg with reply and text segments and the access token; a wrong token is not retried', async () => {
     const ob = await fakeOneBot('acc');
     const c = await setup(
-      [account({ name: 'qq', platform: 'onebot', token_env: 'OB', api_base: ob.url }), account({ name: 'qq2', platform: 'onebot', token_env: 'OB2', api_base: ob.url })],
+      [
+        account({ name: 'qq', platform: 'onebot', token_env: 'OB', api_base: ob.url }),
+        account({ name: 'qq2', platform: 'onebot', token_env: 'OB2', api_base: ob.url }),
+      ],
       { OB: 'acc', OB2: 'wrong' },
       [ob],
     );
-    const ids = send(c, [draft('qq', 'onebot', { message_type: 'group', group_id: 5, message_id: 77 }, '[CQ:at,qq=all] hi'), draft('qq2', 'onebot', { message_type: 'private', user_id: 6 }, 'x')]);
+    const ids = send(c, [
+      draft('qq', 'onebot', { message_type: 'group', group_id: 5, message_id: 77 }, '[CQ:at,qq=all] hi'),
+      draft('qq2', 'onebot', { message_type: 'private', user_id: 6 }, 'x'),
+    ]);
     const rows = await settled(c, ids);
     expect(rows[0]).toMatchObject({ status: 'delivered', platform_message_id: '1000' });
-    expect(ob.sent[0]!.body).toEqual({ message_type: 'group', group_id: 5, message: [{ type: 'reply', data: { id: '77' } }, { type: 'text', data: { text: '[CQ:at,qq=all] hi' } }] });
+    expect(ob.sent[0]!.body).toEqual({
+      message_type: 'group',
+      group_id: 5,
+      message: [
+        { type: 'reply', data: { id: '77' } },
+        { type: 'text', data: { text: '[CQ:at,qq=all] hi' } },
+      ],
+    });
     expect(rows[1]).toMatchObject({ status: 'failed', attempts: 1, error: { code: 'http_403' } });
   });
 
@@ -195,7 +233,12 @@ describe('outbox worker', () => {
     expect(b!.id).toBe(a!.id);
     const [claimed] = c.stores.delivery.claimDue({ pid: 999_999_999, host: os.hostname() }, Date.now() / 1000, 10);
     expect(claimed?.status).toBe('sending');
-    const worker = new OutboxWorker({ store: c.stores.delivery, accounts: () => [account({ name: 'tg', platform: 'telegram', token_env: 'TG', api_base: tg.url })], env: { TG: 't' }, warn: (m) => c.warnings.push(m) });
+    const worker = new OutboxWorker({
+      store: c.stores.delivery,
+      accounts: () => [account({ name: 'tg', platform: 'telegram', token_env: 'TG', api_base: tg.url })],
+      env: { TG: 't' },
+      warn: (m) => c.warnings.push(m),
+    });
     c.worker = worker;
     worker.start();
     const [row] = await settled(c, [a!.id]);

@@ -64,7 +64,10 @@ describe('StandbyLauncher', () => {
 
     await until(() => launcher.standbyCount() === 1, 'the next standby');
     await writeFile(path.join(dir, 'main.js'), 'export default {{ broken');
-    await expect(launcher.start(spec, async () => null)).rejects.toMatchObject({ code: 'runner.start_failed', message: expect.stringContaining('SyntaxError') });
+    await expect(launcher.start(spec, async () => null)).rejects.toMatchObject({
+      code: 'runner.start_failed',
+      message: expect.stringContaining('SyntaxError'),
+    });
     await until(() => launcher.standbyCount() === 1, 'a standby after the failure');
     const standbyGroups = [...spawned];
     await launcher.close();
@@ -72,15 +75,21 @@ describe('StandbyLauncher', () => {
     expect(groupGone(standbyGroups.at(-1) ?? -1) || (await waitGroupGone(standbyGroups.at(-1) ?? -1))).toBe(true);
   });
 
-  it.skipIf(!HAS_PYTHON)(withReason('starts command plugins directly, without a standby', !HAS_PYTHON && 'python3 is missing, and the command plugin fixture (python-echo) runs on it'), async () => {
-    plugins = await createTempPlugins(['python-echo']);
-    const launcher = new StandbyLauncher(createPluginLauncher({ bootstrapPath: LAZY_BOOTSTRAP, onSpawn: (c) => c.pgid !== null && spawned.push(c.pgid) }));
-    const spec = { identity: 'acme/python-echo', dir: plugins.dir('python-echo'), execution: { command: ['python3', 'main.py'] }, env: {} };
-    const conn = await launcher.start(spec, async () => null);
-    opened.push(conn);
-    // The direct path records no standby start and schedules no standby.
-    expect(launcher.lastStart).toBeNull();
-    expect(launcher.standbyCount()).toBe(0);
-    await launcher.close();
-  });
+  it.skipIf(!HAS_PYTHON)(
+    withReason(
+      'starts command plugins directly, without a standby',
+      !HAS_PYTHON && 'python3 is missing, and the command plugin fixture (python-echo) runs on it',
+    ),
+    async () => {
+      plugins = await createTempPlugins(['python-echo']);
+      const launcher = new StandbyLauncher(createPluginLauncher({ bootstrapPath: LAZY_BOOTSTRAP, onSpawn: (c) => c.pgid !== null && spawned.push(c.pgid) }));
+      const spec = { identity: 'acme/python-echo', dir: plugins.dir('python-echo'), execution: { command: ['python3', 'main.py'] }, env: {} };
+      const conn = await launcher.start(spec, async () => null);
+      opened.push(conn);
+      // The direct path records no standby start and schedules no standby.
+      expect(launcher.lastStart).toBeNull();
+      expect(launcher.standbyCount()).toBe(0);
+      await launcher.close();
+    },
+  );
 });

@@ -41,7 +41,11 @@ async function configFileOf(c: DispatchCase, i: number): Promise<string | undefi
   return file;
 }
 
-const picked = (o: Pick<RunOutcome, 'binding_id' | 'runner_id' | 'reply'>): Picked => ({ binding_id: o.binding_id, runner_id: o.runner_id, reply: o.reply ?? '' });
+const picked = (o: Pick<RunOutcome, 'binding_id' | 'runner_id' | 'reply'>): Picked => ({
+  binding_id: o.binding_id,
+  runner_id: o.runner_id,
+  reply: o.reply ?? '',
+});
 
 function expectPick(got: Picked, c: DispatchCase): void {
   if ('error' in c.expected) {
@@ -82,12 +86,23 @@ describe('dispatch table: lbot run', () => {
 describe('dispatch table: lbot serve', () => {
   let serve: ServeHandle;
   beforeAll(async () => {
-    serve = await startServe({ dataDir, pluginsDir: plugins.pluginsDir, configFile: openConfigFile(dataDir, {}), port: 0, env: { LBOT_API_TOKEN: TOKEN }, warn: () => undefined });
+    serve = await startServe({
+      dataDir,
+      pluginsDir: plugins.pluginsDir,
+      configFile: openConfigFile(dataDir, {}),
+      port: 0,
+      env: { LBOT_API_TOKEN: TOKEN },
+      warn: () => undefined,
+    });
   });
   afterAll(() => serve.close());
 
   const post = async (route: string, body: unknown) => {
-    const res = await fetch(`${serve.url}${route}`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${serve.url}${route}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     return { status: res.status, json: (await res.json()) as Record<string, unknown> };
   };
 
@@ -108,7 +123,9 @@ describe('dispatch table: lbot serve', () => {
     it(c.name, async () => {
       const event: unknown = JSON.parse(await readFile(path.join(FIXTURE_EVENTS, c.event), 'utf8'));
       // A named runner goes to POST /v1/runs; an event alone is routed by POST /v1/events.
-      const res = c.runner ? await post('/v1/runs', { event, runner_id: c.runner, ...(c.runnerConfig ? { config: c.runnerConfig } : {}) }) : await post('/v1/events', event);
+      const res = c.runner
+        ? await post('/v1/runs', { event, runner_id: c.runner, ...(c.runnerConfig ? { config: c.runnerConfig } : {}) })
+        : await post('/v1/events', event);
       if (res.status >= 400) return expectPick({ error: String((res.json.error as { code: string }).code) }, c);
       const ids = c.runner ? [String(res.json.run_id)] : (res.json.run_ids as string[]);
       expect(ids).toHaveLength(1);
@@ -131,7 +148,18 @@ describe('dispatch table: lbot dev', () => {
     if ('error' in c.expected) continue;
     it(c.name, async () => {
       // The runner and config are options of the session: one session per named runner.
-      const session = c.runner ? await startDev({ dataDir, dir: plugins.pluginsDir, configFile: openConfigFile(dataDir, {}), port: 0, watch: false, runner: c.runner, runnerConfigFile: await configFileOf(c, i), warn: () => undefined }) : dev;
+      const session = c.runner
+        ? await startDev({
+            dataDir,
+            dir: plugins.pluginsDir,
+            configFile: openConfigFile(dataDir, {}),
+            port: 0,
+            watch: false,
+            runner: c.runner,
+            runnerConfigFile: await configFileOf(c, i),
+            warn: () => undefined,
+          })
+        : dev;
       const seen: RunOutcome[] = [];
       const off = session.bus.subscribe((e) => e.type === 'run.ended' && seen.push(e.outcome));
       try {

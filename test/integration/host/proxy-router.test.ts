@@ -51,8 +51,18 @@ afterEach(async () => {
 });
 
 /** Registers a live run of plugin `acme/<plugin>` in conversation `conversation`. */
-function start(run_id: string, plugin: string, opts: { conversation?: string | null; deadline_at?: number | null; permissions?: Record<string, unknown> } = {}): RunSession {
-  const d = { ...descriptor({ permissions: opts.permissions ?? { history: ['page'], events: ['get'], artifacts: ['metadata'], models: ['invoke'], storage: ['plugin'] } }), id: `plugin:acme/${plugin}/default`, plugin_name: plugin };
+function start(
+  run_id: string,
+  plugin: string,
+  opts: { conversation?: string | null; deadline_at?: number | null; permissions?: Record<string, unknown> } = {},
+): RunSession {
+  const d = {
+    ...descriptor({
+      permissions: opts.permissions ?? { history: ['page'], events: ['get'], artifacts: ['metadata'], models: ['invoke'], storage: ['plugin'] },
+    }),
+    id: `plugin:acme/${plugin}/default`,
+    plugin_name: plugin,
+  };
   const b = binding({ runner_id: d.id, resource_policy: { allowed_model_uuids: ['m-fake'] } });
   const event = envelope({ event_id: `ev-${run_id}`, conversation_id: opts.conversation === undefined ? 'c1' : opts.conversation });
   const resources = buildResources(d, b, {}, { models, knowledgeBases: [], tools: [] }, () => {});
@@ -67,13 +77,31 @@ function start(run_id: string, plugin: string, opts: { conversation?: string | n
     permissions: d.permissions,
     state_policy: b.state_policy,
     scope_keys: buildScopeKeys(d.id, b.binding_id, event),
-    state_columns: { runner_id: d.id, binding_identity: b.binding_id, bot_id: null, workspace_id: null, conversation_id: event.conversation_id, thread_id: null, actor_type: 'user', actor_id: 'u1', subject_type: null, subject_id: null },
+    state_columns: {
+      runner_id: d.id,
+      binding_identity: b.binding_id,
+      bot_id: null,
+      workspace_id: null,
+      conversation_id: event.conversation_id,
+      thread_id: null,
+      actor_type: 'user',
+      actor_id: 'u1',
+      subject_type: null,
+      subject_id: null,
+    },
     deadline_at: opts.deadline_at ?? null,
     started_at: nowMs / 1000,
     last_activity_at: nowMs / 1000,
     authorized: authorizedIds(resources),
   };
-  stores.runs.create({ run_id, runner_id: d.id, binding_id: b.binding_id, event_id: event.event_id, conversation_id: event.conversation_id, started_at: nowMs / 1000 });
+  stores.runs.create({
+    run_id,
+    runner_id: d.id,
+    binding_id: b.binding_id,
+    event_id: event.event_id,
+    conversation_id: event.conversation_id,
+    started_at: nowMs / 1000,
+  });
   sessions.register(session);
   return session;
 }
@@ -102,7 +130,9 @@ describe('proxy router', () => {
     const err = await refusal(call('b', 'history.page', { run_id: 'run-a' }));
     expect([err.code, err.reason]).toEqual(['unauthorized', 'identity_mismatch']);
     expect(audit('run-a')).toEqual([]);
-    expect(audit('run-b')).toEqual([expect.objectContaining({ action: 'history.page', decision: 'denied', code: 'unauthorized', caller_plugin: 'acme/b', as_run_id: 'run-a' })]);
+    expect(audit('run-b')).toEqual([
+      expect.objectContaining({ action: 'history.page', decision: 'denied', code: 'unauthorized', caller_plugin: 'acme/b', as_run_id: 'run-a' }),
+    ]);
     // run A is unaffected
     expect(await call('a', 'history.page', { run_id: 'run-a' })).toMatchObject({ items: [] });
   });
@@ -121,7 +151,9 @@ describe('proxy router', () => {
     await refusal(call('b', 'state.get', { run_id: 'run-c', scope: 'conversation', key: 'k' }));
     expect(audit('run-c')).toEqual([]);
     // ... it is audited without a run, under the caller's plugin identity
-    expect(stores.runs.unattributedCalls({ caller_plugin: 'acme/b' })).toEqual([expect.objectContaining({ action: 'state.get', decision: 'denied', code: 'unauthorized', as_run_id: 'run-c' })]);
+    expect(stores.runs.unattributedCalls({ caller_plugin: 'acme/b' })).toEqual([
+      expect.objectContaining({ action: 'state.get', decision: 'denied', code: 'unauthorized', as_run_id: 'run-c' }),
+    ]);
   });
 
   it('audits unknown methods and calls no run can be named for (foreign or unknown run ids, no live run)', async () => {
@@ -141,14 +173,29 @@ describe('proxy router', () => {
     start('run-a', 'a');
     const failing = new ProxyRouter({
       sessions,
-      env: { stores, models: createModelProvider(models), toolsFor: () => undefined, knowledgeBases: [], retrieve: async () => [], clock, limits: { stateValueBytes: 262_144, storageValueBytes: 1024 }, warn: () => {} },
+      env: {
+        stores,
+        models: createModelProvider(models),
+        toolsFor: () => undefined,
+        knowledgeBases: [],
+        retrieve: async () => [],
+        clock,
+        limits: { stateValueBytes: 262_144, storageValueBytes: 1024 },
+        warn: () => {},
+      },
       audit: () => Promise.reject(new Error('disk full')),
       auditUnattributed: () => {
         throw new Error('disk full');
       },
       runnerOf: () => null,
     });
-    const c = (plugin: string, params: Record<string, unknown>): ProxyCall => ({ caller_plugin: plugin, method: 'history.page', params, signal: new AbortController().signal, notify: () => {} });
+    const c = (plugin: string, params: Record<string, unknown>): ProxyCall => ({
+      caller_plugin: plugin,
+      method: 'history.page',
+      params,
+      signal: new AbortController().signal,
+      notify: () => {},
+    });
     for (const p of [failing.handle(c('acme/a', { run_id: 'run-a' })), failing.handle(c('acme/z', { run_id: 'x' }))]) {
       const err = await refusal(p);
       expect([err.code, err.reason]).toEqual(['runtime_error', 'audit_failed']);
@@ -174,7 +221,9 @@ describe('proxy router', () => {
     expect((await refusal(call('a', 'history.page', { run_id: 'run-a' }))).reason).toBe('permission_denied');
     expect((await refusal(call('a', 'models.invoke', { run_id: 'run-a', model_id: 'm-other', messages: [] }))).reason).toBe('resource_not_authorized');
     expect((await refusal(call('a', 'storage.get', { run_id: 'run-a', area: 'workspace', key: 'k' }))).reason).toBe('resource_not_authorized');
-    expect(await call('a', 'models.invoke', { run_id: 'run-a', model_id: 'm-fake', messages: [{ role: 'user', content: 'hi' }] })).toMatchObject({ message: { content: 'FAKE_PONG' } });
+    expect(await call('a', 'models.invoke', { run_id: 'run-a', model_id: 'm-fake', messages: [{ role: 'user', content: 'hi' }] })).toMatchObject({
+      message: { content: 'FAKE_PONG' },
+    });
     const calls = audit('run-a');
     expect(calls).toHaveLength(6);
     expect(calls.at(-1)).toMatchObject({ action: 'models.invoke', resource: 'm-fake', decision: 'allowed', code: null });

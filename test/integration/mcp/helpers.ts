@@ -25,7 +25,11 @@ export function stdioRecord(name: string, command: string[], env: Record<string,
  * A session for `record`, closed when the test ends; every server process it spawned must be gone
  * afterwards (its whole process group). Returns the session and the pids of the groups it started.
  */
-export function openSession(record: McpServerRecord, over: Partial<SessionOptions> = {}, dataDir = mkdtempSync(path.join(tmpdir(), 'lbot-mcp-'))): { session: McpSession; groups: number[]; logs: string[] } {
+export function openSession(
+  record: McpServerRecord,
+  over: Partial<SessionOptions> = {},
+  dataDir = mkdtempSync(path.join(tmpdir(), 'lbot-mcp-')),
+): { session: McpSession; groups: number[]; logs: string[] } {
   const groups: number[] = [];
   const base: McpConnector = record.transport === 'stdio' ? connectHostStdio : remoteConnector(dataDir);
   const connector: McpConnector = async (r, o) => {

@@ -74,10 +74,15 @@ describe('hostile servers', () => {
   });
 
   it(`a listing over ${MAX_TOOLS_PER_SERVER} tools across pages keeps the first ${MAX_TOOLS_PER_SERVER} with one warning`, async () => {
-    const { session, logs } = openSession(stdioRecord('lots', ['node', fixture('many-tools.js')], { TOOL_COUNT: String(MAX_TOOLS_PER_SERVER + 50), PAGE_SIZE: '999', BIG_INDEX: '-1' }));
+    const { session, logs } = openSession(
+      stdioRecord('lots', ['node', fixture('many-tools.js')], { TOOL_COUNT: String(MAX_TOOLS_PER_SERVER + 50), PAGE_SIZE: '999', BIG_INDEX: '-1' }),
+    );
     await session.start();
     expect(session.runtimeInfo()).toMatchObject({ status: 'connected', tool_count: MAX_TOOLS_PER_SERVER });
-    expect(logs.filter((m) => m.includes(`lists more than ${MAX_TOOLS_PER_SERVER} tools`)), logs.join("\n")).toHaveLength(1);
+    expect(
+      logs.filter((m) => m.includes(`lists more than ${MAX_TOOLS_PER_SERVER} tools`)),
+      logs.join('\n'),
+    ).toHaveLength(1);
     expect(await session.callTool('tool_00000', { text: 'a' }, { timeoutMs: 5000 })).toEqual([{ type: 'text', text: 'tool_00000:a' }]);
   });
 
@@ -89,7 +94,10 @@ describe('hostile servers', () => {
     const kept = session.tools.length;
     expect(kept).toBeGreaterThan(100);
     expect(kept).toBeLessThan(200);
-    const bytes = session.tools.reduce((n, t) => n + Buffer.byteLength(t.name) + Buffer.byteLength(t.description) + Buffer.byteLength(JSON.stringify(t.inputSchema)), 0);
+    const bytes = session.tools.reduce(
+      (n, t) => n + Buffer.byteLength(t.name) + Buffer.byteLength(t.description) + Buffer.byteLength(JSON.stringify(t.inputSchema)),
+      0,
+    );
     expect(bytes).toBeLessThanOrEqual(MAX_LISTING_BYTES);
     expect(logs.filter((m) => m.includes(`exceeds ${MAX_LISTING_BYTES} bytes`))).toHaveLength(1);
   });

@@ -46,7 +46,9 @@ describe('server-everything', () => {
 
   it('Streamable HTTP transport, with a static header', async () => {
     const port = await everythingOverHttp('streamableHttp');
-    const { session } = openSession(McpServerRecordSchema.parse({ name: 'ev-http', transport: 'http', url: `http://127.0.0.1:${port}/mcp`, headers: { 'X-Api-Key': 'k-123456' } }));
+    const { session } = openSession(
+      McpServerRecordSchema.parse({ name: 'ev-http', transport: 'http', url: `http://127.0.0.1:${port}/mcp`, headers: { 'X-Api-Key': 'k-123456' } }),
+    );
     await session.start();
     expect(session.status).toBe('connected');
     expect(await session.callTool('get-sum', { a: 2, b: 3 }, { timeoutMs: 10_000 })).toEqual([{ type: 'text', text: expect.stringContaining('5') }]);
@@ -54,7 +56,9 @@ describe('server-everything', () => {
 
   it('an HTTP server that is not there fails in mcp_init and is retried', async () => {
     const port = await freePort();
-    const { session } = openSession(McpServerRecordSchema.parse({ name: 'gone', transport: 'http', url: `http://127.0.0.1:${port}/mcp` }), { retryDelaysMs: [50] });
+    const { session } = openSession(McpServerRecordSchema.parse({ name: 'gone', transport: 'http', url: `http://127.0.0.1:${port}/mcp` }), {
+      retryDelaysMs: [50],
+    });
     await session.start();
     expect(session.runtimeInfo()).toMatchObject({ status: 'error', error_phase: 'mcp_init', retry_count: 2 });
   });
@@ -65,7 +69,11 @@ describe('server-memory and server-filesystem', () => {
     const dir = await tempDir();
     const { session } = openSession(stdioRecord('memory', ['node', MEMORY], { MEMORY_FILE_PATH: path.join(dir, 'memory.jsonl') }));
     await session.start();
-    await session.callTool('create_entities', { entities: [{ name: 'lbot', entityType: 'project', observations: ['hosts agent runners'] }] }, { timeoutMs: 10_000 });
+    await session.callTool(
+      'create_entities',
+      { entities: [{ name: 'lbot', entityType: 'project', observations: ['hosts agent runners'] }] },
+      { timeoutMs: 10_000 },
+    );
     const graph = await session.callTool('read_graph', {}, { timeoutMs: 10_000 });
     expect(JSON.stringify(graph)).toContain('hosts agent runners');
     expect(await readFile(path.join(dir, 'memory.jsonl'), 'utf8')).toContain('lbot');

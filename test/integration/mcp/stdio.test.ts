@@ -51,7 +51,9 @@ describe('F-MCP fixtures over stdio', () => {
   });
 
   it('die-after: runtime error after connecting, then a reconnect (AC-156)', async () => {
-    const { session, groups } = openSession(stdioRecord('dies', ['node', fixture('die-after.js')], { DIE_AFTER_MS: '700' }), { retryDelaysMs: [300, 300, 300] });
+    const { session, groups } = openSession(stdioRecord('dies', ['node', fixture('die-after.js')], { DIE_AFTER_MS: '700' }), {
+      retryDelaysMs: [300, 300, 300],
+    });
     await session.start();
     expect(session.status).toBe('connected');
     await expect.poll(() => session.runtimeInfo().error_phase, { timeout: 10_000, interval: 20 }).toBe('runtime');
@@ -91,7 +93,10 @@ describe('F-MCP fixtures over stdio', () => {
     expect(await call('resource_blob')).toEqual([{ type: 'text', text: 'blob text' }]);
     expect(await call('audio')).toEqual([{ type: 'text', text: '[audio content: audio/wav]' }]);
     expect(await call('resource_link')).toEqual([{ type: 'text', text: '[resource_link content: file:///linked.txt]' }]);
-    expect(await call('structured')).toEqual([{ type: 'text', text: '{"answer":42}' }, { type: 'structured_content', structured_content: { answer: 42 } }]);
+    expect(await call('structured')).toEqual([
+      { type: 'text', text: '{"answer":42}' },
+      { type: 'structured_content', structured_content: { answer: 42 } },
+    ]);
     expect(await call('empty')).toEqual([{ type: 'text', text: '' }]);
     expect((await call('mixed')).map((c) => c.type)).toEqual(['text', 'image_base64']);
     await expect(call('error')).rejects.toMatchObject({ failure: 'tool_error', message: 'first problem\nsecond problem' });

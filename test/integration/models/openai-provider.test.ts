@@ -17,10 +17,21 @@ afterEach(async () => {
   servers = [];
 });
 
-async function setup(script: FakeScriptInput, model: Record<string, unknown> = {}): Promise<{ server: FakeServer; provider: ModelProvider; config: ModelConfig }> {
+async function setup(
+  script: FakeScriptInput,
+  model: Record<string, unknown> = {},
+): Promise<{ server: FakeServer; provider: ModelProvider; config: ModelConfig }> {
   const server = await startFakeModelServer(FakeScriptSchema.parse({ api_key: KEY, models: ['gpt-4o-mini'], ...script }));
   servers.push(server);
-  const config = ModelConfigSchema.parse({ id: 'm1', provider: 'openai', base_url: server.openaiBaseUrl, model: 'gpt-4o-mini', api_key: KEY, max_retries: 2, ...model });
+  const config = ModelConfigSchema.parse({
+    id: 'm1',
+    provider: 'openai',
+    base_url: server.openaiBaseUrl,
+    model: 'gpt-4o-mini',
+    api_key: KEY,
+    max_retries: 2,
+    ...model,
+  });
   return { server, provider: createModelProvider([config]), config };
 }
 
@@ -30,7 +41,15 @@ const TOOLS = [
 ];
 
 function call(over: Partial<ModelCall> = {}): ModelCall {
-  return { model_id: 'm1', messages: [{ role: 'user', content: 'hello there' }], tools: [], extra_args: {}, deadline_at: null, signal: new AbortController().signal, ...over };
+  return {
+    model_id: 'm1',
+    messages: [{ role: 'user', content: 'hello there' }],
+    tools: [],
+    extra_args: {},
+    deadline_at: null,
+    signal: new AbortController().signal,
+    ...over,
+  };
 }
 
 describe('openai provider against the fake server', () => {
@@ -45,7 +64,9 @@ describe('openai provider against the fake server', () => {
   });
 
   it('invokes with tools: OpenAI tool specs go up, tool calls with ids come back, tool results answer them', async () => {
-    const { server, provider } = await setup({ steps: [{ tool_calls: [{ id: 'call_w', name: 'get_weather', arguments: { city: 'Paris' } }] }, { content: 'It is sunny in Paris.' }] });
+    const { server, provider } = await setup({
+      steps: [{ tool_calls: [{ id: 'call_w', name: 'get_weather', arguments: { city: 'Paris' } }] }, { content: 'It is sunny in Paris.' }],
+    });
     const first = await provider.invoke(call({ tools: TOOLS }));
     expect(first.finish_reason).toBe('tool_calls');
     expect(first.message.tool_calls).toEqual([{ id: 'call_w', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }]);
@@ -63,7 +84,15 @@ describe('openai provider against the fake server', () => {
   it('the fake refuses what the real API refuses: a tool call left unanswered, lbot-shaped tools', async () => {
     const { server, provider } = await setup({ steps: [] });
     const unanswered = await refusal(
-      provider.invoke(call({ messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_time', arguments: '{}' } }] }, { role: 'user', content: 'y' }] })),
+      provider.invoke(
+        call({
+          messages: [
+            { role: 'user', content: 'x' },
+            { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_time', arguments: '{}' } }] },
+            { role: 'user', content: 'y' },
+          ],
+        }),
+      ),
     );
     expect(unanswered.extra).toMatchObject({ status: 400 });
     expect(unanswered.message).toContain('c1');
@@ -88,7 +117,18 @@ describe('openai provider against the fake server', () => {
 
   it('a streamed tool call split across chunks arrives whole (two calls, accumulated by index)', async () => {
     const args = { city: 'San Francisco, CA', unit: 'celsius', days: [1, 2, 3] };
-    const { server, provider } = await setup({ chunk_size: 2, steps: [{ content: 'Checking.', tool_calls: [{ id: 'call_a', name: 'get_weather', arguments: args }, { id: 'call_b', name: 'get_time', arguments: { tz: 'PST' } }] }] });
+    const { server, provider } = await setup({
+      chunk_size: 2,
+      steps: [
+        {
+          content: 'Checking.',
+          tool_calls: [
+            { id: 'call_a', name: 'get_weather', arguments: args },
+            { id: 'call_b', name: 'get_time', arguments: { tz: 'PST' } },
+          ],
+        },
+      ],
+    });
     const reply = await provider.stream(call({ tools: TOOLS }), () => {});
     expect(server.requests[0]?.stream).toBe(true);
     expect(reply.finish_reason).toBe('tool_calls');
@@ -109,7 +149,11 @@ describe('openai provider against the fake server', () => {
     const { server, provider } = await setup({ steps: [{ fault: { status: 500 }, times: 5 }] }, { max_retries: 1 });
     const err = await refusal(provider.invoke(call()));
     expect(server.requests).toHaveLength(2);
-    expect(err.toWire()).toMatchObject({ code: 'runtime_error', retryable: true, details: { reason: 'downstream_error', status: 500, host: new URL(server.url).host } });
+    expect(err.toWire()).toMatchObject({
+      code: 'runtime_error',
+      retryable: true,
+      details: { reason: 'downstream_error', status: 500, host: new URL(server.url).host },
+    });
   });
 
   it('a malformed chunk gives a clear, non-retryable error', async () => {
@@ -169,7 +213,10 @@ describe('openai provider against the fake server', () => {
   });
 
   it('remove_think strips reasoning blocks (configured, and overridden per call)', async () => {
-    const { provider } = await setup({ steps: [{ content: '<think>step 1, step 2</think>The answer is 4.' }, { content: '<think>x</think>kept' }] }, { remove_think: true });
+    const { provider } = await setup(
+      { steps: [{ content: '<think>step 1, step 2</think>The answer is 4.' }, { content: '<think>x</think>kept' }] },
+      { remove_think: true },
+    );
     expect((await provider.invoke(call())).message.content).toBe('The answer is 4.');
     expect((await provider.invoke(call({ remove_think: false }))).message.content).toBe('<think>x</think>kept');
   });
@@ -182,7 +229,9 @@ describe('openai provider against the fake server', () => {
         s.close(() => resolve(typeof addr === 'object' && addr ? addr.port : 0));
       });
     });
-    const refused = createModelProvider([ModelConfigSchema.parse({ id: 'm1', provider: 'openai', base_url: `http://127.0.0.1:${closed}/v1`, model: 'x', api_key: KEY, max_retries: 0 })]);
+    const refused = createModelProvider([
+      ModelConfigSchema.parse({ id: 'm1', provider: 'openai', base_url: `http://127.0.0.1:${closed}/v1`, model: 'x', api_key: KEY, max_retries: 0 }),
+    ]);
     const conn = await refusal(refused.invoke(call()));
     expect(conn.message).toContain(`ECONNREFUSED 127.0.0.1:${closed}`);
     expect(conn.retryable).toBe(true);
@@ -212,17 +261,29 @@ describe('openai provider against the fake server', () => {
     expect(emb.embeddings).toHaveLength(3);
     expect(emb.embeddings[0]).toEqual(emb.embeddings[2]);
     expect(emb.embeddings[0]).not.toEqual(emb.embeddings[1]);
-    const ranked = await provider.rerank({ model_id: 'm1', query: 'red apple', documents: ['a blue sky', 'a red apple', 'red car'], top_n: 2, deadline_at: null, signal: new AbortController().signal });
+    const ranked = await provider.rerank({
+      model_id: 'm1',
+      query: 'red apple',
+      documents: ['a blue sky', 'a red apple', 'red car'],
+      top_n: 2,
+      deadline_at: null,
+      signal: new AbortController().signal,
+    });
     expect(ranked[0]).toEqual({ index: 1, relevance_score: 1 });
     expect(ranked).toHaveLength(2);
-    expect(server.requests.at(-1)).toMatchObject({ path: '/v1/rerank', body: { model: 'gpt-4o-mini', query: 'red apple', documents: ['a blue sky', 'a red apple', 'red car'], top_n: 2 } });
+    expect(server.requests.at(-1)).toMatchObject({
+      path: '/v1/rerank',
+      body: { model: 'gpt-4o-mini', query: 'red apple', documents: ['a blue sky', 'a red apple', 'red car'], top_n: 2 },
+    });
   });
 
   it('counts tokens with the real tokenizer of a known model, and refuses an unknown tokenizer', async () => {
     const { provider } = await setup({});
     const counted = await provider.countTokens({ model_id: 'm1', messages: [], text: 'hello world', tools: [] });
     expect(counted).toEqual({ tokens: 2, context_window: 128000, tokenizer: 'o200k_base' });
-    const unknown = createModelProvider([ModelConfigSchema.parse({ id: 'local', provider: 'openai', base_url: 'http://127.0.0.1:1/v1', model: 'llama3.1:8b' })]);
+    const unknown = createModelProvider([
+      ModelConfigSchema.parse({ id: 'local', provider: 'openai', base_url: 'http://127.0.0.1:1/v1', model: 'llama3.1:8b' }),
+    ]);
     const err = await refusal(unknown.countTokens({ model_id: 'local', messages: [{ role: 'user', content: 'hi' }], tools: [] }));
     expect(err.toWire()).toMatchObject({ code: 'not_found', details: { reason: 'tokenizer_not_found' } });
   });

@@ -45,7 +45,10 @@ const noApi: ProxyCallHandler = async (call) => {
   throw new ApiError('unauthorized', `no API in this test (${call.method})`, 'permission_denied');
 };
 
-async function start(name: string, opts: { execution?: Execution; env?: Record<string, string>; api?: ProxyCallHandler; launcher?: PluginLauncherOptions } = {}): Promise<PluginConnection> {
+async function start(
+  name: string,
+  opts: { execution?: Execution; env?: Record<string, string>; api?: ProxyCallHandler; launcher?: PluginLauncherOptions } = {},
+): Promise<PluginConnection> {
   const launcher = createPluginLauncher({
     onWarning: (w) => warnings.push(w),
     onSpawn: (c) => started.push(c),
@@ -134,8 +137,15 @@ describe('plugin launcher', () => {
 
   it('multiplexes concurrent runs on one process by run_id', async () => {
     const conn = await start('scripted');
-    const slow = runParams([{ sleep_ms: 200 }, { emit: { type: 'message.completed', data: { message: { role: 'assistant', content: 'slow' } } } }, { emit: { type: 'run.completed', data: {} } }]);
-    const fast = runParams([{ emit: { type: 'message.completed', data: { message: { role: 'assistant', content: 'fast' } } } }, { emit: { type: 'run.completed', data: {} } }]);
+    const slow = runParams([
+      { sleep_ms: 200 },
+      { emit: { type: 'message.completed', data: { message: { role: 'assistant', content: 'slow' } } } },
+      { emit: { type: 'run.completed', data: {} } },
+    ]);
+    const fast = runParams([
+      { emit: { type: 'message.completed', data: { message: { role: 'assistant', content: 'fast' } } } },
+      { emit: { type: 'run.completed', data: {} } },
+    ]);
     const slowResults: unknown[] = [];
     const fastResults: unknown[] = [];
     const order: string[] = [];
@@ -162,7 +172,18 @@ describe('plugin launcher', () => {
     expect(env.FROM_BINDING).toBe('yes');
     expect(env.LANG).toBe('C.UTF-8');
     expect(env.LBOT_PROCESS_FAMILY).toMatch(/^[0-9a-f]{24}$/);
-    const allowed = new Set(['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR', 'LBOT_PROTOCOL_VERSION', 'LBOT_PLUGIN_IDENTITY', 'LBOT_PROCESS_FAMILY', 'FROM_BINDING']);
+    const allowed = new Set([
+      'PATH',
+      'HOME',
+      'LANG',
+      'LC_ALL',
+      'TZ',
+      'TMPDIR',
+      'LBOT_PROTOCOL_VERSION',
+      'LBOT_PLUGIN_IDENTITY',
+      'LBOT_PROCESS_FAMILY',
+      'FROM_BINDING',
+    ]);
     expect(Object.keys(env).filter((k) => !allowed.has(k))).toEqual([]);
   });
 
@@ -185,7 +206,10 @@ describe('plugin launcher', () => {
     expect(status).toBe('completed');
     const outcomes: unknown[] = results.slice(0, 3).map((r) => JSON.parse(messageText(r)));
     expect(outcomes[0]).toEqual({ ok: true, result: { value: 'blue' } });
-    expect(outcomes[1]).toEqual({ ok: false, error: { code: 'unauthorized', message: 'state is disabled for this binding', retryable: false, details: { reason: 'state_disabled' } } });
+    expect(outcomes[1]).toEqual({
+      ok: false,
+      error: { code: 'unauthorized', message: 'state is disabled for this binding', retryable: false, details: { reason: 'state_disabled' } },
+    });
     expect(outcomes[2]).toMatchObject({ ok: false, error: { code: 'runtime_error', message: 'database is on fire', details: { reason: 'downstream_error' } } });
     expect(calls.map((c) => c.caller_plugin)).toEqual(['acme/scripted', 'acme/scripted', 'acme/scripted']);
     expect(calls[0]?.params.caller_plugin_identity).toBeUndefined();
@@ -212,8 +236,16 @@ describe('plugin launcher', () => {
   it('drops a result for an unknown run with a warning naming it and fails nothing (AC-082)', async () => {
     const conn = await start('scripted');
     const stray = randomUUID();
-    const line = JSON.stringify({ jsonrpc: '2.0', method: 'run/result', params: { run_id: stray, result: { type: 'message.completed', data: { message: { role: 'assistant', content: 'stray' } } } } });
-    const { results, status } = await runScript(conn, [{ emit_raw: line }, { emit: { type: 'message.completed', data: { message: { role: 'assistant', content: 'x' } } } }, { emit: { type: 'run.completed', data: {} } }]);
+    const line = JSON.stringify({
+      jsonrpc: '2.0',
+      method: 'run/result',
+      params: { run_id: stray, result: { type: 'message.completed', data: { message: { role: 'assistant', content: 'stray' } } } },
+    });
+    const { results, status } = await runScript(conn, [
+      { emit_raw: line },
+      { emit: { type: 'message.completed', data: { message: { role: 'assistant', content: 'x' } } } },
+      { emit: { type: 'run.completed', data: {} } },
+    ]);
     expect(status).toBe('completed');
     expect(results.map(messageText)[0]).toBe('x');
     expect(warnings.some((w) => w.run_id === stray && w.message.includes(stray))).toBe(true);

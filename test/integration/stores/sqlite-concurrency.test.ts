@@ -45,12 +45,21 @@ describe('two writer processes on one data dir', () => {
         const items: TranscriptItem[] = [];
         let after: number | null = 0;
         for (;;) {
-          const page: TranscriptPage = stores.transcript.page({ conversation_id: c, after_seq: after, limit: 100, direction: 'forward', include_artifacts: false });
+          const page: TranscriptPage = stores.transcript.page({
+            conversation_id: c,
+            after_seq: after,
+            limit: 100,
+            direction: 'forward',
+            include_artifacts: false,
+          });
           items.push(...page.items);
           if (!page.has_more) break;
           after = page.next_seq;
         }
-        seqs.set(c, items.map((i) => i.seq ?? 0));
+        seqs.set(
+          c,
+          items.map((i) => i.seq ?? 0),
+        );
         expect(items.map((i) => i.content)).toEqual(Array.from({ length: COUNT }, (_, i) => `${c} says number ${i} token${c}x${i}`));
         expect(stores.transcript.search({ conversation_id: c, query: `TOKEN${c}X${COUNT - 1}`, top_k: 5 })).toHaveLength(1);
         const run = stores.runs.get(`run-${c}`);

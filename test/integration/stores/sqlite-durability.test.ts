@@ -22,7 +22,9 @@ describe('durability', () => {
     await new Promise<void>((resolve, reject) => {
       child.once('exit', () => reject(new Error('the writer exited before it was killed')));
       child.stdout?.on('data', (chunk: Buffer | string) => {
-        seen += String(chunk).split('\n').filter((l) => l.startsWith('k')).length;
+        seen += String(chunk)
+          .split('\n')
+          .filter((l) => l.startsWith('k')).length;
         if (seen >= 300) {
           child.kill('SIGKILL');
           resolve();

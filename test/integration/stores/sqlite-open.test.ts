@@ -108,12 +108,15 @@ describe('openSqliteStores', () => {
 
   const ro = unwritableDir();
   if (ro === null) console.warn('skipping the read-only data dir test: running as root and no read-only directory (/sys) is available');
-  it.skipIf(ro === null)(withReason('AC-201: a read-only data dir fails at open, naming the path', ro === null && 'running as root and no read-only directory (/sys) is available'), () => {
-    const dir = ro ?? '';
-    const err = expectLbotError(() => openSqliteStores(dir), 'store.unavailable');
-    expect(err.message.startsWith(`${dir}: `)).toBe(true);
-    expect(err.message).toMatch(/not writable/);
-  });
+  it.skipIf(ro === null)(
+    withReason('AC-201: a read-only data dir fails at open, naming the path', ro === null && 'running as root and no read-only directory (/sys) is available'),
+    () => {
+      const dir = ro ?? '';
+      const err = expectLbotError(() => openSqliteStores(dir), 'store.unavailable');
+      expect(err.message.startsWith(`${dir}: `)).toBe(true);
+      expect(err.message).toMatch(/not writable/);
+    },
+  );
 
   it('AC-201: a read-only lbot.db fails at open, not at the first write', async () => {
     const dir = freshDir();

@@ -47,7 +47,8 @@ describe('state scope keys on SQLite', () => {
     const db = new Database(file);
     for (const m of MIGRATIONS) if (m.version <= 2) db.exec(m.sql);
     db.pragma('user_version = 2');
-    const insert = db.prepare(`INSERT INTO agent_runner_state (runner_id, binding_identity, scope, scope_key, state_key, value_json, conversation_id, thread_id, created_at, updated_at)
+    const insert =
+      db.prepare(`INSERT INTO agent_runner_state (runner_id, binding_identity, scope, scope_key, state_key, value_json, conversation_id, thread_id, created_at, updated_at)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 0)`);
     // Written by a run: the identity columns rebuild the old key exactly.
     insert.run(RUNNER_ID, 'b1', 'conversation', `conversation:${RUNNER_ID}:b1:onebot:group:1`, 'k', '"group"', 'onebot:group:1', null);

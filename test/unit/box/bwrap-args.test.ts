@@ -47,7 +47,11 @@ describe('holder argv', () => {
   });
 
   it('as root, binds the staged sources as root then drops privileges before bwrap', () => {
-    const a = buildHolderArgv(plan({ stage: { uid: 65534, gid: 65534, binds: [{ source: '/data/skills/x', target: '/s/stage/0' }] } }), '/usr/bin/unshare', '/usr/bin/setpriv');
+    const a = buildHolderArgv(
+      plan({ stage: { uid: 65534, gid: 65534, binds: [{ source: '/data/skills/x', target: '/s/stage/0' }] } }),
+      '/usr/bin/unshare',
+      '/usr/bin/setpriv',
+    );
     expect(a.slice(0, 5)).toEqual(['/usr/bin/unshare', '--mount', '--propagation', 'private', '--']);
     expect(a).toContain('/data/skills/x');
     const script = a[7] ?? '';
@@ -67,7 +71,8 @@ describe('holder argv', () => {
 
   it('owns user, pid, ipc and uts namespaces, hardens, and keeps no host env', () => {
     const a = buildHolderArgv(plan());
-    for (const f of ['--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--new-session', '--disable-userns', '--clearenv']) expect(a).toContain(f);
+    for (const f of ['--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--new-session', '--disable-userns', '--clearenv'])
+      expect(a).toContain(f);
     expect(buildHolderArgv(plan({ disableUserns: false }))).not.toContain('--disable-userns');
   });
 
@@ -137,7 +142,12 @@ describe('exec argv and script', () => {
   });
 
   it('gates on fd 3, applies rlimits, enters the workdir, then runs the command', () => {
-    const s = buildExecScript({ workdir: "/workspace/it's", cmd: 'echo hi', limits: { fileBytes: 512 * 1024, openFiles: 256, dataMb: 64, processes: { count: 32, flag: '-p' } }, gate: true });
+    const s = buildExecScript({
+      workdir: "/workspace/it's",
+      cmd: 'echo hi',
+      limits: { fileBytes: 512 * 1024, openFiles: 256, dataMb: 64, processes: { count: 32, flag: '-p' } },
+      gate: true,
+    });
     const lines = s.split('\n');
     expect(lines[0]).toBe('read -r _ <&3 || exit 125; exec 3<&-');
     expect(lines[1]).toBe('ulimit -f 1024 && ulimit -n 256 && ulimit -d 65536 && ulimit -p 32 || exit 125');

@@ -4,9 +4,20 @@ import { buildExecArgs, buildListArgs, buildRunArgs, containerName, wrapForConta
 import { buildSpec } from '../../../src/core/box/spec.js';
 import { getProfile } from '../../../src/core/box/profiles.js';
 
-const spec = (req: Record<string, unknown> = {}) => buildSpec({ session_id: 'Sess 1', cmd: 'true', image: 'alpine:3', ...req }, { profile: getProfile('default') });
+const spec = (req: Record<string, unknown> = {}) =>
+  buildSpec({ session_id: 'Sess 1', cmd: 'true', image: 'alpine:3', ...req }, { profile: getProfile('default') });
 const run = (req: Record<string, unknown> = {}) =>
-  buildRunArgs({ cli: 'docker', name: 'lbot-box-x-1', spec: spec(req), instanceId: 'inst', owner: 'own', workspaceDir: '/ws', user: '1000:1000', storageQuota: false, nodeBinary: null });
+  buildRunArgs({
+    cli: 'docker',
+    name: 'lbot-box-x-1',
+    spec: spec(req),
+    instanceId: 'inst',
+    owner: 'own',
+    workspaceDir: '/ws',
+    user: '1000:1000',
+    storageQuota: false,
+    nodeBinary: null,
+  });
 
 describe('container backend args', () => {
   it('builds run -d with labels, limits, hardening, the image and the idle keeper', () => {
@@ -31,14 +42,30 @@ describe('container backend args', () => {
   });
 
   it('mounts the host path and extra mounts, skipping mode none', () => {
-    const a = run({ host_path: '/h', host_path_mode: 'ro', extra_mounts: [{ host_path: '/e', mount_path: '/mnt/e', mode: 'rw' }, { host_path: '/n', mount_path: '/mnt/n', mode: 'none' }] }).join(' ');
+    const a = run({
+      host_path: '/h',
+      host_path_mode: 'ro',
+      extra_mounts: [
+        { host_path: '/e', mount_path: '/mnt/e', mode: 'rw' },
+        { host_path: '/n', mount_path: '/mnt/n', mode: 'none' },
+      ],
+    }).join(' ');
     expect(a).toContain('-v /h:/workspace:ro');
     expect(a).toContain('-v /e:/mnt/e:rw');
     expect(a).not.toContain('/mnt/n');
   });
 
   it('passes env with -e and wraps the command with the quoted workdir', () => {
-    expect(buildExecArgs('podman', 'c1', { A: '1' }, wrapForContainer('/w x', 'ls'))).toEqual(['podman', 'exec', '-e', 'A=1', 'c1', 'sh', '-c', "mkdir -p '/w x' && cd '/w x' && ls"]);
+    expect(buildExecArgs('podman', 'c1', { A: '1' }, wrapForContainer('/w x', 'ls'))).toEqual([
+      'podman',
+      'exec',
+      '-e',
+      'A=1',
+      'c1',
+      'sh',
+      '-c',
+      "mkdir -p '/w x' && cd '/w x' && ls",
+    ]);
     expect(buildExecArgs('docker', 'c1', {}, 'x', true)).toContain('-i');
   });
 

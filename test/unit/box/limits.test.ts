@@ -61,7 +61,11 @@ describe('limits probe: cgroup v2', () => {
     const t = delegatedTree(root);
     const h = host(root, { selfCgroup: `0::${USER_SCOPE}\n`, canWrite: t.canWrite });
     const probe = probeLimits('cgroup', h);
-    expect(probe).toMatchObject({ usable: true, plan: { mode: 'cgroup2', parent: t.appSlice, base: path.join(t.appSlice, 'lbot-box'), delegated: true }, warning: null });
+    expect(probe).toMatchObject({
+      usable: true,
+      plan: { mode: 'cgroup2', parent: t.appSlice, base: path.join(t.appSlice, 'lbot-box'), delegated: true },
+      warning: null,
+    });
     if (!probe.usable) throw new Error('unreachable');
     expect(probe.reason).toContain('delegated subtree');
     // The controllers were handed down to the new base.
@@ -142,14 +146,29 @@ describe('limits probe: cgroup v1', () => {
     const root = tempRoot();
     v1Tree(root);
     const probe = probeLimits('cgroup', host(root, { selfCgroup: self }));
-    expect(probe).toMatchObject({ usable: true, plan: { mode: 'cgroup1', memory: path.join(root, 'memory', 'lbot-box'), pids: path.join(root, 'pids', 'lbot-box'), cpu: path.join(root, 'cpu', 'lbot-box') } });
+    expect(probe).toMatchObject({
+      usable: true,
+      plan: {
+        mode: 'cgroup1',
+        memory: path.join(root, 'memory', 'lbot-box'),
+        pids: path.join(root, 'pids', 'lbot-box'),
+        cpu: path.join(root, 'cpu', 'lbot-box'),
+      },
+    });
   });
 
   it("uses this process's own writable cgroups when the roots are not writable", () => {
     const root = tempRoot();
     v1Tree(root);
     const found = findCgroupTree(host(root, { selfCgroup: self, canWrite: (p) => p.includes('process_api') }));
-    expect(found).toEqual({ plan: { mode: 'cgroup1', memory: path.join(root, 'memory/process_api/job/lbot-box'), pids: path.join(root, 'pids/process_api/job/lbot-box'), cpu: path.join(root, 'cpu/process_api/job/lbot-box') } });
+    expect(found).toEqual({
+      plan: {
+        mode: 'cgroup1',
+        memory: path.join(root, 'memory/process_api/job/lbot-box'),
+        pids: path.join(root, 'pids/process_api/job/lbot-box'),
+        cpu: path.join(root, 'cpu/process_api/job/lbot-box'),
+      },
+    });
   });
 
   it('names the hierarchies that are not writable', () => {
@@ -207,8 +226,12 @@ describe('joinCgroup', () => {
   it('creating a session cgroup in a tree that refuses it is box.unavailable', () => {
     const root = tempRoot();
     writeFileSync(path.join(root, 'lbot-box'), 'not a directory');
-    expect(() => createSessionCgroup({ mode: 'cgroup1', memory: path.join(root, 'lbot-box'), pids: path.join(root, 'lbot-box'), cpu: null }, 'k', { cpus: 1, memory_mb: 64, pids_limit: 8 })).toThrow(
-      expect.objectContaining({ code: 'box.unavailable' }),
-    );
+    expect(() =>
+      createSessionCgroup({ mode: 'cgroup1', memory: path.join(root, 'lbot-box'), pids: path.join(root, 'lbot-box'), cpu: null }, 'k', {
+        cpus: 1,
+        memory_mb: 64,
+        pids_limit: 8,
+      }),
+    ).toThrow(expect.objectContaining({ code: 'box.unavailable' }));
   });
 });

@@ -4,7 +4,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LbotError } from '../../../src/core/errors.js';
-import { assertNoSymlinkOnPath, createMountPolicy, deniedReason, validateHostDir, validateMountPath, validateSpecMounts } from '../../../src/core/box/mounts.js';
+import {
+  assertNoSymlinkOnPath,
+  createMountPolicy,
+  deniedReason,
+  validateHostDir,
+  validateMountPath,
+  validateSpecMounts,
+} from '../../../src/core/box/mounts.js';
 import { buildSpec } from '../../../src/core/box/spec.js';
 import { getProfile } from '../../../src/core/box/profiles.js';
 
@@ -118,7 +125,10 @@ describe('mount policy', () => {
     mkdirSync(path.join(skills, 'hello'), { recursive: true });
     const policy = createMountPolicy([], { skillsRoot: skills });
     const spec = (host: string) =>
-      buildSpec({ session_id: 's', cmd: 'true', extra_mounts: [{ host_path: host, mount_path: '/workspace/.skills/hello', mode: 'rw' }] }, { profile: getProfile('default') });
+      buildSpec(
+        { session_id: 's', cmd: 'true', extra_mounts: [{ host_path: host, mount_path: '/workspace/.skills/hello', mode: 'rw' }] },
+        { profile: getProfile('default') },
+      );
     expect(validateSpecMounts(spec(path.join(skills, 'hello')), policy).extra_mounts[0]?.mode).toBe('ro');
     expect(code(() => validateSpecMounts(spec(root), policy)).code).toBe('box.mount_denied');
   });

@@ -13,7 +13,16 @@ describe('box profiles', () => {
 
   it('applies profile defaults when the request omits a field', () => {
     const s = spec({});
-    expect(s).toMatchObject({ network: 'off', timeout_sec: 30, cpus: 1, memory_mb: 512, pids_limit: 128, read_only_rootfs: true, workspace_quota_mb: 0, host_path_mode: 'rw' });
+    expect(s).toMatchObject({
+      network: 'off',
+      timeout_sec: 30,
+      cpus: 1,
+      memory_mb: 512,
+      pids_limit: 128,
+      read_only_rootfs: true,
+      workspace_quota_mb: 0,
+      host_path_mode: 'rw',
+    });
   });
 
   it('lets the request override unlocked fields', () => {

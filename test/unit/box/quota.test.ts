@@ -3,7 +3,15 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { fileSizeLimitBytes, measureUsage, quotaExceeded, quotaFilesystemBytes, quotaLimitBytes, QUOTA_MARGIN_BYTES, MAX_FILE_BYTES } from '../../../src/core/box/quota.js';
+import {
+  fileSizeLimitBytes,
+  measureUsage,
+  quotaExceeded,
+  quotaFilesystemBytes,
+  quotaLimitBytes,
+  QUOTA_MARGIN_BYTES,
+  MAX_FILE_BYTES,
+} from '../../../src/core/box/quota.js';
 
 describe('quota', () => {
   it('sums apparent sizes recursively and counts a symlink by its own size (AC-106)', async () => {

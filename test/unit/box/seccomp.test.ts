@@ -58,7 +58,9 @@ describe.each(['x64', 'arm64'] as SeccompArch[])('seccomp filter (%s)', (arch) =
   });
 
   it('names what it refuses', () => {
-    expect(deniedSyscallNames(arch)).toEqual(expect.arrayContaining(['unshare', 'mount', 'keyctl', 'bpf', 'ptrace', 'userfaultfd', 'perf_event_open', 'io_uring_setup', 'init_module']));
+    expect(deniedSyscallNames(arch)).toEqual(
+      expect.arrayContaining(['unshare', 'mount', 'keyctl', 'bpf', 'ptrace', 'userfaultfd', 'perf_event_open', 'io_uring_setup', 'init_module']),
+    );
   });
 });
 

@@ -46,7 +46,10 @@ describe('buildSpec', () => {
     const s = build({}, { ...defaults, workspace_quota_mb: 32, image: 'alpine:3' });
     expect(s.workspace_quota_mb).toBe(32);
     expect(s.image).toBe('alpine:3');
-    expect(build({ workspace_quota_mb: 5, image: 'x' }, { ...defaults, workspace_quota_mb: 32, image: 'alpine:3' })).toMatchObject({ workspace_quota_mb: 5, image: 'x' });
+    expect(build({ workspace_quota_mb: 5, image: 'x' }, { ...defaults, workspace_quota_mb: 32, image: 'alpine:3' })).toMatchObject({
+      workspace_quota_mb: 5,
+      image: 'x',
+    });
   });
 
   it('mounts the shared workspace when configured and none is requested', () => {
@@ -54,7 +57,14 @@ describe('buildSpec', () => {
   });
 
   it('refuses duplicate extra mount paths and one equal to the primary mount', () => {
-    expect(() => build({ extra_mounts: [{ host_path: '/a', mount_path: '/m' }, { host_path: '/b', mount_path: '/m' }] })).toThrow(/used twice/);
+    expect(() =>
+      build({
+        extra_mounts: [
+          { host_path: '/a', mount_path: '/m' },
+          { host_path: '/b', mount_path: '/m' },
+        ],
+      }),
+    ).toThrow(/used twice/);
     expect(() => build({ extra_mounts: [{ host_path: '/a', mount_path: '/workspace' }] })).toThrow(/used twice/);
   });
 
@@ -82,13 +92,25 @@ describe('compatibility (box.md §5.3)', () => {
   it('matches an identical spec and ignores cmd, workdir, timeout and env', () => {
     expect(firstDifference(info, { ...spec, cmd: 'other', workdir: '/workspace/x', timeout_sec: 5, env: { A: 'b' } })).toBeNull();
   });
-  it.each(['network', 'image', 'host_path', 'host_path_mode', 'mount_path', 'persistent', 'cpus', 'memory_mb', 'pids_limit', 'read_only_rootfs', 'workspace_quota_mb'] as const)(
-    'reports a different %s',
-    (field) => {
-      const changed = { ...spec, [field]: typeof spec[field] === 'number' ? Number(spec[field]) + 1 : typeof spec[field] === 'boolean' ? !spec[field] : `${String(spec[field])}x` };
-      expect(firstDifference(info, changed)?.field).toBe(field);
-    },
-  );
+  it.each([
+    'network',
+    'image',
+    'host_path',
+    'host_path_mode',
+    'mount_path',
+    'persistent',
+    'cpus',
+    'memory_mb',
+    'pids_limit',
+    'read_only_rootfs',
+    'workspace_quota_mb',
+  ] as const)('reports a different %s', (field) => {
+    const changed = {
+      ...spec,
+      [field]: typeof spec[field] === 'number' ? Number(spec[field]) + 1 : typeof spec[field] === 'boolean' ? !spec[field] : `${String(spec[field])}x`,
+    };
+    expect(firstDifference(info, changed)?.field).toBe(field);
+  });
   it('compares extra mounts regardless of order', () => {
     const a = { host_path: '/a', mount_path: '/ma', mode: 'ro' as const };
     const b = { host_path: '/b', mount_path: '/mb', mode: 'ro' as const };

@@ -6,7 +6,11 @@ import { stableJson, stableValue } from '../../../src/core/cassette/normalize.js
 import { compareRuns } from '../../../src/core/cassette/results.js';
 import { CassetteSchema, type TapeAnswer, type TapeRun } from '../../../src/core/cassette/schema.js';
 
-const answer = (request: unknown, result: unknown, kind: TapeAnswer['kind'] = 'models.invoke'): TapeAnswer => ({ kind, request, outcome: { ok: true, result } });
+const answer = (request: unknown, result: unknown, kind: TapeAnswer['kind'] = 'models.invoke'): TapeAnswer => ({
+  kind,
+  request,
+  outcome: { ok: true, result },
+});
 
 const tapeRun = (reply: string): TapeRun => ({
   event_id: 'ev-1',
@@ -14,7 +18,13 @@ const tapeRun = (reply: string): TapeRun => ({
   runner_id: 'plugin:acme/scripted/default',
   calls: [],
   answers: [],
-  results: { status: 'completed', error: null, reply, delivered: [{ type: 'message.completed', message: { role: 'assistant', content: reply } }], observed: [] },
+  results: {
+    status: 'completed',
+    error: null,
+    reply,
+    delivered: [{ type: 'message.completed', message: { role: 'assistant', content: reply } }],
+    observed: [],
+  },
 });
 
 describe('stable values', () => {
@@ -45,7 +55,10 @@ describe('lineDiff', () => {
 
 describe('AnswerDeck', () => {
   it('serves equal requests in order, each answer once, ignoring key order and run ids', () => {
-    const deck = new AnswerDeck([answer({ model_id: 'm', messages: [{ role: 'user', content: 'a' }] }, 'first'), answer({ model_id: 'm', messages: [{ role: 'user', content: 'a' }] }, 'second')]);
+    const deck = new AnswerDeck([
+      answer({ model_id: 'm', messages: [{ role: 'user', content: 'a' }] }, 'first'),
+      answer({ model_id: 'm', messages: [{ role: 'user', content: 'a' }] }, 'second'),
+    ]);
     const one = deck.take('models.invoke', { messages: [{ content: 'a', role: 'user' }], model_id: 'm', run_id: 'r-1' });
     const two = deck.take('models.invoke', { model_id: 'm', messages: [{ role: 'user', content: 'a' }] });
     expect(one.ok && one.answer.outcome).toEqual({ ok: true, result: 'first' });
@@ -85,14 +98,22 @@ describe('compareRuns', () => {
   });
 
   it('names runs missing on either side', () => {
-    expect(compareRuns([tapeRun('a'), tapeRun('b')], [tapeRun('a').results])).toEqual(['run 2 (event ev-1): recorded, but it did not run this time (an earlier run failed or the event file changed)']);
+    expect(compareRuns([tapeRun('a'), tapeRun('b')], [tapeRun('a').results])).toEqual([
+      'run 2 (event ev-1): recorded, but it did not run this time (an earlier run failed or the event file changed)',
+    ]);
     expect(compareRuns([], [tapeRun('a').results])).toEqual(['run 1: not in the cassette (it holds 0 run(s))']);
   });
 });
 
 describe('CassetteSchema', () => {
   it('accepts a cassette and refuses another version', () => {
-    const cassette = { lbot_cassette: 1, recorded_at: 'now', lbot_version: '0.1.0', models: [{ id: 'm-fake', provider: 'fake', model_type: 'llm' }], runs: [tapeRun('x')] };
+    const cassette = {
+      lbot_cassette: 1,
+      recorded_at: 'now',
+      lbot_version: '0.1.0',
+      models: [{ id: 'm-fake', provider: 'fake', model_type: 'llm' }],
+      runs: [tapeRun('x')],
+    };
     expect(CassetteSchema.safeParse(cassette).success).toBe(true);
     expect(CassetteSchema.safeParse({ ...cassette, lbot_cassette: 2 }).success).toBe(false);
   });

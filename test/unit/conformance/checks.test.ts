@@ -6,7 +6,16 @@ import type { Evidence, ProbeName, ProbeRun } from '../../../src/core/conformanc
 import { buildReport, renderJunit, renderText } from '../../../src/core/conformance/report.js';
 
 const RUNNER = 'plugin:acme/echo/default';
-const caps = { streaming: false, tool_calling: false, knowledge_retrieval: false, multimodal_input: false, event_context: true, platform_api: false, interrupt: false, stateful_session: false };
+const caps = {
+  streaming: false,
+  tool_calling: false,
+  knowledge_retrieval: false,
+  multimodal_input: false,
+  event_context: true,
+  platform_api: false,
+  interrupt: false,
+  stateful_session: false,
+};
 
 function run(probe: ProbeName, over: Partial<ProbeRun> = {}): ProbeRun {
   const run_id = `run-${probe}`;
@@ -36,7 +45,13 @@ const PROBES: ProbeName[] = ['message', 'message_no_stream', 'join', 'friend', '
 
 function evidence(over: Partial<Evidence> = {}, runs: ProbeRun[] = PROBES.map((p) => run(p))): Evidence {
   return {
-    files: { dir: '/p/echo', manifestError: null, componentWarnings: [], identity: 'acme/echo', runners: [{ id: RUNNER, runner_name: 'default', capabilities: caps }] },
+    files: {
+      dir: '/p/echo',
+      manifestError: null,
+      componentWarnings: [],
+      identity: 'acme/echo',
+      runners: [{ id: RUNNER, runner_name: 'default', capabilities: caps }],
+    },
     handshake: { ok: true, ms: 120 },
     probesBlocked: null,
     runs,
@@ -48,14 +63,28 @@ function evidence(over: Partial<Evidence> = {}, runs: ProbeRun[] = PROBES.map((p
 
 const failing = (results: CheckResult[]) => results.filter((c) => c.status === 'fail').map((c) => c.id);
 const statusOf = (results: CheckResult[], id: string) => results.find((c) => c.id === id)?.status;
-const withRuns = (edit: (r: ProbeRun) => ProbeRun) => evidence({}, PROBES.map((p) => edit(run(p))));
+const withRuns = (edit: (r: ProbeRun) => ProbeRun) =>
+  evidence(
+    {},
+    PROBES.map((p) => edit(run(p))),
+  );
 
 describe('conformance checks', () => {
   it('a well-behaved runner passes every check that applies', () => {
     const results = runChecks(evidence());
     expect(results.map((c) => c.id)).toEqual(CHECKS.map((c) => c.id));
     expect(failing(results)).toEqual([]);
-    for (const id of ['manifest.valid', 'runner.id_format', 'initialize.handshake', 'run.terminal_result', 'stdout.protocol_only', 'cancel.honoured', 'deadline.honoured', 'api.authorized', 'api.own_run_id']) {
+    for (const id of [
+      'manifest.valid',
+      'runner.id_format',
+      'initialize.handshake',
+      'run.terminal_result',
+      'stdout.protocol_only',
+      'cancel.honoured',
+      'deadline.honoured',
+      'api.authorized',
+      'api.own_run_id',
+    ]) {
       expect(statusOf(results, id), id).toBe('pass');
     }
     expect(statusOf(results, 'streaming.consistent')).toBe('n/a');
@@ -69,7 +98,10 @@ describe('conformance checks', () => {
   });
 
   it('a corrupted channel fails stdout.protocol_only and blocks what it cut short', () => {
-    const channel = { code: 'runner.protocol_error', message: 'plugin acme/echo broke the protocol: the plugin wrote a line that is not JSON; the line starts with "debug"' };
+    const channel = {
+      code: 'runner.protocol_error',
+      message: 'plugin acme/echo broke the protocol: the plugin wrote a line that is not JSON; the line starts with "debug"',
+    };
     const r = runChecks(withRuns((x) => ({ ...x, status: 'failed', error: channel, channel, results: [] })));
     expect(failing(r)).toEqual(['stdout.protocol_only']);
     expect(statusOf(r, 'run.terminal_result')).toBe('blocked');
@@ -103,14 +135,25 @@ describe('conformance checks', () => {
     const delta = (content: string) => ({ type: 'message.delta', raw: { type: 'message.delta', data: { chunk: { role: 'assistant', content } } } });
     const r1 = runChecks(withRuns((x) => (x.probe === 'message' ? { ...x, results: [delta('pi'), delta('ping'), ...x.results] } : x)));
     expect(failing(r1)).toEqual(['results.declared']);
-    const streaming = evidence({ files: { ...evidence().files, runners: [{ id: RUNNER, runner_name: 'default', capabilities: { ...caps, streaming: true } }] } }, PROBES.map((p) => (p === 'message' ? { ...run(p), results: [delta('hel'), delta('lo'), ...run(p).results] } : run(p))));
+    const streaming = evidence(
+      { files: { ...evidence().files, runners: [{ id: RUNNER, runner_name: 'default', capabilities: { ...caps, streaming: true } }] } },
+      PROBES.map((p) => (p === 'message' ? { ...run(p), results: [delta('hel'), delta('lo'), ...run(p).results] } : run(p))),
+    );
     const r2 = runChecks(streaming);
     expect(failing(r2)).toEqual(['streaming.consistent']);
     expect(r2.find((c) => c.id === 'streaming.consistent')?.evidence).toContain('cumulative');
   });
 
   it('splits refused API calls into own-run and foreign-run findings', () => {
-    const call = (as_run_id: string, code: string) => ({ at: 1, action: 'state.get', resource: 'conversation:topic', decision: 'denied' as const, code, caller_plugin: 'acme/echo', as_run_id });
+    const call = (as_run_id: string, code: string) => ({
+      at: 1,
+      action: 'state.get',
+      resource: 'conversation:topic',
+      decision: 'denied' as const,
+      code,
+      caller_plugin: 'acme/echo',
+      as_run_id,
+    });
     const foreign = runChecks(withRuns((x) => ({ ...x, api: [call('someone-else', 'unauthorized')] })));
     expect(failing(foreign)).toEqual(['api.own_run_id']);
     const unauthorized = runChecks(withRuns((x) => ({ ...x, api: [call(x.run_id ?? '', 'unauthorized')] })));
@@ -118,14 +161,23 @@ describe('conformance checks', () => {
   });
 
   it('a failed handshake fails initialize.handshake and blocks every run check', () => {
-    const r = runChecks(evidence({ handshake: { ok: false, code: 'runner.start_failed', message: 'did not answer initialize within 2000 ms' }, runs: [], shutdown: null }));
+    const r = runChecks(
+      evidence({ handshake: { ok: false, code: 'runner.start_failed', message: 'did not answer initialize within 2000 ms' }, runs: [], shutdown: null }),
+    );
     expect(failing(r)).toEqual(['initialize.handshake']);
     expect(statusOf(r, 'run.terminal_result')).toBe('blocked');
     expect(statusOf(r, 'shutdown.idle')).toBe('blocked');
   });
 
   it('an invalid manifest fails manifest.valid and blocks the rest', () => {
-    const r = runChecks(evidence({ files: { dir: '/p/x', manifestError: 'manifest.yaml is not valid YAML: bad indentation', componentWarnings: [], identity: null, runners: [] }, handshake: null, runs: [], shutdown: null }));
+    const r = runChecks(
+      evidence({
+        files: { dir: '/p/x', manifestError: 'manifest.yaml is not valid YAML: bad indentation', componentWarnings: [], identity: null, runners: [] },
+        handshake: null,
+        runs: [],
+        shutdown: null,
+      }),
+    );
     expect(failing(r)).toEqual(['manifest.valid']);
     expect(statusOf(r, 'components.valid')).toBe('blocked');
   });

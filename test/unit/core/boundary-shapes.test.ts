@@ -38,9 +38,23 @@ describe('zod issues', () => {
 
 describe('result-stream lines', () => {
   it('wraps delivered payloads under data, marks observed notices, and summarizes with retryable', () => {
-    expect(deliveredLine({ type: 'message.delta', run_id: 'r', chunk: { role: 'assistant', content: 'he' } })).toEqual({ type: 'message.delta', run_id: 'r', data: { chunk: { role: 'assistant', content: 'he' } } });
-    expect(deliveredLine({ type: 'message.completed', run_id: 'r', message: { role: 'assistant', content: 'hi' } })).toEqual({ type: 'message.completed', run_id: 'r', data: { message: { role: 'assistant', content: 'hi' } } });
-    expect(observedLine('r', { type: 'action.requested', data: { action: 'kick' }, executed: false })).toEqual({ type: 'action.requested', run_id: 'r', data: { action: 'kick' }, observed: true, executed: false });
+    expect(deliveredLine({ type: 'message.delta', run_id: 'r', chunk: { role: 'assistant', content: 'he' } })).toEqual({
+      type: 'message.delta',
+      run_id: 'r',
+      data: { chunk: { role: 'assistant', content: 'he' } },
+    });
+    expect(deliveredLine({ type: 'message.completed', run_id: 'r', message: { role: 'assistant', content: 'hi' } })).toEqual({
+      type: 'message.completed',
+      run_id: 'r',
+      data: { message: { role: 'assistant', content: 'hi' } },
+    });
+    expect(observedLine('r', { type: 'action.requested', data: { action: 'kick' }, executed: false })).toEqual({
+      type: 'action.requested',
+      run_id: 'r',
+      data: { action: 'kick' },
+      observed: true,
+      executed: false,
+    });
     expect(observedLine('r', { type: 'state.updated', data: {} })).not.toHaveProperty('executed');
     const error = { code: 'rate_limited', message: 'busy', retryable: true, details: {} };
     const line = summaryLine({ run_id: 'r', runner_id: 'x', binding_id: 'b', event_id: 'e', status: 'failed', error });

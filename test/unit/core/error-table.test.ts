@@ -46,6 +46,9 @@ describe('error table', () => {
     expect(httpError(new LbotError('runner.not_authorized', 'no')).status).toBe(403);
     expect(httpError(new LbotError('run.not_in_flight', 'done')).status).toBe(409);
     expect(httpError(new LbotError('store.unavailable', 'gone')).status).toBe(503);
-    expect(httpError(new Error('boom'))).toEqual({ status: 500, body: { ok: false, error: { code: 'internal', message: 'boom', retryable: false, details: {} } } });
+    expect(httpError(new Error('boom'))).toEqual({
+      status: 500,
+      body: { ok: false, error: { code: 'internal', message: 'boom', retryable: false, details: {} } },
+    });
   });
 });

@@ -44,7 +44,10 @@ describe('replyRoute', () => {
     expect(route?.target).toHaveProperty('chat_id');
   });
   it('takes the smaller of the platform and binding limits; streaming and replies follow the binding', () => {
-    expect(replyRoute(telegramEvent('telegram:tg'), binding({ max_message_size: 100, enable_streaming: false }), [tg])).toMatchObject({ limit: 100, stream: false });
+    expect(replyRoute(telegramEvent('telegram:tg'), binding({ max_message_size: 100, enable_streaming: false }), [tg])).toMatchObject({
+      limit: 100,
+      stream: false,
+    });
     expect(replyRoute(telegramEvent('telegram:tg'), binding({ enable_reply: false }), [tg])).toBeNull();
   });
   it('an event of another bot, or of no bot with two candidate accounts, gets no reply', () => {

@@ -21,19 +21,41 @@ function requestFor(platform: DeliveryPlatform, gateway: 'telegram' | 'slack' | 
   const route = replyRoute(event, binding, [account]);
   if (!route) throw new Error(`${file}: no reply route`);
   const [draft] = new RunReplies(route, { run_id: 'r1', event }).completed({ role: 'assistant', content: text });
-  const item: OutboxRecord = { ...draft!, id: 1, status: 'sending', attempts: 1, next_attempt_at: 0, owner: null, platform_message_id: null, edits_message_id: null, error: null, created_at: 0, updated_at: 0 };
+  const item: OutboxRecord = {
+    ...draft!,
+    id: 1,
+    status: 'sending',
+    attempts: 1,
+    next_attempt_at: 0,
+    owner: null,
+    platform_message_id: null,
+    edits_message_id: null,
+    error: null,
+    created_at: 0,
+    updated_at: 0,
+  };
   const req = SENDERS[platform].request({ base: 'http://api.test', token: 'TOKEN', item });
   return { req, body: JSON.parse(req.body) as Record<string, unknown>, event };
 }
 
-const answer = (status: number, json: unknown, headers: Record<string, string> = {}): PlatformAnswer => ({ status, json, text: JSON.stringify(json), header: (n) => headers[n.toLowerCase()] ?? null });
+const answer = (status: number, json: unknown, headers: Record<string, string> = {}): PlatformAnswer => ({
+  status,
+  json,
+  text: JSON.stringify(json),
+  header: (n) => headers[n.toLowerCase()] ?? null,
+});
 
 describe('reply requests from real platform payloads', () => {
   it('Telegram: sendMessage to the chat, replying to the message, in its forum topic', () => {
     const { req, body, event } = requestFor('telegram', 'telegram', 'telegram/message_topic.nutgram.json');
     expect(req.url).toBe('http://api.test/botTOKEN/sendMessage');
     const target = event.delivery.reply_target!;
-    expect(body).toEqual({ chat_id: Number(target.chat_id), text: 'the answer', message_thread_id: Number(target.message_thread_id), reply_parameters: { message_id: Number(target.message_id), allow_sending_without_reply: true } });
+    expect(body).toEqual({
+      chat_id: Number(target.chat_id),
+      text: 'the answer',
+      message_thread_id: Number(target.message_thread_id),
+      reply_parameters: { message_id: Number(target.message_id), allow_sending_without_reply: true },
+    });
   });
   it('Slack: chat.postMessage to the channel with the bot token', () => {
     const { req, body, event } = requestFor('slack', 'slack', 'slack/event_callback.message.channels.slack-docs.json');
@@ -57,23 +79,48 @@ describe('reply requests from real platform payloads', () => {
     const { req, body, event } = requestFor('onebot', 'onebot', 'onebot11/group_message.nonebot.json', '[CQ:at,qq=all]');
     expect(req.url).toBe('http://api.test/send_msg');
     const t = event.delivery.reply_target!;
-    expect(body).toEqual({ message_type: 'group', group_id: Number(t.group_id), message: [{ type: 'reply', data: { id: String(t.message_id) } }, { type: 'text', data: { text: '[CQ:at,qq=all]' } }] });
+    expect(body).toEqual({
+      message_type: 'group',
+      group_id: Number(t.group_id),
+      message: [
+        { type: 'reply', data: { id: String(t.message_id) } },
+        { type: 'text', data: { text: '[CQ:at,qq=all]' } },
+      ],
+    });
   });
 });
 
 describe('reading platform answers', () => {
   it('rate limits carry the platform wait: Telegram body, Slack header, Discord body, Lark reset header', () => {
-    expect(SENDERS.telegram.read(answer(429, { ok: false, error_code: 429, description: 'Too Many Requests', parameters: { retry_after: 7 } }))).toMatchObject({ kind: 'retry', error: { retry_after_s: 7 } });
-    expect(SENDERS.slack.read(answer(429, { ok: false, error: 'ratelimited' }, { 'retry-after': '30' }))).toMatchObject({ kind: 'retry', error: { retry_after_s: 30 } });
-    expect(SENDERS.discord.read(answer(429, { message: 'rate limited', retry_after: 0.5, global: false }, { 'retry-after': '1' }))).toMatchObject({ kind: 'retry', error: { retry_after_s: 0.5 } });
-    expect(SENDERS.lark.read(answer(429, { code: 99991400, msg: 'limit' }, { 'x-ogw-ratelimit-reset': '3' }))).toMatchObject({ kind: 'retry', error: { retry_after_s: 3 } });
+    expect(SENDERS.telegram.read(answer(429, { ok: false, error_code: 429, description: 'Too Many Requests', parameters: { retry_after: 7 } }))).toMatchObject({
+      kind: 'retry',
+      error: { retry_after_s: 7 },
+    });
+    expect(SENDERS.slack.read(answer(429, { ok: false, error: 'ratelimited' }, { 'retry-after': '30' }))).toMatchObject({
+      kind: 'retry',
+      error: { retry_after_s: 30 },
+    });
+    expect(SENDERS.discord.read(answer(429, { message: 'rate limited', retry_after: 0.5, global: false }, { 'retry-after': '1' }))).toMatchObject({
+      kind: 'retry',
+      error: { retry_after_s: 0.5 },
+    });
+    expect(SENDERS.lark.read(answer(429, { code: 99991400, msg: 'limit' }, { 'x-ogw-ratelimit-reset': '3' }))).toMatchObject({
+      kind: 'retry',
+      error: { retry_after_s: 3 },
+    });
     const date = new Date(Date.now() + 60_000).toUTCString();
     const s = SENDERS.slack.read(answer(429, {}, { 'retry-after': date }));
     expect(s.kind === 'retry' && (s.error.retry_after_s ?? 0) > 50).toBe(true);
   });
   it('refusals fail with the platform error; Slack answers 200 with ok:false', () => {
-    expect(SENDERS.telegram.read(answer(400, { ok: false, error_code: 400, description: 'Bad Request: chat not found' }))).toMatchObject({ kind: 'failed', error: { code: 'telegram_400', message: 'Bad Request: chat not found' } });
-    expect(SENDERS.slack.read(answer(200, { ok: false, error: 'channel_not_found' }))).toMatchObject({ kind: 'failed', error: { code: 'slack_channel_not_found' } });
+    expect(SENDERS.telegram.read(answer(400, { ok: false, error_code: 400, description: 'Bad Request: chat not found' }))).toMatchObject({
+      kind: 'failed',
+      error: { code: 'telegram_400', message: 'Bad Request: chat not found' },
+    });
+    expect(SENDERS.slack.read(answer(200, { ok: false, error: 'channel_not_found' }))).toMatchObject({
+      kind: 'failed',
+      error: { code: 'slack_channel_not_found' },
+    });
     expect(SENDERS.slack.read(answer(200, { ok: false, error: 'internal_error' })).kind).toBe('retry');
     expect(SENDERS.onebot.read(answer(200, { status: 'failed', retcode: 100, data: null }))).toMatchObject({ kind: 'failed', error: { code: 'onebot_100' } });
     expect(SENDERS.lark.read(answer(400, { code: 99991663, msg: 'token expired' })).kind).toBe('reauth');

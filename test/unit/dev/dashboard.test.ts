@@ -8,7 +8,15 @@ import { DevDashboard } from '../../../src/ui/dev-dashboard.js';
 import { DashboardStore } from '../../../src/ui/dev-store.js';
 
 const RUN = '7c1d2e3f-0000-4000-8000-000000000001';
-const outcome = { run_id: RUN, runner_id: 'plugin:acme/hot/default', binding_id: 'cli', event_id: 'ev-1', status: 'completed' as const, error: null, reply: 'v2' };
+const outcome = {
+  run_id: RUN,
+  runner_id: 'plugin:acme/hot/default',
+  binding_id: 'cli',
+  event_id: 'ev-1',
+  status: 'completed' as const,
+  error: null,
+  reply: 'v2',
+};
 
 const EVENTS: DevEvent[] = [
   { type: 'dev.ready', url: 'http://127.0.0.1:8787', plugins: [{ identity: 'acme/hot', dir: '/p/hot' }] },
@@ -43,7 +51,10 @@ describe('dev dashboard model', () => {
   });
 
   it('marks a failed reload on the plugin and keeps its generation', () => {
-    const s = fold([...EVENTS.slice(0, 2), { type: 'dev.reload_failed', plugin: 'acme/hot', dir: '/p/hot', error: 'manifest.yaml is not valid YAML: bad\nmore' }]);
+    const s = fold([
+      ...EVENTS.slice(0, 2),
+      { type: 'dev.reload_failed', plugin: 'acme/hot', dir: '/p/hot', error: 'manifest.yaml is not valid YAML: bad\nmore' },
+    ]);
     expect(s.plugins[0]).toMatchObject({ status: 'error', generation: 2, error: 'manifest.yaml is not valid YAML: bad\nmore' });
     expect(s.feed.at(-1)?.text).toBe('reload of acme/hot failed, last good version still serving: manifest.yaml is not valid YAML: bad');
   });

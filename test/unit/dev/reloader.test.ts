@@ -25,7 +25,16 @@ function descriptor(plugin: string, label: string): RunnerDescriptor {
     compatible: true,
     incompatible_reason: null,
     config_schema: [],
-    capabilities: { streaming: false, tool_calling: false, knowledge_retrieval: false, multimodal_input: false, event_context: true, platform_api: false, interrupt: false, stateful_session: false },
+    capabilities: {
+      streaming: false,
+      tool_calling: false,
+      knowledge_retrieval: false,
+      multimodal_input: false,
+      event_context: true,
+      platform_api: false,
+      interrupt: false,
+      stateful_session: false,
+    },
     permissions: { models: [], tools: [], knowledge_bases: [], history: [], events: [], artifacts: [], storage: [], files: [], platform_api: [] },
     context: {},
     plugin_dir: dirOf(plugin),
@@ -35,7 +44,9 @@ function descriptor(plugin: string, label: string): RunnerDescriptor {
 function catalog(entries: Array<{ plugin: string; label: string }>, warnings: string[] = []): RunnerCatalog {
   return {
     runners: entries.map((e) => descriptor(e.plugin, e.label)),
-    plugins: new Map(entries.map((e) => [`acme/${e.plugin}`, { identity: `acme/${e.plugin}`, dir: dirOf(e.plugin), execution: { node: { path: 'main.js' } } }])),
+    plugins: new Map(
+      entries.map((e) => [`acme/${e.plugin}`, { identity: `acme/${e.plugin}`, dir: dirOf(e.plugin), execution: { node: { path: 'main.js' } } }]),
+    ),
     warnings,
   };
 }
@@ -72,7 +83,13 @@ function harness(initial: RunnerCatalog) {
 
 describe('judgePlugin', () => {
   it('tells a clean plugin, a broken one and a missing one apart', () => {
-    const fresh = catalog([{ plugin: 'hot', label: 'Hot' }], [`${dirOf('cold')}: skipped plugin: manifest.yaml is not valid YAML: bad`, `${dirOf('warm')}/components/agent_runner/x.yaml: skipped runner: kind is "Nope"`]);
+    const fresh = catalog(
+      [{ plugin: 'hot', label: 'Hot' }],
+      [
+        `${dirOf('cold')}: skipped plugin: manifest.yaml is not valid YAML: bad`,
+        `${dirOf('warm')}/components/agent_runner/x.yaml: skipped runner: kind is "Nope"`,
+      ],
+    );
     expect(judgePlugin(fresh, dirOf('hot')).kind).toBe('ok');
     expect(judgePlugin(fresh, dirOf('cold'))).toEqual({ kind: 'broken', reason: 'manifest.yaml is not valid YAML: bad' });
     expect(judgePlugin(fresh, dirOf('warm')).kind).toBe('broken');
@@ -135,7 +152,12 @@ describe('Reloader', () => {
   it('adds new plugin directories and drops removed ones', async () => {
     const h = harness(catalog([{ plugin: 'hot', label: 'Hot' }]));
     await h.reloader.start(h.host);
-    h.setDisk(catalog([{ plugin: 'hot', label: 'Hot' }, { plugin: 'new', label: 'New' }]));
+    h.setDisk(
+      catalog([
+        { plugin: 'hot', label: 'Hot' },
+        { plugin: 'new', label: 'New' },
+      ]),
+    );
     h.reloader.schedule([dirOf('new')]);
     await h.reloader.idle();
     expect(h.labels()).toEqual(['Hot', 'New']);

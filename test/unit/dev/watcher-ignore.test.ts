@@ -19,13 +19,28 @@ const rule = ignoreRule({
 
 describe('watcher ignore rule', () => {
   it('watches code and YAML of every plugin', () => {
-    for (const f of [root, p('hot'), p('hot', 'main.js'), p('hot', 'manifest.yaml'), p('hot', 'components', 'agent_runner', 'default.yaml'), p('ts', 'src', 'main.ts')]) {
+    for (const f of [
+      root,
+      p('hot'),
+      p('hot', 'main.js'),
+      p('hot', 'manifest.yaml'),
+      p('hot', 'components', 'agent_runner', 'default.yaml'),
+      p('ts', 'src', 'main.ts'),
+    ]) {
       expect(rule(f), f).toBe(false);
     }
   });
 
   it('ignores node_modules, .git, .lbot, the data dir and editor temp files', () => {
-    for (const f of [p('hot', 'node_modules', 'x', 'index.js'), p('hot', '.git', 'HEAD'), p('.lbot', 'lbot.db'), p('hot', 'data', 'lbot.db'), p('hot', 'main.js~'), p('hot', '.main.js.swp'), p('hot', 'tsconfig.tsbuildinfo')]) {
+    for (const f of [
+      p('hot', 'node_modules', 'x', 'index.js'),
+      p('hot', '.git', 'HEAD'),
+      p('.lbot', 'lbot.db'),
+      p('hot', 'data', 'lbot.db'),
+      p('hot', 'main.js~'),
+      p('hot', '.main.js.swp'),
+      p('hot', 'tsconfig.tsbuildinfo'),
+    ]) {
       expect(rule(f), f).toBe(true);
     }
   });
@@ -48,8 +63,10 @@ describe('watcher ignore rule with the plugins dir inside the data dir', () => {
   it('watches <data-dir>/plugins and ignores the data files beside it', () => {
     for (const r of [d('plugins'), data]) {
       const inData = ignoreRule({ root: r, extraIgnored: [data], extraKept: [d('plugins')], pluginDirOf: pluginDirOf(r), executedDir: () => null });
-      for (const f of [r, d('plugins'), d('plugins', 'hot'), d('plugins', 'hot', 'main.js'), d('plugins', 'hot', 'manifest.yaml')]) expect(inData(f), `${r}: ${f}`).toBe(false);
-      for (const f of [d('lbot.db'), d('lbot.db-wal'), d('artifacts', 'a1'), d('box', 's1', 'x'), d('skills', 'k', 'SKILL.md'), d('logs', 'serve.log')]) expect(inData(f), `${r}: ${f}`).toBe(true);
+      for (const f of [r, d('plugins'), d('plugins', 'hot'), d('plugins', 'hot', 'main.js'), d('plugins', 'hot', 'manifest.yaml')])
+        expect(inData(f), `${r}: ${f}`).toBe(false);
+      for (const f of [d('lbot.db'), d('lbot.db-wal'), d('artifacts', 'a1'), d('box', 's1', 'x'), d('skills', 'k', 'SKILL.md'), d('logs', 'serve.log')])
+        expect(inData(f), `${r}: ${f}`).toBe(true);
     }
   });
 });

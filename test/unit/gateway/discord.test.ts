@@ -45,14 +45,23 @@ describe('discord gateway payloads', () => {
 
 describe('discord dispatches', () => {
   it('image attachments become an image_url content and an image artifact; other files a file artifact', () => {
-    const d = { ...message(), attachments: [
-      { id: '1', filename: 'a.png', url: 'https://cdn.discordapp.com/a.png', size: 5, content_type: 'image/png' },
-      { id: '2', filename: 'b.zip', url: 'https://cdn.discordapp.com/b.zip', size: 6 },
-    ] };
+    const d = {
+      ...message(),
+      attachments: [
+        { id: '1', filename: 'a.png', url: 'https://cdn.discordapp.com/a.png', size: 5, content_type: 'image/png' },
+        { id: '2', filename: 'b.zip', url: 'https://cdn.discordapp.com/b.zip', size: 6 },
+      ],
+    };
     const env = envelopeOf(norm(d));
-    expect(env.input.contents).toEqual([{ type: 'text', text: 'Supa Hot' }, { type: 'image_url', image_url: { url: 'https://cdn.discordapp.com/a.png' } }]);
+    expect(env.input.contents).toEqual([
+      { type: 'text', text: 'Supa Hot' },
+      { type: 'image_url', image_url: { url: 'https://cdn.discordapp.com/a.png' } },
+    ]);
     expect(env.input.text).toBe('Supa Hot');
-    expect(env.input.attachments.map((a) => [a.artifact_type, a.id, a.name, a.mime_type])).toEqual([['image', '1', 'a.png', 'image/png'], ['file', '2', 'b.zip', null]]);
+    expect(env.input.attachments.map((a) => [a.artifact_type, a.id, a.name, a.mime_type])).toEqual([
+      ['image', '1', 'a.png', 'image/png'],
+      ['file', '2', 'b.zip', null],
+    ]);
   });
 
   it('system message types are not routed', () => {
@@ -68,13 +77,22 @@ describe('discord dispatches', () => {
 
   it('MESSAGE_DELETE, MESSAGE_REACTION_ADD and GUILD_MEMBER_REMOVE', () => {
     expect(envelopeOf(norm(dispatch('MESSAGE_DELETE', { id: '10', channel_id: '20', guild_id: '30' })))).toMatchObject({
-      event_type: 'message.recalled', actor: { actor_type: 'system' }, conversation_id: 'discord:channel:20', subject: { subject_id: '10' },
+      event_type: 'message.recalled',
+      actor: { actor_type: 'system' },
+      conversation_id: 'discord:channel:20',
+      subject: { subject_id: '10' },
     });
-    expect(envelopeOf(norm(dispatch('MESSAGE_REACTION_ADD', { user_id: '5', channel_id: '20', message_id: '10', guild_id: '30', emoji: { id: null, name: '🔥' } })))).toMatchObject({
-      event_type: 'reaction.added', actor: { actor_id: '5' }, subject: { subject_id: '10', data: { reactions: ['🔥'] } },
+    expect(
+      envelopeOf(norm(dispatch('MESSAGE_REACTION_ADD', { user_id: '5', channel_id: '20', message_id: '10', guild_id: '30', emoji: { id: null, name: '🔥' } }))),
+    ).toMatchObject({
+      event_type: 'reaction.added',
+      actor: { actor_id: '5' },
+      subject: { subject_id: '10', data: { reactions: ['🔥'] } },
     });
     expect(envelopeOf(norm(dispatch('GUILD_MEMBER_REMOVE', { guild_id: '30', user: author })))).toMatchObject({
-      event_type: 'member.left', conversation_id: 'discord:guild:30', actor: { actor_id: author.id, actor_name: 'Mason' },
+      event_type: 'member.left',
+      conversation_id: 'discord:guild:30',
+      actor: { actor_id: author.id, actor_name: 'Mason' },
     });
   });
 
@@ -93,7 +111,8 @@ describe('discord interactions', () => {
   it('a slash command: command name, options, and a reply target without the token', () => {
     const env = envelopeOf(norm(fixture('interaction.slash_command.discord-docs.json')));
     expect(env.subject).toEqual({
-      subject_type: 'command', subject_id: 'cardsearch',
+      subject_type: 'command',
+      subject_id: 'cardsearch',
       data: { command_id: '771825006014889984', command_type: 'slash', options: [{ type: 3, name: 'cardname', value: 'The Gitrog Monster' }] },
     });
     expect(env.delivery.reply_target).toEqual({ interaction_id: '786008729715212338', channel_id: '645027906669510667' });
@@ -103,7 +122,8 @@ describe('discord interactions', () => {
 
   it('a message command carries the target message', () => {
     expect(envelopeOf(norm(fixture('interaction.message_command.discord-docs.json'))).subject?.data).toMatchObject({
-      command_type: 'message', target_message: { id: '867793854505943041', content: 'some message' },
+      command_type: 'message',
+      target_message: { id: '867793854505943041', content: 'some message' },
     });
   });
 
@@ -119,8 +139,23 @@ describe('discord interactions', () => {
   });
 
   it('a button press is a component interaction in a DM', () => {
-    const env = envelopeOf(norm({ id: '786008729715212338', type: 3, token: 't', application_id: '2', channel_id: '9', user: author, data: { custom_id: 'approve', component_type: 2 } }));
-    expect(env).toMatchObject({ event_type: 'interaction.invoked', bot_id: 'discord:2', subject: { subject_type: 'component', subject_id: 'approve' }, data: { interaction: 'component' } });
+    const env = envelopeOf(
+      norm({
+        id: '786008729715212338',
+        type: 3,
+        token: 't',
+        application_id: '2',
+        channel_id: '9',
+        user: author,
+        data: { custom_id: 'approve', component_type: 2 },
+      }),
+    );
+    expect(env).toMatchObject({
+      event_type: 'interaction.invoked',
+      bot_id: 'discord:2',
+      subject: { subject_type: 'component', subject_id: 'approve' },
+      data: { interaction: 'component' },
+    });
   });
 
   it('refuses an interaction without a user', () => {

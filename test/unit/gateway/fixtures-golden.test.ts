@@ -31,12 +31,18 @@ function goldenPath(file: string): string {
 
 describe('platform fixtures → golden results', () => {
   it('covers every fixture file exactly once', () => {
-    const onDisk = readdirSync(root, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.json')).map((f) => f.split('\\').join('/')).sort();
+    const onDisk = readdirSync(root, { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.json'))
+      .map((f) => f.split('\\').join('/'))
+      .sort();
     expect(FIXTURE_CASES.map((c) => c.file).sort()).toEqual(onDisk);
   });
 
   it('has no golden file without a fixture', () => {
-    const goldens = readdirSync(goldenRoot, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.golden.json')).map((f) => f.split('\\').join('/')).sort();
+    const goldens = readdirSync(goldenRoot, { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.golden.json'))
+      .map((f) => f.split('\\').join('/'))
+      .sort();
     expect(goldens).toEqual(FIXTURE_CASES.map((c) => c.file.replace(/\.json$/, '.golden.json')).sort());
   });
 

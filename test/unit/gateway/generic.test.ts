@@ -14,7 +14,10 @@ describe('generic envelopes', () => {
   });
 
   it('names the field that breaks the schema', () => {
-    expect(refusal(() => normalizePlatformPayload('generic', { ...minimal, source: 'carrier-pigeon' })).details).toMatchObject({ path: ['source'], platform: 'generic' });
+    expect(refusal(() => normalizePlatformPayload('generic', { ...minimal, source: 'carrier-pigeon' })).details).toMatchObject({
+      path: ['source'],
+      platform: 'generic',
+    });
     expect(refusal(() => normalizePlatformPayload('generic', { ...minimal, event_time: 'yesterday' })).details).toMatchObject({ path: ['event_time'] });
     expect(refusal(() => normalizePlatformPayload('generic', { ...minimal, input: { contents: 'x' } })).details).toMatchObject({ path: ['input', 'contents'] });
     expect(refusal(() => normalizePlatformPayload('generic', { ...minimal, extra: 1 })).code).toBe('event.invalid');

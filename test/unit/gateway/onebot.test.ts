@@ -11,18 +11,27 @@ const norm = (payload: unknown, botId?: string) => normalizePlatformPayload('one
 
 describe('onebot messages', () => {
   it('reads a segment array: text, image, voice, mention and reply', () => {
-    const env = envelopeOf(norm(post({
-      post_type: 'message', message_type: 'group', sub_type: 'normal', message_id: 42, user_id: 2002, group_id: 3003,
-      message: [
-        { type: 'reply', data: { id: '41' } },
-        { type: 'at', data: { qq: '10001' } },
-        { type: 'text', data: { text: ' look ' } },
-        { type: 'image', data: { file: 'abc.image', url: 'https://example.invalid/abc.png' } },
-        { type: 'record', data: { file: 'v.amr' } },
-        { type: 'text', data: { text: 'here' } },
-      ],
-      sender: { user_id: 2002, nickname: 'Nick', card: 'Card', role: 'admin' },
-    })));
+    const env = envelopeOf(
+      norm(
+        post({
+          post_type: 'message',
+          message_type: 'group',
+          sub_type: 'normal',
+          message_id: 42,
+          user_id: 2002,
+          group_id: 3003,
+          message: [
+            { type: 'reply', data: { id: '41' } },
+            { type: 'at', data: { qq: '10001' } },
+            { type: 'text', data: { text: ' look ' } },
+            { type: 'image', data: { file: 'abc.image', url: 'https://example.invalid/abc.png' } },
+            { type: 'record', data: { file: 'v.amr' } },
+            { type: 'text', data: { text: 'here' } },
+          ],
+          sender: { user_id: 2002, nickname: 'Nick', card: 'Card', role: 'admin' },
+        }),
+      ),
+    );
     expect(env.input.text).toBe(' look here');
     expect(env.input.contents).toEqual([
       { type: 'text', text: ' look ' },
@@ -50,17 +59,34 @@ describe('onebot messages', () => {
   });
 
   it('names the segment field when a segment we read is malformed', () => {
-    const err = refusal(() => norm(post({
-      post_type: 'message', message_type: 'private', message_id: 1, user_id: 2, message: [{ type: 'image', data: { url: 'x' } }],
-    })));
+    const err = refusal(() =>
+      norm(
+        post({
+          post_type: 'message',
+          message_type: 'private',
+          message_id: 1,
+          user_id: 2,
+          message: [{ type: 'image', data: { url: 'x' } }],
+        }),
+      ),
+    );
     expect(err.details).toMatchObject({ path: ['message', 0, 'data', 'file'], platform: 'onebot' });
   });
 
   it('keeps an anonymous group sender anonymous', () => {
-    const env = envelopeOf(norm(post({
-      post_type: 'message', message_type: 'group', message_id: 5, user_id: 80000000, group_id: 3003, message: 'hi',
-      anonymous: { id: 123, name: 'Masked', flag: 'f' },
-    })));
+    const env = envelopeOf(
+      norm(
+        post({
+          post_type: 'message',
+          message_type: 'group',
+          message_id: 5,
+          user_id: 80000000,
+          group_id: 3003,
+          message: 'hi',
+          anonymous: { id: 123, name: 'Masked', flag: 'f' },
+        }),
+      ),
+    );
     expect(env.actor).toMatchObject({ actor_id: '123', actor_name: 'Masked', metadata: { anonymous: true } });
   });
 
@@ -83,12 +109,18 @@ describe('onebot notices', () => {
   });
 
   it('group_increase (invite): the actor is the inviter', () => {
-    expect(envelopeOf(norm(notice({ notice_type: 'group_increase', sub_type: 'invite', group_id: 3003, operator_id: 9, user_id: 2002 }))).actor?.actor_id).toBe('9');
+    expect(envelopeOf(norm(notice({ notice_type: 'group_increase', sub_type: 'invite', group_id: 3003, operator_id: 9, user_id: 2002 }))).actor?.actor_id).toBe(
+      '9',
+    );
   });
 
   it('the bot itself joining or being kicked becomes bot.added / bot.removed', () => {
-    expect(envelopeOf(norm(notice({ notice_type: 'group_increase', sub_type: 'invite', group_id: 3003, operator_id: 9, user_id: SELF }))).event_type).toBe('bot.added');
-    expect(envelopeOf(norm(notice({ notice_type: 'group_decrease', sub_type: 'kick_me', group_id: 3003, operator_id: 9, user_id: SELF }))).event_type).toBe('bot.removed');
+    expect(envelopeOf(norm(notice({ notice_type: 'group_increase', sub_type: 'invite', group_id: 3003, operator_id: 9, user_id: SELF }))).event_type).toBe(
+      'bot.added',
+    );
+    expect(envelopeOf(norm(notice({ notice_type: 'group_decrease', sub_type: 'kick_me', group_id: 3003, operator_id: 9, user_id: SELF }))).event_type).toBe(
+      'bot.removed',
+    );
   });
 
   it('group_decrease (leave / kick) becomes member.left', () => {
@@ -100,7 +132,12 @@ describe('onebot notices', () => {
 
   it('group_recall and friend_recall become message.recalled with the operator as actor', () => {
     const g = envelopeOf(norm(notice({ notice_type: 'group_recall', group_id: 3003, user_id: 2002, operator_id: 9, message_id: 77 })));
-    expect(g).toMatchObject({ event_type: 'message.recalled', conversation_id: 'onebot:group:3003', actor: { actor_id: '9' }, subject: { subject_type: 'message', subject_id: '77', data: { author_id: '2002' } } });
+    expect(g).toMatchObject({
+      event_type: 'message.recalled',
+      conversation_id: 'onebot:group:3003',
+      actor: { actor_id: '9' },
+      subject: { subject_type: 'message', subject_id: '77', data: { author_id: '2002' } },
+    });
     expect(g.input.text).toBeNull();
     const f = envelopeOf(norm(notice({ notice_type: 'friend_recall', user_id: 2002, message_id: 78 })));
     expect(f).toMatchObject({ event_type: 'message.recalled', conversation_id: 'onebot:private:2002', actor: { actor_id: '2002' } });
@@ -111,17 +148,24 @@ describe('onebot notices', () => {
   });
 
   it('group_upload is a file message: an attachment, no text', () => {
-    const env = envelopeOf(norm(notice({ notice_type: 'group_upload', group_id: 3003, user_id: 2002, file: { id: '/abc', name: 'a.pdf', size: 10, busid: 102 } })));
+    const env = envelopeOf(
+      norm(notice({ notice_type: 'group_upload', group_id: 3003, user_id: 2002, file: { id: '/abc', name: 'a.pdf', size: 10, busid: 102 } })),
+    );
     expect(env.event_type).toBe('message.received');
     expect(env.input.text).toBeNull();
-    expect(env.input.attachments).toEqual([{ artifact_id: 'onebot:file:/abc', artifact_type: 'file', mime_type: null, size: 10, name: 'a.pdf', source: 'platform', url: null, id: '/abc' }]);
+    expect(env.input.attachments).toEqual([
+      { artifact_id: 'onebot:file:/abc', artifact_type: 'file', mime_type: null, size: 10, name: 'a.pdf', source: 'platform', url: null, id: '/abc' },
+    ]);
   });
 
   it('friend_add becomes friend.added', () => {
-    expect(envelopeOf(norm(notice({ notice_type: 'friend_add', user_id: 2002 })))).toMatchObject({ event_type: 'friend.added', conversation_id: 'onebot:private:2002' });
+    expect(envelopeOf(norm(notice({ notice_type: 'friend_add', user_id: 2002 })))).toMatchObject({
+      event_type: 'friend.added',
+      conversation_id: 'onebot:private:2002',
+    });
   });
 
-  it('ignores notices it does not route, meta events and the bot\'s own messages', () => {
+  it("ignores notices it does not route, meta events and the bot's own messages", () => {
     expectIgnored(norm(notice({ notice_type: 'notify', sub_type: 'poke', user_id: 1, target_id: 2 })), /notice notify is not routed/);
     expectIgnored(norm(post({ post_type: 'meta_event', meta_event_type: 'heartbeat', interval: 5000 })), /meta_event/);
     expectIgnored(norm(post({ post_type: 'message_sent', message_type: 'private', message_id: 1, user_id: 2, message: 'x' })), /own outgoing/);
@@ -144,7 +188,9 @@ describe('onebot requests', () => {
   });
 
   it('a group invite becomes group.request_received', () => {
-    const env = envelopeOf(norm(post({ post_type: 'request', request_type: 'group', sub_type: 'invite', group_id: 3003, user_id: 2002, comment: '', flag: 'flag-2' })));
+    const env = envelopeOf(
+      norm(post({ post_type: 'request', request_type: 'group', sub_type: 'invite', group_id: 3003, user_id: 2002, comment: '', flag: 'flag-2' })),
+    );
     expect(env).toMatchObject({ event_type: 'group.request_received', conversation_id: 'onebot:group:3003', data: { sub_type: 'invite', group_id: '3003' } });
     expect(env.input.text).toBeNull();
   });

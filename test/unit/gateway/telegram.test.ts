@@ -31,15 +31,20 @@ describe('telegram messages', () => {
 
   it('reads bot commands and mentions from entities (UTF-16 offsets)', () => {
     expect(envelopeOf(norm(fixture('command_tag_valid.nutgram.json'))).data.command).toBe('/test@foo_bot');
-    const env = envelopeOf(norm({
-      update_id: 1,
-      message: { message_id: 1, date: 1, chat: group, from: user, text: '😆 @helper_bot hi', entities: [{ type: 'mention', offset: 3, length: 11 }] },
-    }));
+    const env = envelopeOf(
+      norm({
+        update_id: 1,
+        message: { message_id: 1, date: 1, chat: group, from: user, text: '😆 @helper_bot hi', entities: [{ type: 'mention', offset: 3, length: 11 }] },
+      }),
+    );
     expect(env.data.mentions).toEqual(['@helper_bot']);
   });
 
   it('ignores service messages and messages with no content it reads', () => {
-    expectIgnored(norm({ update_id: 2, message: { message_id: 2, date: 1, chat: group, from: user, pinned_message: { message_id: 1 } } }), /service message pinned_message/);
+    expectIgnored(
+      norm({ update_id: 2, message: { message_id: 2, date: 1, chat: group, from: user, pinned_message: { message_id: 1 } } }),
+      /service message pinned_message/,
+    );
     expectIgnored(norm({ update_id: 3, message: { message_id: 3, date: 1, chat: group, from: user, brand_new_thing: {} } }), /carries no content/);
   });
 
@@ -61,18 +66,32 @@ describe('telegram messages', () => {
 
 describe('telegram membership and requests', () => {
   it('my_chat_member: the bot added to or removed from a chat', () => {
-    const added = envelopeOf(norm({ update_id: 10, my_chat_member: { chat: group, from: user, date: 5, old_chat_member: member('left'), new_chat_member: member('member') } }));
+    const added = envelopeOf(
+      norm({ update_id: 10, my_chat_member: { chat: group, from: user, date: 5, old_chat_member: member('left'), new_chat_member: member('member') } }),
+    );
     expect(added).toMatchObject({ event_type: 'bot.added', conversation_id: 'telegram:chat:-100123', actor: { actor_id: '42' }, event_time: 5 });
-    const removed = envelopeOf(norm({ update_id: 11, my_chat_member: { chat: group, from: user, date: 6, old_chat_member: member('administrator'), new_chat_member: member('kicked') } }));
+    const removed = envelopeOf(
+      norm({
+        update_id: 11,
+        my_chat_member: { chat: group, from: user, date: 6, old_chat_member: member('administrator'), new_chat_member: member('kicked') },
+      }),
+    );
     expect(removed.event_type).toBe('bot.removed');
     expect(removed.delivery.reply_target).toBeNull();
   });
 
   it('chat_member: somebody joining or leaving', () => {
-    const joined = envelopeOf(norm({ update_id: 12, chat_member: { chat: group, from: user, date: 5, old_chat_member: member('left', user), new_chat_member: member('member', user) } }));
+    const joined = envelopeOf(
+      norm({
+        update_id: 12,
+        chat_member: { chat: group, from: user, date: 5, old_chat_member: member('left', user), new_chat_member: member('member', user) },
+      }),
+    );
     expect(joined).toMatchObject({ event_type: 'group.member_joined', subject: { data: { members: ['42'] } } });
     const restricted = { status: 'restricted', user, is_member: false };
-    const left = envelopeOf(norm({ update_id: 13, chat_member: { chat: group, from: user, date: 5, old_chat_member: member('member', user), new_chat_member: restricted } }));
+    const left = envelopeOf(
+      norm({ update_id: 13, chat_member: { chat: group, from: user, date: 5, old_chat_member: member('member', user), new_chat_member: restricted } }),
+    );
     expect(left.event_type).toBe('member.left');
   });
 
@@ -82,9 +101,20 @@ describe('telegram membership and requests', () => {
   });
 
   it('message_reaction: additions are routed, removals are not', () => {
-    const env = envelopeOf(norm({ update_id: 15, message_reaction: { chat: group, message_id: 8, user, date: 9, old_reaction: [], new_reaction: [{ type: 'emoji', emoji: '👍' }] } }));
+    const env = envelopeOf(
+      norm({
+        update_id: 15,
+        message_reaction: { chat: group, message_id: 8, user, date: 9, old_reaction: [], new_reaction: [{ type: 'emoji', emoji: '👍' }] },
+      }),
+    );
     expect(env).toMatchObject({ event_type: 'reaction.added', subject: { subject_type: 'message', subject_id: '8', data: { reactions: ['👍'] } } });
-    expectIgnored(norm({ update_id: 16, message_reaction: { chat: group, message_id: 8, user, date: 9, old_reaction: [{ type: 'emoji', emoji: '👍' }], new_reaction: [] } }), /removed reactions only/);
+    expectIgnored(
+      norm({
+        update_id: 16,
+        message_reaction: { chat: group, message_id: 8, user, date: 9, old_reaction: [{ type: 'emoji', emoji: '👍' }], new_reaction: [] },
+      }),
+      /removed reactions only/,
+    );
   });
 
   it('ignores update kinds it does not route', () => {

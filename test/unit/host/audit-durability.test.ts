@@ -23,7 +23,13 @@ afterEach(() => {
 type Seen = { outcome: 'answered' | 'refused'; reason: string | null; auditAtAnswer: ApiCallAudit[] };
 
 /** A host whose one fake plugin makes one `history.page` call per run and then completes. */
-function setup(): { stores: SqliteStores; seen: Seen[]; warnings: string[]; run: () => ReturnType<ReturnType<typeof createHost>['run']>; close: () => Promise<void> } {
+function setup(): {
+  stores: SqliteStores;
+  seen: Seen[];
+  warnings: string[];
+  run: () => ReturnType<ReturnType<typeof createHost>['run']>;
+  close: () => Promise<void>;
+} {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'lbot-audit-'));
   dirs.push(dataDir);
   const stores = openSqliteStores(dataDir);
@@ -33,12 +39,22 @@ function setup(): { stores: SqliteStores; seen: Seen[]; warnings: string[]; run:
     identity: 'acme/scripted',
     pgid: null,
     async run(params, onResult) {
-      const call = { caller_plugin: 'acme/scripted', method: 'history.page', params: { run_id: params.run_id }, signal: new AbortController().signal, notify: () => undefined };
+      const call = {
+        caller_plugin: 'acme/scripted',
+        method: 'history.page',
+        params: { run_id: params.run_id },
+        signal: new AbortController().signal,
+        notify: () => undefined,
+      };
       try {
         await handler(call);
         seen.push({ outcome: 'answered', reason: null, auditAtAnswer: stores.runs.get(params.run_id)?.api_calls ?? [] });
       } catch (err) {
-        seen.push({ outcome: 'refused', reason: err instanceof ApiError ? err.reason : String(err), auditAtAnswer: stores.runs.get(params.run_id)?.api_calls ?? [] });
+        seen.push({
+          outcome: 'refused',
+          reason: err instanceof ApiError ? err.reason : String(err),
+          auditAtAnswer: stores.runs.get(params.run_id)?.api_calls ?? [],
+        });
       }
       onResult({ type: 'message.completed', data: { message: { role: 'assistant', content: 'done' } } });
       onResult({ type: 'run.completed', data: {} });
@@ -53,8 +69,21 @@ function setup(): { stores: SqliteStores; seen: Seen[]; warnings: string[]; run:
   });
   const launcher: PluginLauncher = { start: async (_spec, handler) => connection(handler) };
   const d = descriptor();
-  const catalog: RunnerCatalog = { runners: [d], plugins: new Map([['acme/scripted', { identity: 'acme/scripted', dir: d.plugin_dir, execution: { node: { path: 'main.js' } } }]]), warnings: [] };
-  const host = createHost({ stores, launcher, catalog: async () => catalog, config: ConfigSchema.parse({}), models: createModelProvider([]), clock: systemClock, version: 'test', warn: (m) => warnings.push(m) });
+  const catalog: RunnerCatalog = {
+    runners: [d],
+    plugins: new Map([['acme/scripted', { identity: 'acme/scripted', dir: d.plugin_dir, execution: { node: { path: 'main.js' } } }]]),
+    warnings: [],
+  };
+  const host = createHost({
+    stores,
+    launcher,
+    catalog: async () => catalog,
+    config: ConfigSchema.parse({}),
+    models: createModelProvider([]),
+    clock: systemClock,
+    version: 'test',
+    warn: (m) => warnings.push(m),
+  });
   return {
     stores,
     seen,
@@ -73,7 +102,13 @@ describe('audit of proxy calls', () => {
     try {
       const outcome = await h.run();
       expect(outcome.status).toBe('completed');
-      expect(h.seen).toEqual([{ outcome: 'refused', reason: 'permission_denied', auditAtAnswer: [expect.objectContaining({ action: 'history.page', decision: 'denied', code: 'unauthorized' })] }]);
+      expect(h.seen).toEqual([
+        {
+          outcome: 'refused',
+          reason: 'permission_denied',
+          auditAtAnswer: [expect.objectContaining({ action: 'history.page', decision: 'denied', code: 'unauthorized' })],
+        },
+      ]);
     } finally {
       await h.close();
     }

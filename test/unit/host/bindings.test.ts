@@ -63,7 +63,8 @@ describe('migrateLegacyConfig', () => {
   });
 
   it('turns a sentinel or non-string knowledge-base into an empty list and keeps an existing list', () => {
-    const run = (kb: unknown, extra: Record<string, unknown> = {}) => migrateLegacyConfig({ ai: { runner: { runner: 'local-agent' }, 'local-agent': { 'knowledge-base': kb, ...extra } } }, 'b').runner_config;
+    const run = (kb: unknown, extra: Record<string, unknown> = {}) =>
+      migrateLegacyConfig({ ai: { runner: { runner: 'local-agent' }, 'local-agent': { 'knowledge-base': kb, ...extra } } }, 'b').runner_config;
     expect(run('__none__')).toEqual({ 'knowledge-bases': [] });
     expect(run(42)).toEqual({ 'knowledge-bases': [] });
     expect(run('kb1', { 'knowledge-bases': ['kb2'] })).toEqual({ 'knowledge-bases': ['kb2'] });

@@ -20,7 +20,8 @@ describe('computeDeadline (AC-005)', () => {
   });
 
   it('disables the deadline for null, zero, negative and non-numeric values', () => {
-    for (const timeout of [null, 0, -3, 'abc', '', Number.NaN, Number.POSITIVE_INFINITY]) expect(computeDeadline({ timeout }, NOW_MS), String(timeout)).toBeNull();
+    for (const timeout of [null, 0, -3, 'abc', '', Number.NaN, Number.POSITIVE_INFINITY])
+      expect(computeDeadline({ timeout }, NOW_MS), String(timeout)).toBeNull();
   });
 });
 
@@ -62,14 +63,25 @@ describe('state scope keys (§8.5)', () => {
   });
 
   it('reads keys written before schema version 3: by the row identity, else only when unambiguous', () => {
-    const id = { runner_id: RUNNER_ID, binding_identity: 'b1', conversation_id: 'onebot:group:1', thread_id: null, actor_type: null, actor_id: null, subject_type: null, subject_id: null };
+    const id = {
+      runner_id: RUNNER_ID,
+      binding_identity: 'b1',
+      conversation_id: 'onebot:group:1',
+      thread_id: null,
+      actor_type: null,
+      actor_id: null,
+      subject_type: null,
+      subject_id: null,
+    };
     const old = `conversation:${RUNNER_ID}:b1:onebot:group:1`;
     expect(migrateLegacyScopeKey('conversation', old, id)).toBe('conversation:plugin%3Aacme/scripted/default:b1:onebot%3Agroup%3A1');
     const none = { ...id, runner_id: 'x', binding_identity: 'x', conversation_id: null };
     expect(migrateLegacyScopeKey('conversation', old, none)).toBeNull();
     expect(migrateLegacyScopeKey('runner', `runner:${RUNNER_ID}:b1`, none)).toBe('runner:plugin%3Aacme/scripted/default:b1');
     expect(migrateLegacyScopeKey('runner', `runner:${RUNNER_ID}:pipeline:b1`, none)).toBeNull();
-    expect(migrateLegacyScopeKey('runner', `runner:${RUNNER_ID}:pipeline:b1`, { ...id, binding_identity: 'pipeline:b1' })).toBe('runner:plugin%3Aacme/scripted/default:pipeline%3Ab1');
+    expect(migrateLegacyScopeKey('runner', `runner:${RUNNER_ID}:pipeline:b1`, { ...id, binding_identity: 'pipeline:b1' })).toBe(
+      'runner:plugin%3Aacme/scripted/default:pipeline%3Ab1',
+    );
     expect(migrateLegacyScopeKey('actor', `actor:${RUNNER_ID}:b1:user:u1`, none)).toBe('actor:plugin%3Aacme/scripted/default:b1:user:u1');
     expect(migrateLegacyScopeKey('actor', `actor:${RUNNER_ID}:b1:user:u:1`, none)).toBeNull();
     expect(migrateLegacyScopeKey('conversation', `runner:${RUNNER_ID}:b1`, id)).toBeNull();
@@ -84,7 +96,17 @@ describe('state scope keys (§8.5)', () => {
 
 describe('filterAdapterParams (AC-210)', () => {
   it('drops underscore-prefixed and secret-looking names, case-insensitively', () => {
-    const params = { topic: 'x', api_key: 'k', _internal: '1', DB_PASSWORD: 'p', user_token: 't', Credential_Id: 'c', secretive: 's', ApiKey: 'a', monkey: 'm' };
+    const params = {
+      topic: 'x',
+      api_key: 'k',
+      _internal: '1',
+      DB_PASSWORD: 'p',
+      user_token: 't',
+      Credential_Id: 'c',
+      secretive: 's',
+      ApiKey: 'a',
+      monkey: 'm',
+    };
     expect(filterAdapterParams(params)).toEqual({ topic: 'x' });
   });
 
@@ -99,7 +121,21 @@ describe('context builder', () => {
   const resources = buildResources(d, b, {}, { models: [], knowledgeBases: [], tools: [] }, () => {});
   const state = { conversation: { mood: 'happy' }, actor: {}, subject: {}, runner: {} };
   const build = (over: Partial<Parameters<typeof buildRunContext>[0]> = {}) =>
-    buildRunContext({ run_id: 'run-1', event: envelope(), binding: b, descriptor: d, config: { script: [] }, resources, state, latestSeq: 41, deadline_at: 123.5, nowMs: NOW_MS, hostVersion: '9.9.9', adapterParams: null, ...over });
+    buildRunContext({
+      run_id: 'run-1',
+      event: envelope(),
+      binding: b,
+      descriptor: d,
+      config: { script: [] },
+      resources,
+      state,
+      latestSeq: 41,
+      deadline_at: 123.5,
+      nowMs: NOW_MS,
+      hostVersion: '9.9.9',
+      adapterParams: null,
+      ...over,
+    });
 
   it('is event-first: trigger, event, input and no inlined history (AC-004, AC-007)', () => {
     const ctx = build();
@@ -115,12 +151,25 @@ describe('context builder', () => {
   });
 
   it('fills the runtime block from the run and the descriptor', () => {
-    expect(build().runtime).toMatchObject({ trace_id: 'run-1', deadline_at: 123.5, sdk_protocol_version: '1', langbot_version: '9.9.9', query_id: null, metadata: { streaming_supported: true, model_context_window_tokens: null } });
+    expect(build().runtime).toMatchObject({
+      trace_id: 'run-1',
+      deadline_at: 123.5,
+      sdk_protocol_version: '1',
+      langbot_version: '9.9.9',
+      query_id: null,
+      metadata: { streaming_supported: true, model_context_window_tokens: null },
+    });
     expect(build({ event: envelope({ event_time: 1234 }) }).trigger.timestamp).toBe(1234);
   });
 
   it('references history through cursors (§4.6)', () => {
-    expect(build().context).toMatchObject({ latest_cursor: '41', transcript_seq: 41, has_history_before: true, event_seq: null, inline_policy: { mode: 'current_event', delivered_count: 0 } });
+    expect(build().context).toMatchObject({
+      latest_cursor: '41',
+      transcript_seq: 41,
+      has_history_before: true,
+      event_seq: null,
+      inline_policy: { mode: 'current_event', delivered_count: 0 },
+    });
     expect(build({ latestSeq: null }).context).toMatchObject({ latest_cursor: null, transcript_seq: null, has_history_before: false });
   });
 
@@ -149,7 +198,12 @@ describe('context builder', () => {
     });
     const bare = descriptor();
     const noStorage = buildResources(bare, b, {}, { models: [], knowledgeBases: [], tools: [] }, () => {});
-    expect(availableApis(bare, binding({ state_policy: { enable_state: false } }), noStorage, 'c1')).toMatchObject({ history_page: false, state: false, storage: false, artifact_read: false });
+    expect(availableApis(bare, binding({ state_policy: { enable_state: false } }), noStorage, 'c1')).toMatchObject({
+      history_page: false,
+      state: false,
+      storage: false,
+      artifact_read: false,
+    });
     expect(availableApis(bare, binding({ state_policy: { state_scopes: [] } }), noStorage, 'c1').state).toBe(false);
   });
 

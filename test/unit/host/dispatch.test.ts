@@ -63,7 +63,10 @@ describe('dispatch: named bindings and the fallback', () => {
 
   it('falls back to the sole served runner only when nothing is named and no binding matches', () => {
     const served = { runners: [descriptor()], warnings: [] };
-    expect(dispatch({ event: event('friend.json'), config, fallback: { catalog: served, from: '/plugins' } })).toMatchObject({ binding_id: `cli:${SCRIPTED}`, runner_id: SCRIPTED });
+    expect(dispatch({ event: event('friend.json'), config, fallback: { catalog: served, from: '/plugins' } })).toMatchObject({
+      binding_id: `cli:${SCRIPTED}`,
+      runner_id: SCRIPTED,
+    });
     expect(dispatch({ event: msg, config, fallback: { catalog: served, from: '/plugins' } }).binding_id).toBe('a-msg');
   });
 

@@ -47,7 +47,7 @@ describe('box exec spec env', () => {
     expect(e.details).toMatchObject({ variables: names, where: 'box exec env' });
   });
 
-  it('passes ordinary names and lbot\'s own allowed ones through unchanged', () => {
+  it("passes ordinary names and lbot's own allowed ones through unchanged", () => {
     expect(build({ GREETING: 'hi', PYTHONUNBUFFERED: '1', NODE_ENV: 'test' }).env).toEqual({ GREETING: 'hi', PYTHONUNBUFFERED: '1', NODE_ENV: 'test' });
   });
 });
@@ -69,7 +69,10 @@ describe('config files', () => {
   });
 
   it('ordinary env names still load', () => {
-    const config = parseConfig({ ...withBinding({ GREETING: 'hi' }), mcp: { servers: [{ name: 'ok', command: ['node', 'x.js'], env: { API_TOKEN: 't' } }] } }, 'cfg');
+    const config = parseConfig(
+      { ...withBinding({ GREETING: 'hi' }), mcp: { servers: [{ name: 'ok', command: ['node', 'x.js'], env: { API_TOKEN: 't' } }] } },
+      'cfg',
+    );
     expect(config.bindings[0]?.env).toEqual({ GREETING: 'hi' });
   });
 });
@@ -85,7 +88,10 @@ describe('lbot mcp add', () => {
 describe('the runner side of a refused exec tool call', () => {
   it('is an invalid_argument AgentAPIError that still names env.denied and the variables', () => {
     const e = thrown(() => buildSpec({ session_id: 's', cmd: 'true', env: { LD_PRELOAD: '/x.so' } }, { profile: getProfile('default') }));
-    expect(toApiError(e).toWire()).toMatchObject({ code: 'invalid_argument', details: { reason: 'env_denied', error_code: 'env.denied', variables: ['LD_PRELOAD'] } });
+    expect(toApiError(e).toWire()).toMatchObject({
+      code: 'invalid_argument',
+      details: { reason: 'env_denied', error_code: 'env.denied', variables: ['LD_PRELOAD'] },
+    });
   });
 });
 
@@ -106,9 +112,22 @@ describe('host.run', () => {
       },
     };
     const d = descriptor();
-    const catalog: RunnerCatalog = { runners: [d], plugins: new Map([['acme/scripted', { identity: 'acme/scripted', dir: d.plugin_dir, execution: { node: { path: 'main.js' } } }]]), warnings: [] };
+    const catalog: RunnerCatalog = {
+      runners: [d],
+      plugins: new Map([['acme/scripted', { identity: 'acme/scripted', dir: d.plugin_dir, execution: { node: { path: 'main.js' } } }]]),
+      warnings: [],
+    };
     const stores = openSqliteStores(dataDir);
-    const host = createHost({ stores, launcher, catalog: async () => catalog, config: ConfigSchema.parse({}), models: createModelProvider([]), clock: systemClock, version: 'test', warn: () => undefined });
+    const host = createHost({
+      stores,
+      launcher,
+      catalog: async () => catalog,
+      config: ConfigSchema.parse({}),
+      models: createModelProvider([]),
+      clock: systemClock,
+      version: 'test',
+      warn: () => undefined,
+    });
     try {
       const run = host.run({ event: envelope(), binding: binding({ env: { NODE_OPTIONS: MARKER_IMPORT } }) });
       await expect(run).rejects.toMatchObject({ code: 'env.denied', details: { variables: ['NODE_OPTIONS'] } });

@@ -2,17 +2,13 @@
 import { ModelConfigSchema, type ModelConfig } from '../../../src/core/config.js';
 import { BindingSchema, type Binding, type BindingInput } from '../../../src/core/protocol/binding.js';
 import { EventEnvelopeSchema, type EventEnvelope, type EventEnvelopeInput } from '../../../src/core/protocol/event.js';
-import {
-  CapabilitiesSchema,
-  ConfigItemSchema,
-  ContextPolicySchema,
-  PermissionsSchema,
-  type RunnerDescriptor,
-} from '../../../src/core/protocol/manifest.js';
+import { CapabilitiesSchema, ConfigItemSchema, ContextPolicySchema, PermissionsSchema, type RunnerDescriptor } from '../../../src/core/protocol/manifest.js';
 
 export const RUNNER_ID = 'plugin:acme/scripted/default';
 
-export function descriptor(spec: { permissions?: Record<string, unknown>; capabilities?: Record<string, unknown>; config?: unknown[]; protocol_version?: string } = {}): RunnerDescriptor {
+export function descriptor(
+  spec: { permissions?: Record<string, unknown>; capabilities?: Record<string, unknown>; config?: unknown[]; protocol_version?: string } = {},
+): RunnerDescriptor {
   return {
     id: RUNNER_ID,
     source: 'plugin',

@@ -24,7 +24,9 @@ describe('buildResources', () => {
   const selector = [{ name: 'model', type: 'llm-model-selector' }];
 
   it('grants a config-selected model only with an LLM permission (AC-020)', () => {
-    expect(build(descriptor({ permissions: { models: ['invoke'] }, config: selector }), binding(), { model: 'm-fake' }).resources.models).toEqual([{ model_id: 'm-fake', model_type: 'llm', provider: 'fake' }]);
+    expect(build(descriptor({ permissions: { models: ['invoke'] }, config: selector }), binding(), { model: 'm-fake' }).resources.models).toEqual([
+      { model_id: 'm-fake', model_type: 'llm', provider: 'fake' },
+    ]);
     expect(build(descriptor({ permissions: { models: ['stream'] }, config: selector }), binding(), { model: 'm-fake' }).resources.models).toHaveLength(1);
     expect(build(descriptor({ permissions: { models: [] }, config: selector }), binding(), { model: 'm-fake' }).resources.models).toEqual([]);
     expect(build(descriptor({ permissions: { models: ['rerank'] }, config: selector }), binding(), { model: 'm-fake' }).resources.models).toEqual([]);
@@ -80,8 +82,14 @@ describe('buildResources', () => {
     const full = build(descriptor({ permissions: { knowledge_bases: ['retrieve'] }, capabilities: { knowledge_retrieval: true }, config }), binding(), value);
     expect(full.resources.knowledge_bases).toEqual([{ kb_id: 'kb1', kb_name: 'Docs', kb_type: 'vector' }]);
     expect(full.warnings.join('\n')).toContain('kb-missing');
-    expect(build(descriptor({ permissions: { knowledge_bases: ['retrieve'] }, capabilities: { knowledge_retrieval: false }, config }), binding(), value).resources.knowledge_bases).toEqual([]);
-    expect(build(descriptor({ permissions: { knowledge_bases: [] }, capabilities: { knowledge_retrieval: true }, config }), binding(), value).resources.knowledge_bases).toEqual([]);
+    expect(
+      build(descriptor({ permissions: { knowledge_bases: ['retrieve'] }, capabilities: { knowledge_retrieval: false }, config }), binding(), value).resources
+        .knowledge_bases,
+    ).toEqual([]);
+    expect(
+      build(descriptor({ permissions: { knowledge_bases: [] }, capabilities: { knowledge_retrieval: true }, config }), binding(), value).resources
+        .knowledge_bases,
+    ).toEqual([]);
     // policy grants count even without the capability
     const policy = binding({ resource_policy: { allowed_kb_uuids: ['kb1'] } });
     expect(build(descriptor({ permissions: { knowledge_bases: ['list'] } }), policy).resources.knowledge_bases.map((k) => k.kb_id)).toEqual(['kb1']);
@@ -90,7 +98,10 @@ describe('buildResources', () => {
   it('computes storage from the manifest and the policy (AC-026); files and platform capabilities stay empty', () => {
     const d = descriptor({ permissions: { storage: ['plugin', 'workspace'] } });
     expect(build(d).resources.storage).toEqual({ plugin_storage: true, workspace_storage: false });
-    expect(build(d, binding({ resource_policy: { allow_workspace_storage: true, allow_plugin_storage: false } })).resources.storage).toEqual({ plugin_storage: false, workspace_storage: true });
+    expect(build(d, binding({ resource_policy: { allow_workspace_storage: true, allow_plugin_storage: false } })).resources.storage).toEqual({
+      plugin_storage: false,
+      workspace_storage: true,
+    });
     expect(build(descriptor({ permissions: { storage: [] } })).resources.storage).toEqual({ plugin_storage: false, workspace_storage: false });
     expect(build(d).resources.files).toEqual([]);
     expect(build(d).resources.platform_capabilities).toEqual({});
@@ -112,7 +123,18 @@ describe('run sessions', () => {
       permissions: d.permissions,
       state_policy: { enable_state: true, state_scopes: ['conversation', 'actor'] },
       scope_keys: {},
-      state_columns: { runner_id: d.id, binding_identity: 'b1', bot_id: null, workspace_id: null, conversation_id: 'c1', thread_id: null, actor_type: null, actor_id: null, subject_type: null, subject_id: null },
+      state_columns: {
+        runner_id: d.id,
+        binding_identity: 'b1',
+        bot_id: null,
+        workspace_id: null,
+        conversation_id: 'c1',
+        thread_id: null,
+        actor_type: null,
+        actor_id: null,
+        subject_type: null,
+        subject_id: null,
+      },
       deadline_at: null,
       started_at: 100,
       last_activity_at: 100,

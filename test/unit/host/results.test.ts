@@ -32,16 +32,27 @@ describe('parseResultEnvelope and normalizeResult', () => {
     expect(protocolMessage(() => normalize({ type: 'message.delta', data: {} }))).toMatch(/chunk/);
     expect(protocolMessage(() => normalize({ type: 'message.completed', data: {} }))).toMatch(/data\.message/);
     expect(protocolMessage(() => normalize({ type: 'message.completed', data: { message: { content: 42 } } }))).toMatch(/role/);
-    expect(normalize({ type: 'message.delta', data: { chunk: { role: 'assistant', content: 'he' } } }).n).toMatchObject({ kind: 'delta', chunk: { content: 'he' } });
+    expect(normalize({ type: 'message.delta', data: { chunk: { role: 'assistant', content: 'he' } } }).n).toMatchObject({
+      kind: 'delta',
+      chunk: { content: 'he' },
+    });
   });
 
   it('treats run.completed with a message as the final message (AC-076)', () => {
-    expect(normalize({ type: 'run.completed', data: { message: { role: 'assistant', content: 'done' } } }).n).toMatchObject({ kind: 'message', terminal: true });
+    expect(normalize({ type: 'run.completed', data: { message: { role: 'assistant', content: 'done' } } }).n).toMatchObject({
+      kind: 'message',
+      terminal: true,
+    });
     expect(normalize({ type: 'run.completed', data: {} }).n).toEqual({ kind: 'completed' });
   });
 
   it('applies run.failed defaults and the message fallback (AC-074)', () => {
-    expect(normalize({ type: 'run.failed', data: { code: 'runner.error', error: 'upstream 502', retryable: true } }).n).toEqual({ kind: 'failed', error: 'upstream 502', code: 'runner.error', retryable: true });
+    expect(normalize({ type: 'run.failed', data: { code: 'runner.error', error: 'upstream 502', retryable: true } }).n).toEqual({
+      kind: 'failed',
+      error: 'upstream 502',
+      code: 'runner.error',
+      retryable: true,
+    });
     expect(normalize({ type: 'run.failed', data: {} }).n).toEqual({ kind: 'failed', error: 'Unknown error', code: 'unknown', retryable: false });
     expect(normalize({ type: 'run.failed', data: { message: 'from message' } }).n).toMatchObject({ error: 'from message', code: 'unknown' });
   });

@@ -43,12 +43,19 @@ describe('normalizeRunnerConfig', () => {
   it('normalizes fallback selectors, including the legacy plain string', () => {
     const items = schema({ name: 'model', type: 'model-fallback-selector' });
     expect(normalizeRunnerConfig(items, { model: 'm-fake' })).toEqual({ model: { primary: 'm-fake', fallbacks: [] } });
-    expect(normalizeRunnerConfig(items, { model: { primary: 'm-fake', fallbacks: ['m-other', '__none__', 3] } })).toEqual({ model: { primary: 'm-fake', fallbacks: ['m-other'] } });
+    expect(normalizeRunnerConfig(items, { model: { primary: 'm-fake', fallbacks: ['m-other', '__none__', 3] } })).toEqual({
+      model: { primary: 'm-fake', fallbacks: ['m-other'] },
+    });
     expect(normalizeRunnerConfig(items, { model: { fallbacks: ['m-other'] } })).toEqual({ model: { primary: '', fallbacks: ['m-other'] } });
   });
 
   it('resolves type aliases (number, json, select-llm-model, select-knowledge-bases)', () => {
-    const items = schema({ name: 'n', type: 'number' }, { name: 'j', type: 'json' }, { name: 'm', type: 'select-llm-model' }, { name: 'k', type: 'select-knowledge-bases' });
+    const items = schema(
+      { name: 'n', type: 'number' },
+      { name: 'j', type: 'json' },
+      { name: 'm', type: 'select-llm-model' },
+      { name: 'k', type: 'select-knowledge-bases' },
+    );
     expect(normalizeRunnerConfig(items, { n: 1.5, j: '{}', m: 'm-fake', k: ['kb1'] })).toEqual({ n: 1.5, j: '{}', m: 'm-fake', k: ['kb1'] });
     expect(configError(() => normalizeRunnerConfig(items, { n: 'x' })).reason).toBe('config_invalid');
   });
@@ -75,12 +82,18 @@ describe('normalizeRunnerConfig', () => {
       expect(err.reason).toBe('config_invalid');
       expect(err.message).toContain('model');
     }
-    expect(configError(() => normalizeRunnerConfig(schema({ name: 'list', type: 'array[string]', required: true }), { list: [] })).reason).toBe('config_invalid');
+    expect(configError(() => normalizeRunnerConfig(schema({ name: 'list', type: 'array[string]', required: true }), { list: [] })).reason).toBe(
+      'config_invalid',
+    );
     expect(normalizeRunnerConfig(items, { model: 'm-fake' })).toEqual({ model: 'm-fake' });
   });
 
   it('never stores display-only items or __system. names, and passes unknown types through', () => {
-    const items = schema({ name: 'hook', type: 'webhook-url', default: 'https://x' }, { name: '__system.id', type: 'string', default: 's' }, { name: 'future', type: 'hologram-picker', default: { z: 1 } });
+    const items = schema(
+      { name: 'hook', type: 'webhook-url', default: 'https://x' },
+      { name: '__system.id', type: 'string', default: 's' },
+      { name: 'future', type: 'hologram-picker', default: { z: 1 } },
+    );
     expect(normalizeRunnerConfig(items, {})).toEqual({ future: { z: 1 } });
   });
 
@@ -91,7 +104,12 @@ describe('normalizeRunnerConfig', () => {
 
 describe('modelRefs and knowledgeBaseRefs', () => {
   it('lists model references in schema order with their kind', () => {
-    const items = schema({ name: 'rr', type: 'rerank-model-selector' }, { name: 'model', type: 'model-fallback-selector' }, { name: 'alt', type: 'llm-model-selector' }, { name: 'emb', type: 'embedding-model-selector' });
+    const items = schema(
+      { name: 'rr', type: 'rerank-model-selector' },
+      { name: 'model', type: 'model-fallback-selector' },
+      { name: 'alt', type: 'llm-model-selector' },
+      { name: 'emb', type: 'embedding-model-selector' },
+    );
     const config = { rr: 'm-rerank', model: { primary: 'm-fake', fallbacks: ['m-other'] }, alt: '__none__', emb: 'm-emb' };
     expect(modelRefs(items, config)).toEqual([
       { id: 'm-rerank', kind: 'rerank' },
@@ -101,7 +119,11 @@ describe('modelRefs and knowledgeBaseRefs', () => {
   });
 
   it('unions every knowledge-base multi selector, de-duplicated, sentinels dropped', () => {
-    const items = schema({ name: 'a', type: 'knowledge-base-multi-selector' }, { name: 'b', type: 'knowledge-base-multi-selector' }, { name: 'single', type: 'knowledge-base-selector' });
+    const items = schema(
+      { name: 'a', type: 'knowledge-base-multi-selector' },
+      { name: 'b', type: 'knowledge-base-multi-selector' },
+      { name: 'single', type: 'knowledge-base-selector' },
+    );
     expect(knowledgeBaseRefs(items, { a: ['kb1', 'kb1', '__none__', ''], b: ['kb2', 'kb1'], single: 'kb9' })).toEqual(['kb1', 'kb2']);
   });
 });

@@ -20,7 +20,10 @@ describe('parseScopeKey', () => {
     const base = { runner_id: RUNNER, binding_identity: 'b:1' };
     const none = { conversation_id: null, thread_id: null, actor_type: null, actor_id: null, subject_type: null, subject_id: null };
     expect(parseScopeKey(keys.runner ?? '')).toEqual({ scope: 'runner', identity: { ...base, ...none } });
-    expect(parseScopeKey(keys.conversation ?? '')).toEqual({ scope: 'conversation', identity: { ...base, ...none, conversation_id: 'onebot:group:1', thread_id: 't:1' } });
+    expect(parseScopeKey(keys.conversation ?? '')).toEqual({
+      scope: 'conversation',
+      identity: { ...base, ...none, conversation_id: 'onebot:group:1', thread_id: 't:1' },
+    });
     expect(parseScopeKey(keys.actor ?? '')).toEqual({ scope: 'actor', identity: { ...base, ...none, actor_type: 'user', actor_id: 'u:9' } });
     expect(parseScopeKey(keys.subject ?? '')).toEqual({ scope: 'subject', identity: { ...base, ...none, subject_type: 'doc', subject_id: 's:2' } });
   });

@@ -2,10 +2,24 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigSchema, MASK } from '../../../src/core/config.js';
 import { LbotError } from '../../../src/core/errors.js';
-import { buildServerRecord, checkServerName, McpServerRecordSchema, readMcpConfig, storedRecord, type AddServerInput } from '../../../src/runtime/mcp/config.js';
+import {
+  buildServerRecord,
+  checkServerName,
+  McpServerRecordSchema,
+  readMcpConfig,
+  storedRecord,
+  type AddServerInput,
+} from '../../../src/runtime/mcp/config.js';
 import { maskServerRecord, redactText, secretValues } from '../../../src/runtime/mcp/masking.js';
 
-const input = (over: Partial<AddServerInput> = {}): AddServerInput => ({ name: 'echo', command: ['node', 'echo.js'], env: {}, headers: {}, inBox: false, ...over });
+const input = (over: Partial<AddServerInput> = {}): AddServerInput => ({
+  name: 'echo',
+  command: ['node', 'echo.js'],
+  env: {},
+  headers: {},
+  inBox: false,
+  ...over,
+});
 
 function codeOf(fn: () => unknown): string | null {
   try {
@@ -29,7 +43,15 @@ describe('server names (AC-151)', () => {
 describe('building a record from mcp add flags', () => {
   it('stdio with a command; env and in_box kept', () => {
     const r = buildServerRecord(input({ env: { API_TOKEN: 't' }, inBox: true }), '2026-01-01T00:00:00.000Z');
-    expect(r).toMatchObject({ name: 'echo', transport: 'stdio', command: ['node', 'echo.js'], env: { API_TOKEN: 't' }, in_box: true, enabled: true, created_at: '2026-01-01T00:00:00.000Z' });
+    expect(r).toMatchObject({
+      name: 'echo',
+      transport: 'stdio',
+      command: ['node', 'echo.js'],
+      env: { API_TOKEN: 't' },
+      in_box: true,
+      enabled: true,
+      created_at: '2026-01-01T00:00:00.000Z',
+    });
     expect(r.uuid).toMatch(/^[0-9a-f-]{36}$/);
   });
 
@@ -59,12 +81,27 @@ describe('building a record from mcp add flags', () => {
 
   it('box options default as box.md §8.4 says and ignore unknown keys (§8 #39)', () => {
     const r = McpServerRecordSchema.parse({ name: 'x', command: ['x'], in_box: true, box: { weird: 1 } });
-    expect(r.box).toMatchObject({ network: 'on', host_path_mode: 'ro', startup_timeout_sec: 120, image: null, cpus: null, memory_mb: null, pids_limit: null, read_only_rootfs: null });
+    expect(r.box).toMatchObject({
+      network: 'on',
+      host_path_mode: 'ro',
+      startup_timeout_sec: 120,
+      image: null,
+      cpus: null,
+      memory_mb: null,
+      pids_limit: null,
+      read_only_rootfs: null,
+    });
   });
 
   it('mcp settings have the spec defaults', () => {
     const { settings } = readMcpConfig(ConfigSchema.parse({}));
-    expect(settings).toMatchObject({ tool_name_prefix: false, call_timeout_sec: 120, start_timeout_sec: 30, retry_delays_sec: [2, 4, 8], bridge: { enabled: true } });
+    expect(settings).toMatchObject({
+      tool_name_prefix: false,
+      call_timeout_sec: 120,
+      start_timeout_sec: 30,
+      retry_delays_sec: [2, 4, 8],
+      bridge: { enabled: true },
+    });
   });
 
   it('a malformed server entry is config.invalid naming its path', () => {
@@ -85,7 +122,8 @@ describe('masking (AC-160)', () => {
   it('masks every env, header and box env value, secret arguments and URL secrets; keeps keys', () => {
     const masked = maskServerRecord(record);
     const text = JSON.stringify(masked);
-    for (const secret of ['tok-123456', 'tok-1', 'visible-but-masked', 'sk-live-abcdef', 'box-secret-1', 'k-abcdef', 'tok-999999']) expect(text).not.toContain(secret);
+    for (const secret of ['tok-123456', 'tok-1', 'visible-but-masked', 'sk-live-abcdef', 'box-secret-1', 'k-abcdef', 'tok-999999'])
+      expect(text).not.toContain(secret);
     expect(masked.env).toEqual({ API_TOKEN: MASK, HARMLESS: MASK });
     expect(masked.command).toEqual(['srv', '--api-key', MASK, `--token=${MASK}`, '--verbose', 'plain']);
     const remote = maskServerRecord(McpServerRecordSchema.parse({ name: 'r', transport: 'http', url: 'https://user:pw@mcp.example/x?api_key=SECRETKEY&q=1' }));

@@ -6,7 +6,9 @@ import { convertToolResult, flattenError, McpToolError } from '../../../src/runt
 describe('tool result conversion', () => {
   it('passes text through and turns images into data URLs', () => {
     expect(convertToolResult({ content: [{ type: 'text', text: 'hi' }] })).toEqual([{ type: 'text', text: 'hi' }]);
-    expect(convertToolResult({ content: [{ type: 'image', data: 'AAAA', mimeType: 'image/png' }] })).toEqual([{ type: 'image_base64', image_base64: 'data:image/png;base64,AAAA' }]);
+    expect(convertToolResult({ content: [{ type: 'image', data: 'AAAA', mimeType: 'image/png' }] })).toEqual([
+      { type: 'image_base64', image_base64: 'data:image/png;base64,AAAA' },
+    ]);
   });
 
   it('resource text becomes text, a blob is decoded as UTF-8', () => {
@@ -16,8 +18,12 @@ describe('tool result conversion', () => {
   });
 
   it('audio and resource links become placeholders naming their mime type or URI', () => {
-    expect(convertToolResult({ content: [{ type: 'audio', data: 'AA', mimeType: 'audio/wav' }] })).toEqual([{ type: 'text', text: '[audio content: audio/wav]' }]);
-    expect(convertToolResult({ content: [{ type: 'resource_link', uri: 'file:///x', name: 'x' }] })).toEqual([{ type: 'text', text: '[resource_link content: file:///x]' }]);
+    expect(convertToolResult({ content: [{ type: 'audio', data: 'AA', mimeType: 'audio/wav' }] })).toEqual([
+      { type: 'text', text: '[audio content: audio/wav]' },
+    ]);
+    expect(convertToolResult({ content: [{ type: 'resource_link', uri: 'file:///x', name: 'x' }] })).toEqual([
+      { type: 'text', text: '[resource_link content: file:///x]' },
+    ]);
   });
 
   it('structured content stands in for empty content; an empty result is one empty text', () => {
@@ -36,7 +42,15 @@ describe('tool result conversion', () => {
   });
 
   it('isError throws with the joined texts, or a generic message', () => {
-    expect(() => convertToolResult({ content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }], isError: true })).toThrow(new McpToolError('a\nb'));
+    expect(() =>
+      convertToolResult({
+        content: [
+          { type: 'text', text: 'a' },
+          { type: 'text', text: 'b' },
+        ],
+        isError: true,
+      }),
+    ).toThrow(new McpToolError('a\nb'));
     expect(() => convertToolResult({ content: [], isError: true })).toThrow('Unknown error from MCP tool');
   });
 

@@ -51,7 +51,12 @@ async function fakeServer(tools: string[] = ['echo', 'slow']): Promise<{ conn: M
   return { conn, fake };
 }
 
-const options = (connector: McpConnector, over: Partial<SessionOptions> = {}): SessionOptions => ({ connector, startTimeoutMs: 60_000, retryDelaysMs: [2000, 4000, 8000], ...over });
+const options = (connector: McpConnector, over: Partial<SessionOptions> = {}): SessionOptions => ({
+  connector,
+  startTimeoutMs: 60_000,
+  retryDelaysMs: [2000, 4000, 8000],
+  ...over,
+});
 
 const sessions: McpSession[] = [];
 function session(connector: McpConnector, over: Partial<SessionOptions> = {}, rec = record): McpSession {
@@ -71,7 +76,16 @@ describe('connecting', () => {
     const s = session(async () => conn);
     await s.start();
     const info = s.runtimeInfo();
-    expect(info).toMatchObject({ status: 'connected', error_phase: null, error_message: null, retry_count: 0, tool_count: 3, pid: 4242, server_info: { name: 'fake', version: '9.9.9' }, instructions: 'be nice' });
+    expect(info).toMatchObject({
+      status: 'connected',
+      error_phase: null,
+      error_message: null,
+      retry_count: 0,
+      tool_count: 3,
+      pid: 4242,
+      server_info: { name: 'fake', version: '9.9.9' },
+      instructions: 'be nice',
+    });
     expect(info.tools.map((t) => t.name)).toEqual(['echo', 'slow', 'third']);
     expect(info).not.toHaveProperty('box_session_id');
     expect(await s.callTool('echo', { text: 'x' }, { timeoutMs: 5000 })).toEqual([{ type: 'text', text: 'echo:x' }]);

@@ -18,7 +18,14 @@ describe('tool listing checks', () => {
   it('drops malformed and duplicate tools with a warning naming each and why, keeps the rest', () => {
     const warnings: string[] = [];
     const c = new ToolListCollector('srv', (m) => warnings.push(m));
-    c.add([{ name: 'a', inputSchema: schema }, { name: 'b', inputSchema: 'not-an-object' }, null, { name: 'a', inputSchema: schema }, { name: 'c', description: 7, inputSchema: schema }, { name: 'd', description: null, inputSchema: schema }]);
+    c.add([
+      { name: 'a', inputSchema: schema },
+      { name: 'b', inputSchema: 'not-an-object' },
+      null,
+      { name: 'a', inputSchema: schema },
+      { name: 'c', description: 7, inputSchema: schema },
+      { name: 'd', description: null, inputSchema: schema },
+    ]);
     expect(c.finish()).toEqual([
       { name: 'a', description: '', inputSchema: schema },
       { name: 'd', description: '', inputSchema: schema },

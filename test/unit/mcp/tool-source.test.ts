@@ -45,27 +45,45 @@ describe('names in the run tool table', () => {
   });
 
   it('two servers offering one name: the second is qualified and calls reach the right server', async () => {
-    const table = await new ToolManager().forRun([new McpToolSource(fakeSession('a', ['echo']), opts()), new McpToolSource(fakeSession('b', ['echo']), opts())], { allowed_tool_names: ['echo', 'b__echo'], denied_tool_names: [] });
+    const table = await new ToolManager().forRun(
+      [new McpToolSource(fakeSession('a', ['echo']), opts()), new McpToolSource(fakeSession('b', ['echo']), opts())],
+      { allowed_tool_names: ['echo', 'b__echo'], denied_tool_names: [] },
+    );
     expect(table.entries().map((e) => e.name)).toEqual(['echo', 'b__echo']);
     expect(await table.call('b__echo', {}, ctx)).toEqual([{ type: 'text', text: 'b:echo' }]);
   });
 
   it('mcp.tool_name_prefix qualifies every tool and still calls it by its own name', async () => {
     const calls: Call[] = [];
-    const table = await new ToolManager().forRun([new McpToolSource(fakeSession('srv', ['echo'], calls), opts({ prefixAll: true }))], { allowed_tool_names: ['srv__echo'], denied_tool_names: [] });
+    const table = await new ToolManager().forRun([new McpToolSource(fakeSession('srv', ['echo'], calls), opts({ prefixAll: true }))], {
+      allowed_tool_names: ['srv__echo'],
+      denied_tool_names: [],
+    });
     expect((await table.list()).map((t) => t.name)).toEqual(['srv__echo']);
     await table.call('srv__echo', {}, ctx);
     expect(calls.map((c) => c.tool)).toEqual(['echo']);
   });
 
   it('lists only granted tools; deny wins', async () => {
-    const table = await new ToolManager().forRun([new McpToolSource(fakeSession('srv', ['echo', 'slow']), opts())], { allowed_tool_names: ['echo', 'slow'], denied_tool_names: ['slow'] });
+    const table = await new ToolManager().forRun([new McpToolSource(fakeSession('srv', ['echo', 'slow']), opts())], {
+      allowed_tool_names: ['echo', 'slow'],
+      denied_tool_names: ['slow'],
+    });
     expect((await table.list()).map((t) => t.name)).toEqual(['echo']);
   });
 });
 
 describe('whether a binding needs MCP servers at all', () => {
-  const binding = (allowed: string[] | null, denied: string[] = []) => ({ resource_policy: { allowed_model_uuids: null, allowed_tool_names: allowed, denied_tool_names: denied, allowed_kb_uuids: null, allow_plugin_storage: true, allow_workspace_storage: false } });
+  const binding = (allowed: string[] | null, denied: string[] = []) => ({
+    resource_policy: {
+      allowed_model_uuids: null,
+      allowed_tool_names: allowed,
+      denied_tool_names: denied,
+      allowed_kb_uuids: null,
+      allow_plugin_storage: true,
+      allow_workspace_storage: false,
+    },
+  });
   it('no grants or only host tools: no; any other granted name: yes', () => {
     expect(bindingMayUseMcp(binding(null))).toBe(false);
     expect(bindingMayUseMcp(binding([]))).toBe(false);
@@ -100,8 +118,14 @@ describe('calls', () => {
     const source = new McpToolSource(fakeSession('srv', ['slow'], [], lost), opts());
     const err: unknown = await source.call('slow', {}, ctx).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
-    expect(err instanceof ApiError && err.toWire()).toMatchObject({ code: 'runtime_error', retryable: true, details: { phase: 'tool_call', server: 'srv', tool: 'slow', reason: 'mcp_connection_lost' } });
-    const codes = (['deadline', 'timeout', 'not_connected', 'cancelled', 'protocol', 'tool_error'] as const).map((f) => mcpCallApiError(new McpCallError(f, 'm', 's', 't')).code);
+    expect(err instanceof ApiError && err.toWire()).toMatchObject({
+      code: 'runtime_error',
+      retryable: true,
+      details: { phase: 'tool_call', server: 'srv', tool: 'slow', reason: 'mcp_connection_lost' },
+    });
+    const codes = (['deadline', 'timeout', 'not_connected', 'cancelled', 'protocol', 'tool_error'] as const).map(
+      (f) => mcpCallApiError(new McpCallError(f, 'm', 's', 't')).code,
+    );
     expect(codes).toEqual(['deadline_exceeded', 'runtime_error', 'runtime_error', 'runtime_error', 'runtime_error', 'runtime_error']);
   });
 });

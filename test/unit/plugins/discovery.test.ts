@@ -59,12 +59,22 @@ describe('discoverPlugins', () => {
     const scripted = runners[1];
     expect(scripted?.permissions.history).toEqual(['page', 'search']);
     expect(scripted?.capabilities.streaming).toBe(true);
-    expect(plugins.get('acme/scripted')).toMatchObject({ identity: 'acme/scripted', dir: path.join(root, 'scripted'), execution: { node: { path: 'main.js' } } });
+    expect(plugins.get('acme/scripted')).toMatchObject({
+      identity: 'acme/scripted',
+      dir: path.join(root, 'scripted'),
+      execution: { node: { path: 'main.js' } },
+    });
   });
 
   it('fills missing config ids with <runner_id>.<name or index> and keeps given ones', async () => {
     await writePlugin('p', pluginManifest('a', 'p'), {
-      'default.yaml': component('default', { config: [{ name: 'model', type: 'llm-model-selector' }, { name: '', type: 'string' }, { name: 'x', type: 'string', id: 'custom' }] }),
+      'default.yaml': component('default', {
+        config: [
+          { name: 'model', type: 'llm-model-selector' },
+          { name: '', type: 'string' },
+          { name: 'x', type: 'string', id: 'custom' },
+        ],
+      }),
     });
     const { runners } = await discoverPlugins(root);
     expect(runners[0]?.config_schema.map((c) => c.id)).toEqual(['plugin:a/p/default.model', 'plugin:a/p/default.1', 'custom']);
@@ -114,7 +124,10 @@ describe('discoverPlugins', () => {
       },
     );
     const text = await readFile(path.join(root, 'drift', 'components', 'agent_runner', 'default.yml'), 'utf8');
-    await writeFile(path.join(root, 'drift', 'components', 'agent_runner', 'default.yml'), `${text}execution:\n  python: { path: ./main.py, attr: DefaultAgentRunner }\n`);
+    await writeFile(
+      path.join(root, 'drift', 'components', 'agent_runner', 'default.yml'),
+      `${text}execution:\n  python: { path: ./main.py, attr: DefaultAgentRunner }\n`,
+    );
     const { runners, plugins, warnings } = await discoverPlugins(root);
     expect(warnings).toEqual([]);
     expect(runners[0]).toMatchObject({ id: 'plugin:langbot/drift/default', label: { en_US: 'Plain label' }, plugin_version: '1' });
@@ -132,7 +145,11 @@ describe('discoverPlugins', () => {
   });
 
   it('lists an execution.python plugin (it is refused at start time, not at discovery)', async () => {
-    await writePlugin('py', { ...pluginManifest('a', 'py'), execution: { python: { path: 'main.py', attr: 'Runner' } } }, { 'default.yaml': component('default') });
+    await writePlugin(
+      'py',
+      { ...pluginManifest('a', 'py'), execution: { python: { path: 'main.py', attr: 'Runner' } } },
+      { 'default.yaml': component('default') },
+    );
     const { runners, plugins } = await discoverPlugins(root);
     expect(runners.map((r) => r.id)).toEqual(['plugin:a/py/default']);
     expect(plugins.get('a/py')?.execution).toEqual({ python: { path: 'main.py', attr: 'Runner' } });
@@ -142,7 +159,10 @@ describe('discoverPlugins', () => {
     await writePlugin('a-broken', 'kind: Plugin\nmetadata: [unclosed\n');
     await writePlugin('b-first', pluginManifest('acme', 'same'), { 'default.yaml': component('default'), 'dup.yaml': component('default') });
     await writePlugin('c-second', pluginManifest('acme', 'same'), { 'default.yaml': component('default') });
-    await writePlugin('d-escape', { ...pluginManifest('acme', 'escape'), spec: { components: { AgentRunner: { fromDirs: [{ path: '../b-first/components/agent_runner' }] } } } });
+    await writePlugin('d-escape', {
+      ...pluginManifest('acme', 'escape'),
+      spec: { components: { AgentRunner: { fromDirs: [{ path: '../b-first/components/agent_runner' }] } } },
+    });
     await mkdir(path.join(root, 'not-a-plugin'));
     await writeFile(path.join(root, 'stray-file.yaml'), 'kind: Plugin\n');
     const { runners, warnings } = await discoverPlugins(root);

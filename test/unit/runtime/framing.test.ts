@@ -47,15 +47,27 @@ describe('LineSplitter', () => {
 
 describe('decodeLine', () => {
   it('parses requests, notifications and responses', () => {
-    expect(decodeLine(Buffer.from('{"jsonrpc":"2.0","id":1,"method":"state.get","params":{"run_id":"r"}}'))).toMatchObject({ kind: 'message', message: { id: 1, method: 'state.get' } });
-    expect(decodeLine(Buffer.from('{"jsonrpc":"2.0","method":"run/result","params":{}}\r'))).toMatchObject({ kind: 'message', message: { method: 'run/result' } });
+    expect(decodeLine(Buffer.from('{"jsonrpc":"2.0","id":1,"method":"state.get","params":{"run_id":"r"}}'))).toMatchObject({
+      kind: 'message',
+      message: { id: 1, method: 'state.get' },
+    });
+    expect(decodeLine(Buffer.from('{"jsonrpc":"2.0","method":"run/result","params":{}}\r'))).toMatchObject({
+      kind: 'message',
+      message: { method: 'run/result' },
+    });
     expect(decodeLine(Buffer.from('{"jsonrpc":"2.0","id":3,"result":{"status":"completed"}}'))).toMatchObject({ kind: 'message', message: { id: 3 } });
     expect(decodeLine(Buffer.from('   '))).toBeNull();
   });
 
   it('turns non-JSON and non-JSON-RPC lines into violations quoting the line (AC-198)', () => {
-    expect(decodeLine(Buffer.from('hello world'))).toEqual({ kind: 'violation', violation: { reason: 'the plugin wrote a line that is not JSON', excerpt: 'hello world' } });
-    expect(decodeLine(Buffer.from('{"id":1,"method":"x"}'))).toMatchObject({ kind: 'violation', violation: { reason: expect.stringContaining('not a JSON-RPC 2.0 message') } });
+    expect(decodeLine(Buffer.from('hello world'))).toEqual({
+      kind: 'violation',
+      violation: { reason: 'the plugin wrote a line that is not JSON', excerpt: 'hello world' },
+    });
+    expect(decodeLine(Buffer.from('{"id":1,"method":"x"}'))).toMatchObject({
+      kind: 'violation',
+      violation: { reason: expect.stringContaining('not a JSON-RPC 2.0 message') },
+    });
     expect(decodeLine(Buffer.from('[1,2]'))).toMatchObject({ kind: 'violation' });
   });
 

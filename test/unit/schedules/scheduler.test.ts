@@ -31,10 +31,18 @@ describe('dueTick', () => {
 });
 
 describe('tickEnvelope', () => {
-  it('a schedule.tick from the scheduler with a deterministic id and the file\'s fields', () => {
+  it("a schedule.tick from the scheduler with a deterministic id and the file's fields", () => {
     const e = tickEnvelope(everySecond, T0);
-    expect(e).toMatchObject({ event_id: `schedule:tick:${T0}`, event_type: 'schedule.tick', source: 'scheduler', event_time: T0 / 1000, data: { k: 1, schedule: 'tick', fired_by: 'tick' } });
-    expect(tickEnvelope(ScheduleSchema.parse({ name: 'n', cron: '* * * * *', event: { event_type: 'report.due', source: 'platform', event_id: 'forged' } }), T0)).toMatchObject({ event_type: 'report.due', source: 'scheduler', event_id: `schedule:n:${T0}` });
+    expect(e).toMatchObject({
+      event_id: `schedule:tick:${T0}`,
+      event_type: 'schedule.tick',
+      source: 'scheduler',
+      event_time: T0 / 1000,
+      data: { k: 1, schedule: 'tick', fired_by: 'tick' },
+    });
+    expect(
+      tickEnvelope(ScheduleSchema.parse({ name: 'n', cron: '* * * * *', event: { event_type: 'report.due', source: 'platform', event_id: 'forged' } }), T0),
+    ).toMatchObject({ event_type: 'report.due', source: 'scheduler', event_id: `schedule:n:${T0}` });
   });
 });
 

@@ -57,9 +57,15 @@ describe('result helpers', () => {
       content_base64: 'YWJj',
       size_bytes: 3,
     });
-    expect(toolStarted('exec', { cmd: 'ls' }, 't1')).toEqual({ type: 'tool.call.started', data: { tool_name: 'exec', parameters: { cmd: 'ls' }, tool_call_id: 't1' } });
+    expect(toolStarted('exec', { cmd: 'ls' }, 't1')).toEqual({
+      type: 'tool.call.started',
+      data: { tool_name: 'exec', parameters: { cmd: 'ls' }, tool_call_id: 't1' },
+    });
     expect(toolCompleted('exec', { result: { ok: 1 } }).data).toEqual({ tool_name: 'exec', result: { ok: 1 }, error: null });
-    expect(actionRequested('react', { message_id: 'm1' })).toEqual({ type: 'action.requested', data: { action: 'react', target: { message_id: 'm1' }, payload: null } });
+    expect(actionRequested('react', { message_id: 'm1' })).toEqual({
+      type: 'action.requested',
+      data: { action: 'react', target: { message_id: 'm1' }, payload: null },
+    });
   });
 });
 
@@ -76,18 +82,23 @@ describe('runInProcess', () => {
     });
     const plugin = definePlugin({ runners: { default: runner } });
     const calls: unknown[] = [];
-    const results = await runInProcess(plugin, 'default', { input: { text: 'hi' }, run_id: 'run-1' }, {
-      api: {
-        'state.get': (p) => {
-          calls.push(p);
-          return { value: 'blue' };
-        },
-        'state.set': (p) => {
-          calls.push(p);
-          return { success: true };
+    const results = await runInProcess(
+      plugin,
+      'default',
+      { input: { text: 'hi' }, run_id: 'run-1' },
+      {
+        api: {
+          'state.get': (p) => {
+            calls.push(p);
+            return { value: 'blue' };
+          },
+          'state.set': (p) => {
+            calls.push(p);
+            return { success: true };
+          },
         },
       },
-    });
+    );
     expect(types(results)).toEqual(['message.delta', 'message.completed', 'run.completed']);
     expect(results[1]?.data).toEqual({ message: { role: 'assistant', content: 'hi:blue' } });
     expect(results.map((r) => r.run_id)).toEqual(['run-1', 'run-1', 'run-1']);
@@ -121,14 +132,24 @@ describe('runInProcess', () => {
         }),
       },
     });
-    await runInProcess(plugin, 'default', {}, {
-      api: {
-        'history.page': () => {
-          throw new ApiCallError('history.page', { code: 'unauthorized', message: 'history is off', retryable: false, details: { reason: 'permission_denied' } });
+    await runInProcess(
+      plugin,
+      'default',
+      {},
+      {
+        api: {
+          'history.page': () => {
+            throw new ApiCallError('history.page', {
+              code: 'unauthorized',
+              message: 'history is off',
+              retryable: false,
+              details: { reason: 'permission_denied' },
+            });
+          },
+          'state.get': () => ({ value: 1 }),
         },
-        'state.get': () => ({ value: 1 }),
       },
-    });
+    );
     expect(errors.every((e) => e instanceof ApiCallError)).toBe(true);
     const [refused, missing, invalid] = errors.filter((e): e is ApiCallError => e instanceof ApiCallError);
     expect(refused?.code).toBe('unauthorized');
@@ -170,15 +191,20 @@ describe('runInProcess', () => {
         }),
       },
     });
-    const results = await runInProcess(plugin, 'default', {}, {
-      api: {
-        'models.stream': (_p, tools) => {
-          tools.chunk({ content: 'a' });
-          tools.chunk({ content: 'ab' });
-          return { message: { role: 'assistant', content: 'ab' } };
+    const results = await runInProcess(
+      plugin,
+      'default',
+      {},
+      {
+        api: {
+          'models.stream': (_p, tools) => {
+            tools.chunk({ content: 'a' });
+            tools.chunk({ content: 'ab' });
+            return { message: { role: 'assistant', content: 'ab' } };
+          },
         },
       },
-    });
+    );
     expect(results[0]?.data).toEqual({ message: { role: 'assistant', content: 'a,ab|ab' } });
   });
 

@@ -35,7 +35,13 @@ describe('plugin server', () => {
   it('answers initialize with the plugin info', () => {
     const h = harness();
     h.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocol_version: '1', host: { name: 'lbot', version: '0' } } });
-    expect(h.sent).toEqual([{ jsonrpc: '2.0', id: 1, result: { plugin: { author: 'acme', name: 't', version: '1' }, runners: [{ kind: 'AgentRunner', metadata: { name: 'default' } }] } }]);
+    expect(h.sent).toEqual([
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        result: { plugin: { author: 'acme', name: 't', version: '1' }, runners: [{ kind: 'AgentRunner', metadata: { name: 'default' } }] },
+      },
+    ]);
   });
 
   it('sends results as run/result notifications, then the run reply', async () => {
@@ -56,14 +62,26 @@ describe('plugin server', () => {
     await vi.waitFor(() => expect(h.replyTo(7)).toBeDefined());
     const notifications = h.sent.filter((m) => m.method === 'run/result');
     expect(notifications).toHaveLength(3);
-    expect(notifications.map((n) => (isRecord(n.params) && isRecord(n.params.result) ? n.params.result.type : null))).toEqual(['message.delta', 'message.completed', 'run.completed']);
+    expect(notifications.map((n) => (isRecord(n.params) && isRecord(n.params.result) ? n.params.result.type : null))).toEqual([
+      'message.delta',
+      'message.completed',
+      'run.completed',
+    ]);
     expect(notifications.every((n) => isRecord(n.params) && n.params.run_id === run_id)).toBe(true);
     expect(h.sent.indexOf(h.replyTo(7) ?? {})).toBe(3);
     expect(h.replyTo(7)).toEqual({ jsonrpc: '2.0', id: 7, result: { status: 'completed' } });
   });
 
   it('reports status failed when the runner emitted run.failed', async () => {
-    const plugin = definePlugin({ runners: { default: defineRunner({ async *run() { yield { type: 'run.failed', data: { error: 'x' } }; } }) } });
+    const plugin = definePlugin({
+      runners: {
+        default: defineRunner({
+          async *run() {
+            yield { type: 'run.failed', data: { error: 'x' } };
+          },
+        }),
+      },
+    });
     const h = harness(plugin);
     h.send(runRequest(2).msg);
     await vi.waitFor(() => expect(h.replyTo(2)).toEqual({ jsonrpc: '2.0', id: 2, result: { status: 'failed' } }));
@@ -116,7 +134,11 @@ describe('plugin server', () => {
     h.send({ jsonrpc: '2.0', id: get?.id, result: { value: 42 } });
     await vi.waitFor(() => expect(h.sent.some((m) => m.method === 'history.page')).toBe(true));
     const page = h.sent.find((m) => m.method === 'history.page');
-    h.send({ jsonrpc: '2.0', id: page?.id, error: { code: -32000, message: 'no', data: { code: 'unauthorized', message: 'no', retryable: false, details: { reason: 'permission_denied' } } } });
+    h.send({
+      jsonrpc: '2.0',
+      id: page?.id,
+      error: { code: -32000, message: 'no', data: { code: 'unauthorized', message: 'no', retryable: false, details: { reason: 'permission_denied' } } },
+    });
     await vi.waitFor(() => expect(h.sent.some((m) => m.method === 'weird.method')).toBe(true));
     const weird = h.sent.find((m) => m.method === 'weird.method');
     expect(weird?.params).toEqual({});
@@ -124,7 +146,12 @@ describe('plugin server', () => {
     await vi.waitFor(() => expect(h.replyTo(1)).toBeDefined());
     expect(outcomes[0]).toBe(42);
     expect(outcomes[1]).toBeInstanceOf(ApiCallError);
-    expect(outcomes[1] instanceof ApiCallError && outcomes[1].error).toEqual({ code: 'unauthorized', message: 'no', retryable: false, details: { reason: 'permission_denied' } });
+    expect(outcomes[1] instanceof ApiCallError && outcomes[1].error).toEqual({
+      code: 'unauthorized',
+      message: 'no',
+      retryable: false,
+      details: { reason: 'permission_denied' },
+    });
     expect(outcomes[2] instanceof ApiCallError && outcomes[2].code).toBe('not_found');
   });
 

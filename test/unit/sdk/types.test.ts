@@ -43,7 +43,9 @@ describe('lbot/sdk public types', () => {
     expectTypeOf<Awaited<ReturnType<RunnerApi['state']['list']>>>().toEqualTypeOf<{ keys: string[]; has_more: boolean }>();
     expectTypeOf<ReturnType<RunnerApi['request']>>().toEqualTypeOf<Promise<unknown>>();
     expectTypeOf<ApiCallError['error']>().toEqualTypeOf<AgentApiError>();
-    expectTypeOf<ApiCallError['code']>().toEqualTypeOf<'unauthorized' | 'not_found' | 'deadline_exceeded' | 'payload_too_large' | 'rate_limited' | 'invalid_argument' | 'runtime_error'>();
+    expectTypeOf<ApiCallError['code']>().toEqualTypeOf<
+      'unauthorized' | 'not_found' | 'deadline_exceeded' | 'payload_too_large' | 'rate_limited' | 'invalid_argument' | 'runtime_error'
+    >();
   });
 
   it('refuses wrong API usage at compile time', () => {

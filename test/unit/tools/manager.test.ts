@@ -31,7 +31,12 @@ const ALL = { allowed_tool_names: ['exec', 'read', 'write', 'edit', 'glob', 'gre
 describe('tool table', () => {
   it('lists native, skill, plugin, MCP tools in that order without duplicates', async () => {
     const table = await buildToolTable(
-      [source('mcp', 'srv', ['mcp_tool']), source('plugin', 'plug', ['plugin_tool']), source('skill', 'skill', ['activate']), new NativeToolSource(port(true), { id: 's' })],
+      [
+        source('mcp', 'srv', ['mcp_tool']),
+        source('plugin', 'plug', ['plugin_tool']),
+        source('skill', 'skill', ['activate']),
+        new NativeToolSource(port(true), { id: 's' }),
+      ],
       () => undefined,
     );
     expect(table.map((e) => e.name)).toEqual(['exec', 'read', 'write', 'edit', 'glob', 'grep', 'activate', 'plugin_tool', 'mcp_tool']);
@@ -51,7 +56,10 @@ describe('tool table', () => {
   it('gives a contested name to the higher-priority source and qualifies the later one', async () => {
     const calls: string[] = [];
     const manager = new ToolManager();
-    const table = await manager.forRun([source('mcp', 'srv', ['echo'], calls), source('plugin', 'plug', ['echo'], calls)], { ...ALL, allowed_tool_names: ['echo', 'srv__echo'] });
+    const table = await manager.forRun([source('mcp', 'srv', ['echo'], calls), source('plugin', 'plug', ['echo'], calls)], {
+      ...ALL,
+      allowed_tool_names: ['echo', 'srv__echo'],
+    });
     expect(table.entries().map((e) => `${e.name}<-${e.owner}`)).toEqual(['echo<-plug', 'srv__echo<-srv']);
     await table.call('srv__echo', {}, ctx);
     expect(calls).toEqual(['srv:echo']);

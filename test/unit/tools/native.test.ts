@@ -49,7 +49,10 @@ describe('native tool calls', () => {
 
   it('refuses an empty old_string softly and bad regexes softly', async () => {
     const { tools } = recorder();
-    expect(await tools.call('edit', { path: '/workspace/a', old_string: '', new_string: 'x' }, ctx)).toEqual({ ok: false, error: 'old_string must not be empty.' });
+    expect(await tools.call('edit', { path: '/workspace/a', old_string: '', new_string: 'x' }, ctx)).toEqual({
+      ok: false,
+      error: 'old_string must not be empty.',
+    });
     expect(await tools.call('grep', { pattern: '(' }, ctx)).toMatchObject({ ok: false, error: expect.stringContaining('Invalid regex') });
   });
 

@@ -20,8 +20,10 @@ export function platformError(code: string, message: string, answer: PlatformAns
 
 /** HTTP statuses every platform means the same way: 429 (with its wait), 5xx (try again). Null otherwise. */
 export function commonOutcome(answer: PlatformAnswer, code: string, message: string, retryAfterS: number | null): Outcome | null {
-  if (answer.status === 429) return { kind: 'retry', error: platformError(code || 'rate_limited', message || 'rate limited', answer, retryAfterS ?? retryAfterHeader(answer)) };
-  if (answer.status >= 500) return { kind: 'retry', error: platformError(code || `http_${answer.status}`, message || answer.text, answer, retryAfterHeader(answer)) };
+  if (answer.status === 429)
+    return { kind: 'retry', error: platformError(code || 'rate_limited', message || 'rate limited', answer, retryAfterS ?? retryAfterHeader(answer)) };
+  if (answer.status >= 500)
+    return { kind: 'retry', error: platformError(code || `http_${answer.status}`, message || answer.text, answer, retryAfterHeader(answer)) };
   return null;
 }
 

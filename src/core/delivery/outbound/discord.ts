@@ -7,7 +7,12 @@ import type { PlatformSender } from './types.js';
 
 const Snowflake = z.string().regex(/^\d{1,20}$/);
 const TargetSchema = z.looseObject({ channel_id: Snowflake, message_id: Snowflake.optional() });
-const AnswerSchema = z.looseObject({ id: z.string().optional(), message: z.string().optional(), code: z.number().optional(), retry_after: z.number().optional() });
+const AnswerSchema = z.looseObject({
+  id: z.string().optional(),
+  message: z.string().optional(),
+  code: z.number().optional(),
+  retry_after: z.number().optional(),
+});
 
 /** Discord nonces are at most 25 characters; the idempotency key is hashed into one. */
 const nonceOf = (key: string) => createHash('sha256').update(key).digest('hex').slice(0, 25);

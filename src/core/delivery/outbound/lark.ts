@@ -4,7 +4,11 @@ import { LbotError } from '../../errors.js';
 import { commonOutcome, excerpt, platformError } from './answers.js';
 import type { PlatformAnswer, PlatformSender } from './types.js';
 
-const TargetSchema = z.looseObject({ chat_id: z.string().min(1).optional(), message_id: z.string().min(1).optional(), thread_id: z.string().nullable().optional() });
+const TargetSchema = z.looseObject({
+  chat_id: z.string().min(1).optional(),
+  message_id: z.string().min(1).optional(),
+  thread_id: z.string().nullable().optional(),
+});
 const AnswerSchema = z.looseObject({ code: z.number(), msg: z.string().optional(), data: z.looseObject({ message_id: z.string().optional() }).optional() });
 /** Lark's "too many requests" and expired or invalid tenant token codes. */
 const RATE_LIMITED = 99991400;
@@ -32,9 +36,19 @@ export const larkSender: PlatformSender = {
       return { method: 'PUT', url: `${api}/${encodeURIComponent(item.edits_message_id)}`, headers, body: JSON.stringify({ msg_type: 'text', content }) };
     }
     if (t.data.message_id) {
-      return { method: 'POST', url: `${api}/${encodeURIComponent(t.data.message_id)}/reply`, headers, body: JSON.stringify({ msg_type: 'text', content, uuid, reply_in_thread: Boolean(t.data.thread_id) }) };
+      return {
+        method: 'POST',
+        url: `${api}/${encodeURIComponent(t.data.message_id)}/reply`,
+        headers,
+        body: JSON.stringify({ msg_type: 'text', content, uuid, reply_in_thread: Boolean(t.data.thread_id) }),
+      };
     }
-    return { method: 'POST', url: `${api}?receive_id_type=chat_id`, headers, body: JSON.stringify({ receive_id: t.data.chat_id, msg_type: 'text', content, uuid }) };
+    return {
+      method: 'POST',
+      url: `${api}?receive_id_type=chat_id`,
+      headers,
+      body: JSON.stringify({ receive_id: t.data.chat_id, msg_type: 'text', content, uuid }),
+    };
   },
   read(answer) {
     const a = AnswerSchema.safeParse(answer.json);
@@ -48,7 +62,12 @@ export const larkSender: PlatformSender = {
   },
 };
 
-const TokenAnswerSchema = z.looseObject({ code: z.number(), msg: z.string().optional(), tenant_access_token: z.string().min(1).optional(), expire: z.number().optional() });
+const TokenAnswerSchema = z.looseObject({
+  code: z.number(),
+  msg: z.string().optional(),
+  tenant_access_token: z.string().min(1).optional(),
+  expire: z.number().optional(),
+});
 
 /** The request that exchanges the app id and secret for a tenant access token. */
 export function larkTokenRequest(base: string, appId: string, appSecret: string): { url: string; body: string } {
@@ -57,6 +76,7 @@ export function larkTokenRequest(base: string, appId: string, appSecret: string)
 
 export function readLarkToken(answer: PlatformAnswer): { token: string; expire_s: number } | { error: string } {
   const a = TokenAnswerSchema.safeParse(answer.json);
-  if (answer.status === 200 && a.success && a.data.code === 0 && a.data.tenant_access_token) return { token: a.data.tenant_access_token, expire_s: a.data.expire ?? 7200 };
+  if (answer.status === 200 && a.success && a.data.code === 0 && a.data.tenant_access_token)
+    return { token: a.data.tenant_access_token, expire_s: a.data.expire ?? 7200 };
   return { error: a.success ? `lark_${a.data.code}: ${a.data.msg ?? ''}` : `HTTP ${answer.status}: ${excerpt(answer.text)}` };
 }

@@ -6,7 +6,16 @@ import type { PlatformSender } from './types.js';
 
 const Id = z.union([z.number(), z.string().regex(/^\d+$/)]);
 const TargetSchema = z.looseObject({ message_type: z.enum(['group', 'private']), group_id: Id.optional(), user_id: Id.optional(), message_id: Id.optional() });
-const AnswerSchema = z.looseObject({ status: z.string(), retcode: z.number(), data: z.looseObject({ message_id: z.union([z.number(), z.string()]).optional() }).nullable().optional(), msg: z.string().optional(), wording: z.string().optional() });
+const AnswerSchema = z.looseObject({
+  status: z.string(),
+  retcode: z.number(),
+  data: z
+    .looseObject({ message_id: z.union([z.number(), z.string()]).optional() })
+    .nullable()
+    .optional(),
+  msg: z.string().optional(),
+  wording: z.string().optional(),
+});
 
 export const onebotSender: PlatformSender = {
   request({ base, token, item }) {
@@ -14,9 +23,13 @@ export const onebotSender: PlatformSender = {
     if (!t.success) throw new LbotError('invalid_argument', 'onebot reply target has no message_type');
     if (item.op === 'edit') throw new LbotError('invalid_argument', 'OneBot v11 cannot edit a sent message');
     const to = t.data.message_type === 'group' ? { group_id: Number(t.data.group_id) } : { user_id: Number(t.data.user_id) };
-    if (Object.values(to).some((v) => !Number.isSafeInteger(v))) throw new LbotError('invalid_argument', `onebot reply target has no ${t.data.message_type === 'group' ? 'group_id' : 'user_id'}`);
+    if (Object.values(to).some((v) => !Number.isSafeInteger(v)))
+      throw new LbotError('invalid_argument', `onebot reply target has no ${t.data.message_type === 'group' ? 'group_id' : 'user_id'}`);
     // Message segments, not CQ-code text: nothing the runner wrote is parsed as a CQ code.
-    const message = [...(t.data.message_id !== undefined ? [{ type: 'reply', data: { id: String(t.data.message_id) } }] : []), { type: 'text', data: { text: item.text } }];
+    const message = [
+      ...(t.data.message_id !== undefined ? [{ type: 'reply', data: { id: String(t.data.message_id) } }] : []),
+      { type: 'text', data: { text: item.text } },
+    ];
     const headers: Record<string, string> = { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) };
     return { method: 'POST', url: `${base}/send_msg`, headers, body: JSON.stringify({ message_type: t.data.message_type, ...to, message }) };
   },

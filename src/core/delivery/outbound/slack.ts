@@ -17,7 +17,12 @@ export const slackSender: PlatformSender = {
     const headers = { 'content-type': 'application/json; charset=utf-8', authorization: `Bearer ${token}` };
     if (item.op === 'edit') {
       if (!item.edits_message_id) throw new LbotError('invalid_argument', 'the message this edit changes was never delivered');
-      return { method: 'POST', url: `${base}/chat.update`, headers, body: JSON.stringify({ channel: t.data.channel, ts: item.edits_message_id, text: item.text }) };
+      return {
+        method: 'POST',
+        url: `${base}/chat.update`,
+        headers,
+        body: JSON.stringify({ channel: t.data.channel, ts: item.edits_message_id, text: item.text }),
+      };
     }
     // Answers stay in the event's thread; a message outside a thread is answered in the channel.
     const body = { channel: t.data.channel, text: item.text, ...(t.data.thread_ts ? { thread_ts: t.data.thread_ts } : {}) };

@@ -5,7 +5,13 @@ import { commonOutcome, excerpt, platformError } from './answers.js';
 import type { PlatformSender } from './types.js';
 
 /** Reply targets keep platform ids as text; the Bot API wants integers for message ids. */
-const IntId = z.union([z.number().int(), z.string().regex(/^-?\d{1,19}$/).transform(Number)]);
+const IntId = z.union([
+  z.number().int(),
+  z
+    .string()
+    .regex(/^-?\d{1,19}$/)
+    .transform(Number),
+]);
 const TargetSchema = z.looseObject({ chat_id: IntId, message_id: IntId.optional(), message_thread_id: IntId.nullable().optional() });
 const AnswerSchema = z.looseObject({
   ok: z.boolean(),
@@ -23,7 +29,12 @@ export const telegramSender: PlatformSender = {
     const json = { 'content-type': 'application/json' };
     if (item.op === 'edit') {
       if (!item.edits_message_id) throw new LbotError('invalid_argument', 'the message this edit changes was never delivered');
-      return { method: 'POST', url: `${base}/bot${token}/editMessageText`, headers: json, body: JSON.stringify({ chat_id: t.data.chat_id, message_id: Number(item.edits_message_id), text: item.text }) };
+      return {
+        method: 'POST',
+        url: `${base}/bot${token}/editMessageText`,
+        headers: json,
+        body: JSON.stringify({ chat_id: t.data.chat_id, message_id: Number(item.edits_message_id), text: item.text }),
+      };
     }
     const body = {
       chat_id: t.data.chat_id,

@@ -21,7 +21,14 @@ export async function modelsStream({ session, params, env, signal, notify }: Han
 
 export async function modelsRerank({ session, params, env, signal }: HandlerCall<ProxyParams<'models.rerank'>>): Promise<ProxyResult<'models.rerank'>> {
   const documents = params.documents.slice(0, 64);
-  const results = await env.models.rerank({ model_id: params.model_id, query: params.query, documents, top_n: params.top_k ?? null, deadline_at: session.deadline_at, signal });
+  const results = await env.models.rerank({
+    model_id: params.model_id,
+    query: params.query,
+    documents,
+    top_n: params.top_k ?? null,
+    deadline_at: session.deadline_at,
+    signal,
+  });
   const sorted = results.filter((r) => r.index >= 0 && r.index < documents.length).sort((a, b) => b.relevance_score - a.relevance_score);
   return { results: params.top_k ? sorted.slice(0, params.top_k) : sorted };
 }
@@ -38,7 +45,16 @@ export async function toolsGetDetail({ session, params, env }: HandlerCall<Proxy
   const tools = env.toolsFor(session.run_id);
   const tool = (await tools?.list())?.find((t) => t.name === params.tool_name);
   if (!tool) throw new ApiError('not_found', `tool ${params.tool_name} not found`, 'tool_not_found', { tool_name: params.tool_name });
-  return { tool: { name: params.tool_name, label: {}, description: tool.description, human_desc: tool.description, parameters: tool.parameters, spec: { tool_type: tool.tool_type } } };
+  return {
+    tool: {
+      name: params.tool_name,
+      label: {},
+      description: tool.description,
+      human_desc: tool.description,
+      parameters: tool.parameters,
+      spec: { tool_type: tool.tool_type },
+    },
+  };
 }
 
 export async function toolsCall({ session, params, env, signal }: HandlerCall<ProxyParams<'tools.call'>>): Promise<ProxyResult<'tools.call'>> {
@@ -63,5 +79,9 @@ export function filesGet(): never {
 }
 
 export function platformRequestAction(): never {
-  throw new ApiError('unauthorized', 'platform actions are disabled: emit an action.requested result instead (recorded, never executed)', 'platform_actions_disabled');
+  throw new ApiError(
+    'unauthorized',
+    'platform actions are disabled: emit an action.requested result instead (recorded, never executed)',
+    'platform_actions_disabled',
+  );
 }

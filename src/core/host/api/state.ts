@@ -33,7 +33,11 @@ export function serializeStateValue(value: unknown, limitBytes: number, key: str
   if (json === undefined) throw new ApiError('invalid_argument', `state value for ${key} is not JSON-serializable`, 'not_json', { key });
   const bytes = Buffer.byteLength(json, 'utf8');
   if (bytes > limitBytes) {
-    throw new ApiError('payload_too_large', `state value for ${key} is ${bytes} bytes; the limit is ${limitBytes} bytes`, 'state_value_too_large', { key, size_bytes: bytes, limit_bytes: limitBytes });
+    throw new ApiError('payload_too_large', `state value for ${key} is ${bytes} bytes; the limit is ${limitBytes} bytes`, 'state_value_too_large', {
+      key,
+      size_bytes: bytes,
+      limit_bytes: limitBytes,
+    });
   }
   return json;
 }

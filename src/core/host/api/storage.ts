@@ -23,7 +23,10 @@ export function storageSet({ session, params, env }: HandlerCall<ProxyParams<'st
   const bytes = Buffer.from(params.value_base64, 'base64');
   const limit = env.limits.storageValueBytes;
   if (limit >= 0 && bytes.length > limit) {
-    throw new ApiError('payload_too_large', `storage value for ${params.key} is ${bytes.length} bytes; the limit is ${limit}`, 'storage_value_too_large', { size_bytes: bytes.length, limit_bytes: limit });
+    throw new ApiError('payload_too_large', `storage value for ${params.key} is ${bytes.length} bytes; the limit is ${limit}`, 'storage_value_too_large', {
+      size_bytes: bytes.length,
+      limit_bytes: limit,
+    });
   }
   env.stores.storage.set(o.type, o.id, params.key, bytes);
   return { success: true };

@@ -6,9 +6,13 @@ import type { JsonObject } from '../../protocol/event.js';
 export type Row = Record<string, unknown>;
 
 function mismatch(column: string, expected: string, value: unknown): LbotError {
-  return new LbotError('internal', `lbot.db column ${column} holds ${value === null ? 'null' : typeof value}, expected ${expected}; the database may have been edited by hand`, {
-    details: { column },
-  });
+  return new LbotError(
+    'internal',
+    `lbot.db column ${column} holds ${value === null ? 'null' : typeof value}, expected ${expected}; the database may have been edited by hand`,
+    {
+      details: { column },
+    },
+  );
 }
 
 /** One row, or null when the query found none. */

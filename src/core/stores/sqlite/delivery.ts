@@ -53,7 +53,21 @@ export class SqliteDeliveryStore implements DeliveryStore {
       );
       const byKey = this.s.prepare(`${SELECT} WHERE o.idempotency_key = ?`);
       return drafts.map((d) => {
-        insert.run(d.idempotency_key, d.account, d.platform, d.op, d.run_id, d.event_id, d.conversation_id, JSON.stringify(d.target), d.text, d.edits_key, nowS, nowS, nowS);
+        insert.run(
+          d.idempotency_key,
+          d.account,
+          d.platform,
+          d.op,
+          d.run_id,
+          d.event_id,
+          d.conversation_id,
+          JSON.stringify(d.target),
+          d.text,
+          d.edits_key,
+          nowS,
+          nowS,
+          nowS,
+        );
         const row = rowOrNull(byKey.get(d.idempotency_key));
         if (!row) throw new Error(`outbox row ${d.idempotency_key} vanished`);
         return toRecord(row);
@@ -66,36 +80,52 @@ export class SqliteDeliveryStore implements DeliveryStore {
       // An edit is due only once the send it edits is delivered; a failed send fails its edits with it.
       const rows = rowsOf(
         this.s
-          .prepare(`${SELECT} WHERE o.status = 'pending' AND o.next_attempt_at <= ? AND (o.edits_key IS NULL OR e.status IN ('delivered','failed')) ORDER BY o.next_attempt_at, o.id LIMIT ?`)
+          .prepare(
+            `${SELECT} WHERE o.status = 'pending' AND o.next_attempt_at <= ? AND (o.edits_key IS NULL OR e.status IN ('delivered','failed')) ORDER BY o.next_attempt_at, o.id LIMIT ?`,
+          )
           .all(nowS, limit),
       );
-      const claim = this.s.prepare(`UPDATE outbox SET status = 'sending', owner_pid = ?, owner_host = ?, attempts = attempts + 1, updated_at = ? WHERE id = ? AND status = 'pending'`);
-      return rows.filter((r) => claim.run(owner.pid, owner.host, nowS, num(r, 'id')).changes === 1).map((r) => ({ ...toRecord(r), status: 'sending' as const, owner, attempts: num(r, 'attempts') + 1 }));
+      const claim = this.s.prepare(
+        `UPDATE outbox SET status = 'sending', owner_pid = ?, owner_host = ?, attempts = attempts + 1, updated_at = ? WHERE id = ? AND status = 'pending'`,
+      );
+      return rows
+        .filter((r) => claim.run(owner.pid, owner.host, nowS, num(r, 'id')).changes === 1)
+        .map((r) => ({ ...toRecord(r), status: 'sending' as const, owner, attempts: num(r, 'attempts') + 1 }));
     });
   }
 
   markDelivered(id: number, platformMessageId: string | null, nowS: number): void {
     this.s.write('marking an outbox message delivered', () =>
-      this.s.prepare(`UPDATE outbox SET status = 'delivered', platform_message_id = ?, error_json = NULL, owner_pid = NULL, owner_host = NULL, updated_at = ? WHERE id = ?`).run(platformMessageId, nowS, id),
+      this.s
+        .prepare(
+          `UPDATE outbox SET status = 'delivered', platform_message_id = ?, error_json = NULL, owner_pid = NULL, owner_host = NULL, updated_at = ? WHERE id = ?`,
+        )
+        .run(platformMessageId, nowS, id),
     );
   }
 
   markRetry(id: number, error: OutboxError, nextAtS: number, nowS: number): void {
     this.s.write('scheduling an outbox retry', () =>
-      this.s.prepare(`UPDATE outbox SET status = 'pending', error_json = ?, next_attempt_at = ?, owner_pid = NULL, owner_host = NULL, updated_at = ? WHERE id = ?`).run(JSON.stringify(error), nextAtS, nowS, id),
+      this.s
+        .prepare(`UPDATE outbox SET status = 'pending', error_json = ?, next_attempt_at = ?, owner_pid = NULL, owner_host = NULL, updated_at = ? WHERE id = ?`)
+        .run(JSON.stringify(error), nextAtS, nowS, id),
     );
   }
 
   markFailed(id: number, error: OutboxError, nowS: number): void {
     this.s.write('marking an outbox message failed', () =>
-      this.s.prepare(`UPDATE outbox SET status = 'failed', error_json = ?, owner_pid = NULL, owner_host = NULL, updated_at = ? WHERE id = ?`).run(JSON.stringify(error), nowS, id),
+      this.s
+        .prepare(`UPDATE outbox SET status = 'failed', error_json = ?, owner_pid = NULL, owner_host = NULL, updated_at = ? WHERE id = ?`)
+        .run(JSON.stringify(error), nowS, id),
     );
   }
 
   releaseAbandoned(isGone: (owner: { pid: number; host: string }) => boolean, nowS: number): number {
     return this.s.write('resuming abandoned outbox messages', () => {
       const rows = rowsOf(this.s.prepare(`SELECT id, owner_pid, owner_host FROM outbox WHERE status = 'sending'`).all());
-      const release = this.s.prepare(`UPDATE outbox SET status = 'pending', owner_pid = NULL, owner_host = NULL, updated_at = ? WHERE id = ? AND status = 'sending'`);
+      const release = this.s.prepare(
+        `UPDATE outbox SET status = 'pending', owner_pid = NULL, owner_host = NULL, updated_at = ? WHERE id = ? AND status = 'sending'`,
+      );
       let n = 0;
       for (const r of rows) {
         const pid = numOrNull(r, 'owner_pid');
@@ -107,7 +137,13 @@ export class SqliteDeliveryStore implements DeliveryStore {
   }
 
   retry(id: number, nowS: number): boolean {
-    return this.s.write('retrying an outbox message', () => this.s.prepare(`UPDATE outbox SET status = 'pending', attempts = 0, next_attempt_at = ?, updated_at = ? WHERE id = ? AND status = 'failed'`).run(nowS, nowS, id).changes === 1);
+    return this.s.write(
+      'retrying an outbox message',
+      () =>
+        this.s
+          .prepare(`UPDATE outbox SET status = 'pending', attempts = 0, next_attempt_at = ?, updated_at = ? WHERE id = ? AND status = 'failed'`)
+          .run(nowS, nowS, id).changes === 1,
+    );
   }
 
   get(id: number): OutboxRecord | null {
@@ -131,7 +167,9 @@ export class SqliteDeliveryStore implements DeliveryStore {
   }
 
   nextDueAt(): number | null {
-    const row = this.s.run('reading the outbox', () => rowOrNull(this.s.prepare(`SELECT min(next_attempt_at) AS at FROM outbox WHERE status = 'pending'`).get()));
+    const row = this.s.run('reading the outbox', () =>
+      rowOrNull(this.s.prepare(`SELECT min(next_attempt_at) AS at FROM outbox WHERE status = 'pending'`).get()),
+    );
     return row ? numOrNull(row, 'at') : null;
   }
 
@@ -143,28 +181,42 @@ export class SqliteDeliveryStore implements DeliveryStore {
   setPollOffset(account: string, nextOffset: number, nowS: number): void {
     this.s.write('saving a poll offset', () =>
       this.s
-        .prepare('INSERT INTO poll_offsets (account, next_offset, updated_at) VALUES (?, ?, ?) ON CONFLICT (account) DO UPDATE SET next_offset = excluded.next_offset, updated_at = excluded.updated_at')
+        .prepare(
+          'INSERT INTO poll_offsets (account, next_offset, updated_at) VALUES (?, ?, ?) ON CONFLICT (account) DO UPDATE SET next_offset = excluded.next_offset, updated_at = excluded.updated_at',
+        )
         .run(account, nextOffset, nowS),
     );
   }
 
   claimTick(schedule: string, tickAtS: number, owner: { pid: number; host: string }, nowS: number): boolean {
-    return this.s.write('claiming a schedule tick', () =>
-      this.s.prepare('INSERT INTO schedule_ticks (schedule, tick_at, owner_pid, owner_host, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING').run(schedule, tickAtS, owner.pid, owner.host, nowS).changes === 1,
+    return this.s.write(
+      'claiming a schedule tick',
+      () =>
+        this.s
+          .prepare('INSERT INTO schedule_ticks (schedule, tick_at, owner_pid, owner_host, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING')
+          .run(schedule, tickAtS, owner.pid, owner.host, nowS).changes === 1,
     );
   }
 
   setTickRuns(schedule: string, tickAtS: number, runIds: readonly string[]): void {
-    this.s.write('recording a schedule tick', () => this.s.prepare('UPDATE schedule_ticks SET run_ids_json = ? WHERE schedule = ? AND tick_at = ?').run(JSON.stringify(runIds), schedule, tickAtS));
+    this.s.write('recording a schedule tick', () =>
+      this.s.prepare('UPDATE schedule_ticks SET run_ids_json = ? WHERE schedule = ? AND tick_at = ?').run(JSON.stringify(runIds), schedule, tickAtS),
+    );
   }
 
   lastTick(schedule: string): number | null {
-    const row = this.s.run('reading schedule ticks', () => rowOrNull(this.s.prepare('SELECT max(tick_at) AS at FROM schedule_ticks WHERE schedule = ?').get(schedule)));
+    const row = this.s.run('reading schedule ticks', () =>
+      rowOrNull(this.s.prepare('SELECT max(tick_at) AS at FROM schedule_ticks WHERE schedule = ?').get(schedule)),
+    );
     return row ? numOrNull(row, 'at') : null;
   }
 
   ticks(schedule: string, limit: number): Array<{ tick_at: number; run_ids: string[]; created_at: number }> {
-    const rows = this.s.run('reading schedule ticks', () => rowsOf(this.s.prepare('SELECT tick_at, run_ids_json, created_at FROM schedule_ticks WHERE schedule = ? ORDER BY tick_at DESC LIMIT ?').all(schedule, limit)));
+    const rows = this.s.run('reading schedule ticks', () =>
+      rowsOf(
+        this.s.prepare('SELECT tick_at, run_ids_json, created_at FROM schedule_ticks WHERE schedule = ? ORDER BY tick_at DESC LIMIT ?').all(schedule, limit),
+      ),
+    );
     return rows.map((r) => {
       const ids = z.array(z.string()).safeParse(tryParseJson(text(r, 'run_ids_json')));
       return { tick_at: num(r, 'tick_at'), run_ids: ids.success ? ids.data : [], created_at: num(r, 'created_at') };

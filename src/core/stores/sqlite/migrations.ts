@@ -16,7 +16,11 @@ export type Migration = { version: number; name: string; sql: string; up?: (db: 
 function escapeStateScopeKeys(db: Database.Database): void {
   const update = db.prepare('UPDATE OR IGNORE agent_runner_state SET scope_key = ? WHERE id = ?');
   const rows = rowsOf(
-    db.prepare('SELECT id, scope, scope_key, runner_id, binding_identity, conversation_id, thread_id, actor_type, actor_id, subject_type, subject_id FROM agent_runner_state').all(),
+    db
+      .prepare(
+        'SELECT id, scope, scope_key, runner_id, binding_identity, conversation_id, thread_id, actor_type, actor_id, subject_type, subject_id FROM agent_runner_state',
+      )
+      .all(),
   );
   for (const row of rows) {
     const scope = StateScopeSchema.safeParse(text(row, 'scope'));

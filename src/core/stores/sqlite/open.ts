@@ -83,7 +83,8 @@ function openDatabase(file: string): Database.Database {
   }
   try {
     const mode = db.pragma('journal_mode = WAL', { simple: true });
-    if (mode !== 'wal') throw storeUnavailable(file, `the filesystem does not support SQLite WAL mode (journal_mode stayed ${String(mode)}); use a local disk for the data dir`);
+    if (mode !== 'wal')
+      throw storeUnavailable(file, `the filesystem does not support SQLite WAL mode (journal_mode stayed ${String(mode)}); use a local disk for the data dir`);
     // NORMAL in WAL mode: a committed transaction survives the process being killed; only an OS
     // crash or power loss can drop the last commits (the database itself stays consistent).
     db.pragma('synchronous = NORMAL');

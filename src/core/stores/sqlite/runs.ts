@@ -115,17 +115,20 @@ export class SqliteRunStore implements RunStore {
             owner_host: run.owner?.host ?? null,
           });
       } catch (err) {
-        if (isUniqueViolation(err)) throw new LbotError('invalid_argument', `run ${run.run_id} already exists; run ids must be unique`, { details: { run_id: run.run_id } });
+        if (isUniqueViolation(err))
+          throw new LbotError('invalid_argument', `run ${run.run_id} already exists; run ids must be unique`, { details: { run_id: run.run_id } });
         throw err;
       }
     });
   }
 
   finish(run_id: string, status: Exclude<RunStatus, 'running'>, error: RunError | null, ended_at: number, stderr_tail: string | null): void {
-    const changes = this.store.run('finishing a run', () =>
-      this.store
-        .prepare('UPDATE runs SET status = ?, error_json = ?, ended_at = ?, stderr_tail = ? WHERE run_id = ?')
-        .run(status, error === null ? null : JSON.stringify(error), ended_at, stderr_tail, run_id).changes,
+    const changes = this.store.run(
+      'finishing a run',
+      () =>
+        this.store
+          .prepare('UPDATE runs SET status = ?, error_json = ?, ended_at = ?, stderr_tail = ? WHERE run_id = ?')
+          .run(status, error === null ? null : JSON.stringify(error), ended_at, stderr_tail, run_id).changes,
     );
     if (changes === 0) throw this.#unknown(run_id);
   }

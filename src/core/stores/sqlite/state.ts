@@ -46,7 +46,10 @@ export class SqliteStateStore implements StateStore {
   }
 
   delete(scope_key: string, key: string): boolean {
-    return this.store.run('deleting state', () => this.store.prepare('DELETE FROM agent_runner_state WHERE scope_key = ? AND state_key = ?').run(scope_key, key).changes > 0);
+    return this.store.run(
+      'deleting state',
+      () => this.store.prepare('DELETE FROM agent_runner_state WHERE scope_key = ? AND state_key = ?').run(scope_key, key).changes > 0,
+    );
   }
 
   list(scope_key: string, prefix: string | null, limit: number): { keys: string[]; has_more: boolean } {
@@ -64,8 +67,10 @@ export class SqliteStateStore implements StateStore {
 
   snapshot(scope_key: string): Record<string, unknown> {
     return this.store.run('reading state', () => {
-      const out: Record<string, unknown> = Object.create(null);
-      for (const row of rowsOf(this.store.prepare('SELECT state_key, value_json FROM agent_runner_state WHERE scope_key = ? ORDER BY state_key').all(scope_key))) {
+      const out = Object.create(null) as Record<string, unknown>;
+      for (const row of rowsOf(
+        this.store.prepare('SELECT state_key, value_json FROM agent_runner_state WHERE scope_key = ? ORDER BY state_key').all(scope_key),
+      )) {
         const value = parseValue(textOrNull(row, 'value_json'));
         if (value !== NOT_JSON) out[text(row, 'state_key')] = value;
       }

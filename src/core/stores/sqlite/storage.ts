@@ -13,7 +13,9 @@ export class SqliteStorageStore implements StorageStore {
 
   get(owner_type: string, owner: string, key: string): Buffer | null {
     return this.store.run('reading binary storage', () => {
-      const row = rowOrNull(this.store.prepare('SELECT value FROM binary_storage WHERE owner_type = ? AND owner = ? AND storage_key = ?').get(owner_type, owner, key));
+      const row = rowOrNull(
+        this.store.prepare('SELECT value FROM binary_storage WHERE owner_type = ? AND owner = ? AND storage_key = ?').get(owner_type, owner, key),
+      );
       return row ? blob(row, 'value') : null;
     });
   }
@@ -26,8 +28,9 @@ export class SqliteStorageStore implements StorageStore {
   }
 
   delete(owner_type: string, owner: string, key: string): boolean {
-    return this.store.run('deleting from binary storage', () =>
-      this.store.prepare('DELETE FROM binary_storage WHERE owner_type = ? AND owner = ? AND storage_key = ?').run(owner_type, owner, key).changes > 0,
+    return this.store.run(
+      'deleting from binary storage',
+      () => this.store.prepare('DELETE FROM binary_storage WHERE owner_type = ? AND owner = ? AND storage_key = ?').run(owner_type, owner, key).changes > 0,
     );
   }
 

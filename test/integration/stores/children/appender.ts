@@ -47,10 +47,26 @@ for (let i = 0; i < count; i++) {
     runner_id: 'r',
     metadata: {},
   });
-  stores.runs.addApiCall(`run-${conversation}`, { at: i, action: 'history.page', resource: null, decision: 'allowed', code: null, caller_plugin: 'p', as_run_id: `run-${conversation}` });
+  stores.runs.addApiCall(`run-${conversation}`, {
+    at: i,
+    action: 'history.page',
+    resource: null,
+    decision: 'allowed',
+    code: null,
+    caller_plugin: 'p',
+    as_run_id: `run-${conversation}`,
+  });
   stores.state.set('runner', `runner:${conversation}`, `k${i}`, String(i), {
-    runner_id: 'r', binding_identity: 'b', bot_id: null, workspace_id: null, conversation_id: conversation,
-    thread_id: null, actor_type: null, actor_id: null, subject_type: null, subject_id: null,
+    runner_id: 'r',
+    binding_identity: 'b',
+    bot_id: null,
+    workspace_id: null,
+    conversation_id: conversation,
+    thread_id: null,
+    actor_type: null,
+    actor_id: null,
+    subject_type: null,
+    subject_id: null,
   });
 }
 stores.runs.finish(`run-${conversation}`, 'completed', null, 1, null);
