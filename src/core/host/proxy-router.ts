@@ -27,6 +27,7 @@ import {
   toolsGetDetail,
 } from './api/capabilities.js';
 import { firstIssue } from '../zod-issue.js';
+import { HOST_TOOL_NAMES } from '../tools/native-defs.js';
 
 type Handler<M extends ProxyMethod> = (call: HandlerCall<ProxyParams<M>>) => ProxyResult<M> | Promise<ProxyResult<M>>;
 
@@ -92,7 +93,7 @@ function checkResource(session: RunSession, resource: string, params: Record<str
   const check = (kind: 'model' | 'tool' | 'knowledge_base' | 'storage', field: string) => {
     const id = String(params[field]);
     if (!isResourceAllowed(session, kind, id)) {
-      // docs/tools.md: a name that is not in the run's tool table at all is not_found, not unauthorized.
+      // docs/tools.md: a name that is neither lbot's own nor in the run's tool table is not_found, not unauthorized.
       if (kind === 'tool' && !knownTool(id)) throw new ApiError('not_found', `tool ${id} not found`, 'tool_not_found', { tool_name: id });
       throw new ApiError(
         'unauthorized',
@@ -175,7 +176,7 @@ export class ProxyRouter {
       const granted: readonly string[] = session.permissions[group];
       if (!granted.includes(op)) throw new ApiError('unauthorized', `${method} access not authorized (manifest lacks ${group}: ${op})`, 'permission_denied');
     }
-    checkResource(session, spec.resource, parsed.data, (name) => this.deps.env.toolsFor(session.run_id)?.has?.(name) ?? true);
+    checkResource(session, spec.resource, parsed.data, (name) => HOST_TOOL_NAMES.has(name) || (this.deps.env.toolsFor(session.run_id)?.has?.(name) ?? true));
     this.deps.sessions.touch(session.run_id, nowMs / 1000);
     // The table is indexed by the same key as the schema that parsed the params, so the pairing holds.
     const handler = handlers[method] as Handler<M>;

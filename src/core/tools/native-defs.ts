@@ -4,6 +4,9 @@ import type { ToolDefinition } from './types.js';
 export const NATIVE_TOOL_NAMES = ['exec', 'read', 'write', 'edit', 'glob', 'grep'] as const;
 export type NativeToolName = (typeof NATIVE_TOOL_NAMES)[number];
 
+/** Tool names lbot itself defines: a call to one the run was not given is `unauthorized` (AC-119), never `not_found`. */
+export const HOST_TOOL_NAMES: ReadonlySet<string> = new Set([...NATIVE_TOOL_NAMES, 'activate', 'register_skill']);
+
 const obj = (properties: Record<string, unknown>, required: string[]) => ({ type: 'object', properties, required, additionalProperties: false });
 
 export const NATIVE_TOOLS: Record<NativeToolName, ToolDefinition> = {

@@ -3,12 +3,10 @@
 import { ApiError } from '../../core/host/api-error.js';
 import type { Binding } from '../../core/protocol/binding.js';
 import type { JsonObject } from '../../core/protocol/event.js';
-import { NATIVE_TOOL_NAMES } from '../../core/tools/native-defs.js';
+import { HOST_TOOL_NAMES } from '../../core/tools/native-defs.js';
 import type { ToolCallContext, ToolDefinition, ToolSource } from '../../core/tools/types.js';
 import { McpCallError } from './errors.js';
 import type { McpSession } from './session.js';
-
-const HOST_TOOL_NAMES: ReadonlySet<string> = new Set([...NATIVE_TOOL_NAMES, 'activate', 'register_skill']);
 
 export type McpSourceOptions = {
   /** `mcp.call_timeout_sec` in milliseconds. */
