@@ -159,8 +159,10 @@ describe('Telegram delivery through lbot serve', () => {
     expect(after.length).toBeGreaterThan(0);
     expect(after.map((c) => c.offset)).toEqual(after.map(() => expect.any(Number)));
     expect(after.every((c) => typeof c.offset === 'number' && c.offset >= 501)).toBe(true);
-    const runs = (await again.request('GET', '/v1/runs')).json as { items: Array<{ conversation_id: string }> };
-    expect(runs.items.map((r) => r.conversation_id)).toEqual(['telegram:chat:77', 'telegram:chat:77']);
+    // The second reply can leave before its run is listed as ended: wait for both runs.
+    const conversations = async () =>
+      ((await again.request('GET', '/v1/runs')).json as { items: Array<{ conversation_id: string }> }).items.map((r) => r.conversation_id);
+    await expect.poll(conversations, { timeout: 20_000, interval: 100 }).toEqual(['telegram:chat:77', 'telegram:chat:77']);
     expect(tg.sent.map((m) => m.body.reply_parameters)).toEqual([
       { message_id: 1, allow_sending_without_reply: true },
       { message_id: 2, allow_sending_without_reply: true },
