@@ -242,13 +242,14 @@ describe.skipIf(plainSkip !== null)(
       expect(existsSync(path.join(s.ws, 'marker'))).toBe(false);
     });
 
+    // The bytes stay under the limit, so the only thing that can stop the session is the directory lbot cannot read.
     it('stops the session when a background process hides bytes behind chmod 000', async () => {
       const s = scenario({ asPlainUser: true });
       const tag = uniqueTag();
       const started = await run(
         s,
         'u3',
-        `(: ${tag}; sleep 1; mkdir /workspace/e; head -c 2M /dev/zero > /workspace/e/f; chmod 000 /workspace/e; sleep 600) >/dev/null 2>&1 & exit 0`,
+        `(: ${tag}; sleep 1; mkdir /workspace/e; head -c 64K /dev/zero > /workspace/e/f; chmod 000 /workspace/e; sleep 600) >/dev/null 2>&1 & exit 0`,
       );
       expect(started.exitCode, started.stderr).toBe(0);
       expect(await waitFor(() => !running(tag), 20_000)).toBe(true);
