@@ -14,6 +14,7 @@ import {
   type RunnerDescriptor,
 } from '../protocol/index.js';
 import type { PluginSpec } from '../host/ports.js';
+import { describeUnrecognized, isLangbotExecution, setAsideUnrecognized } from './langbot-manifest.js';
 
 /** What the host needs to start a discovered plugin; the binding adds `env`. */
 export type DiscoveredPlugin = Omit<PluginSpec, 'env'> & { version: string; manifest: PluginManifest };
@@ -146,7 +147,9 @@ async function loadComponents(manifest: PluginManifest, pluginDir: string, label
         warnings.push(`${where}: skipped runner: ${wrongKind}`);
         continue;
       }
-      const parsed = ComponentManifestSchema.safeParse(read.value);
+      // A LangBot plugin's unknown declarations are set aside and reported, not fatal.
+      const lenient = isLangbotExecution(manifest.execution) ? setAsideUnrecognized(read.value) : { doc: read.value, unrecognized: null };
+      const parsed = ComponentManifestSchema.safeParse(lenient.doc);
       if (!parsed.success) {
         warnings.push(`${where}: skipped runner: ${describeIssues(parsed.error)}`);
         continue;
@@ -162,6 +165,10 @@ async function loadComponents(manifest: PluginManifest, pluginDir: string, label
       }
       seen.add(name);
       const descriptor = buildDescriptor(manifest, parsed.data, pluginDir);
+      if (lenient.unrecognized) {
+        descriptor.unrecognized = lenient.unrecognized;
+        warnings.push(`${where}: lbot does not understand ${describeUnrecognized(lenient.unrecognized)}; ignored (they grant nothing)`);
+      }
       if (!descriptor.compatible && descriptor.incompatible_reason) warnings.push(`${where}: ${descriptor.incompatible_reason}`);
       runners.push(descriptor);
     }

@@ -23,15 +23,27 @@ export type Capabilities = z.infer<typeof CapabilitiesSchema>;
 
 const ops = <T extends readonly [string, ...string[]]>(values: T) => z.array(z.enum(values)).default([]);
 
+/** The operations each permission group may grant; `platform_api` takes any action name. */
+export const PERMISSION_OPERATIONS = {
+  models: ['invoke', 'stream', 'rerank', 'count_tokens', 'embed'],
+  tools: ['detail', 'call'],
+  knowledge_bases: ['list', 'retrieve'],
+  history: ['page', 'search'],
+  events: ['get', 'page'],
+  artifacts: ['metadata', 'read'],
+  storage: ['plugin', 'workspace', 'binding'],
+  files: ['config', 'knowledge'],
+} as const;
+
 export const PermissionsSchema = z.strictObject({
-  models: ops(['invoke', 'stream', 'rerank', 'count_tokens', 'embed']),
-  tools: ops(['detail', 'call']),
-  knowledge_bases: ops(['list', 'retrieve']),
-  history: ops(['page', 'search']),
-  events: ops(['get', 'page']),
-  artifacts: ops(['metadata', 'read']),
-  storage: ops(['plugin', 'workspace', 'binding']),
-  files: ops(['config', 'knowledge']),
+  models: ops(PERMISSION_OPERATIONS.models),
+  tools: ops(PERMISSION_OPERATIONS.tools),
+  knowledge_bases: ops(PERMISSION_OPERATIONS.knowledge_bases),
+  history: ops(PERMISSION_OPERATIONS.history),
+  events: ops(PERMISSION_OPERATIONS.events),
+  artifacts: ops(PERMISSION_OPERATIONS.artifacts),
+  storage: ops(PERMISSION_OPERATIONS.storage),
+  files: ops(PERMISSION_OPERATIONS.files),
   platform_api: z.array(z.string()).default([]),
 });
 export type Permissions = z.infer<typeof PermissionsSchema>;
@@ -153,5 +165,10 @@ export const RunnerDescriptorSchema = z.strictObject({
   permissions: PermissionsSchema,
   context: ContextPolicySchema,
   plugin_dir: z.string(),
+  /**
+   * Declarations of a LangBot plugin lbot does not understand (capability keys, permission groups or
+   * operations), kept as written; they grant nothing (docs/langbot-plugins.md).
+   */
+  unrecognized: z.strictObject({ capabilities: z.record(z.string(), z.unknown()), permissions: z.record(z.string(), z.unknown()) }).optional(),
 });
 export type RunnerDescriptor = z.infer<typeof RunnerDescriptorSchema>;
