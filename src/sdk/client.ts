@@ -9,6 +9,7 @@ import {
   type AgentApiError,
   type Message,
   type MessageChunk,
+  type ModelReply,
   type ProxyMethod,
   type ProxyParamsInput,
   type ProxyResult,
@@ -53,6 +54,7 @@ type KnownKeys<T> = keyof { [K in keyof T as string extends K ? never : number e
 export type ProxyArgs<M extends ProxyMethod> = Pick<ProxyParamsInput<M>, Exclude<KnownKeys<ProxyParamsInput<M>>, 'run_id'>>;
 
 type Scope = ProxyArgs<'state.get'>['scope'];
+type StreamArgs = Omit<ProxyArgs<'models.stream'>, 'stream_id'>;
 type Area = ProxyArgs<'storage.get'>['area'];
 
 /** The host API of one run. */
@@ -63,9 +65,14 @@ export interface RunnerApi {
   /** Sends `params` verbatim (no run_id added, result unparsed): an escape hatch for tests and new methods. */
   request(method: string, params: Record<string, unknown>, opts?: CallOptions): Promise<unknown>;
   readonly models: {
+    /** The reply's message; `invokeReply` gives the whole reply. */
     invoke(args: ProxyArgs<'models.invoke'>, opts?: CallOptions): Promise<Message>;
+    /** `{message, usage, finish_reason, model}`: the message plus the upstream's token usage and finish reason. */
+    invokeReply(args: ProxyArgs<'models.invoke'>, opts?: CallOptions): Promise<ModelReply>;
     /** Streams a model call; `onChunk` gets each chunk, the promise the final message. */
-    stream(args: Omit<ProxyArgs<'models.stream'>, 'stream_id'>, onChunk: (chunk: MessageChunk) => void, opts?: CallOptions): Promise<Message>;
+    stream(args: StreamArgs, onChunk: (chunk: MessageChunk) => void, opts?: CallOptions): Promise<Message>;
+    /** `stream`, answering the whole reply `{message, usage, finish_reason, model}`. */
+    streamReply(args: StreamArgs, onChunk: (chunk: MessageChunk) => void, opts?: CallOptions): Promise<ModelReply>;
     rerank(args: ProxyArgs<'models.rerank'>, opts?: CallOptions): Promise<ProxyResult<'models.rerank'>['results']>;
     /** `{tokens, context_window, tokenizer}` of messages, text and tools for a model. */
     countTokens(args: ProxyArgs<'models.count_tokens'>, opts?: CallOptions): Promise<ProxyResult<'models.count_tokens'>>;
@@ -165,11 +172,11 @@ export function createRunnerApi(transport: ApiTransport, run: { run_id: string; 
     return parsed.data;
   }
 
-  async function stream(args: Omit<ProxyArgs<'models.stream'>, 'stream_id'>, onChunk: (chunk: MessageChunk) => void, opts?: CallOptions): Promise<Message> {
+  async function streamReply(args: StreamArgs, onChunk: (chunk: MessageChunk) => void, opts?: CallOptions): Promise<ModelReply> {
     const stream_id = randomUUID();
     const unsubscribe = transport.onStreamChunk(stream_id, onChunk);
     try {
-      return (await call('models.stream', { ...args, stream_id }, opts)).message;
+      return await call('models.stream', { ...args, stream_id }, opts);
     } finally {
       unsubscribe();
     }
@@ -181,7 +188,9 @@ export function createRunnerApi(transport: ApiTransport, run: { run_id: string; 
     request,
     models: {
       invoke: async (args, opts) => (await call('models.invoke', args, opts)).message,
-      stream,
+      invokeReply: (args, opts) => call('models.invoke', args, opts),
+      stream: async (args, onChunk, opts) => (await streamReply(args, onChunk, opts)).message,
+      streamReply,
       rerank: async (args, opts) => (await call('models.rerank', args, opts)).results,
       countTokens: (args, opts) => call('models.count_tokens', args, opts),
       embed: (args, opts) => call('models.embed', args, opts),

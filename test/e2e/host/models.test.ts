@@ -88,6 +88,42 @@ describe('model methods in real runs', () => {
     ]);
   });
 
+  it('invokeReply and streamReply answer the usage, finish reason and upstream model with the message', async () => {
+    const server = await fake({
+      steps: [{ content: 'one two three' }, { content: 'streamed', tool_calls: [{ id: 'call_1', name: 'lookup', arguments: { q: 'x' } }] }],
+    });
+    const s = await withModels(server);
+    const messages = [{ role: 'user', content: 'hello world' }];
+    const tools = [{ name: 'lookup', description: 'Look up', parameters: { type: 'object', properties: { q: { type: 'string' } } } }];
+    const calls = [
+      { fn: 'invokeReply', args: { model_id: 'gpt', messages } },
+      { fn: 'streamReply', args: { model_id: 'gpt', messages, tools } },
+    ];
+    const r = await s.run([], { json: true, runner: MODEL_CALLS, config: { model: 'gpt', calls }, env });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const [invoke, stream] = reports(r.stdout);
+    // The fake counts words: 2 prompt words, 3 reply words; a tool call counts 1.
+    expect(invoke).toEqual({
+      ok: true,
+      fn: 'invokeReply',
+      result: {
+        message: expect.objectContaining({ role: 'assistant', content: 'one two three' }),
+        usage: { prompt_tokens: 2, completion_tokens: 3, total_tokens: 5 },
+        finish_reason: 'stop',
+        model: 'gpt-4o-mini',
+      },
+    });
+    expect(stream).toMatchObject({
+      ok: true,
+      result: {
+        message: { content: 'streamed', tool_calls: [{ id: 'call_1', function: { name: 'lookup', arguments: '{"q":"x"}' } }] },
+        usage: { prompt_tokens: 2, completion_tokens: 2, total_tokens: 4 },
+        finish_reason: 'tool_calls',
+        model: 'gpt-4o-mini',
+      },
+    });
+  });
+
   it("a runner's extra_args.model is refused invalid_argument, audited, and never reaches the upstream", async () => {
     const server = await fake({ steps: [{ content: 'ok' }] });
     const s = await withModels(server);

@@ -208,6 +208,38 @@ describe('runInProcess', () => {
     expect(results[0]?.data).toEqual({ message: { role: 'assistant', content: 'a,ab|ab' } });
   });
 
+  it('invokeReply and streamReply give the whole reply; a reply without usage reads null', async () => {
+    const plugin = definePlugin({
+      runners: {
+        default: defineRunner({
+          async *run(_ctx, api) {
+            const args = { model_id: 'm', messages: [{ role: 'user', content: 'hi' }] };
+            const invoked = await api.models.invokeReply(args);
+            const streamed = await api.models.streamReply(args, () => {});
+            yield message(JSON.stringify([invoked, streamed]));
+          },
+        }),
+      },
+    });
+    const usage = { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 };
+    const results = await runInProcess(
+      plugin,
+      'default',
+      {},
+      {
+        api: {
+          'models.invoke': () => ({ message: { role: 'assistant', content: 'a' }, usage, finish_reason: 'stop', model: 'up' }),
+          'models.stream': () => ({ message: { role: 'assistant', content: 'b' } }),
+        },
+      },
+    );
+    const content = (results[0]?.data as { message: { content: string } }).message.content;
+    expect(JSON.parse(content)).toEqual([
+      { message: { role: 'assistant', content: 'a' }, usage, finish_reason: 'stop', model: 'up' },
+      { message: { role: 'assistant', content: 'b' }, usage: null, finish_reason: null, model: null },
+    ]);
+  });
+
   it('turns a throw into run.failed runner.exception', async () => {
     const plugin = definePlugin({
       runners: {

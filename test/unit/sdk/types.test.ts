@@ -12,6 +12,7 @@ import {
   message,
   type AgentApiError,
   type Message,
+  type ModelReply,
   type Plugin,
   type ProxyArgs,
   type RunContext,
@@ -37,6 +38,10 @@ describe('lbot/sdk public types', () => {
     expectTypeOf<ProxyArgs<'history.page'>>().not.toHaveProperty('run_id');
     expectTypeOf<RunnerApi['call']>().toBeFunction();
     expectTypeOf<ReturnType<RunnerApi['models']['invoke']>>().toEqualTypeOf<Promise<Message>>();
+    expectTypeOf<ReturnType<RunnerApi['models']['invokeReply']>>().toEqualTypeOf<Promise<ModelReply>>();
+    expectTypeOf<ReturnType<RunnerApi['models']['streamReply']>>().toEqualTypeOf<Promise<ModelReply>>();
+    expectTypeOf<ModelReply['usage']>().toMatchTypeOf<{ prompt_tokens: number; completion_tokens: number; total_tokens: number } | null>();
+    expectTypeOf<ModelReply['finish_reason']>().toEqualTypeOf<string | null>();
     expectTypeOf<ReturnType<RunnerApi['state']['delete']>>().toEqualTypeOf<Promise<boolean>>();
     expectTypeOf<ReturnType<RunnerApi['storage']['get']>>().toEqualTypeOf<Promise<Buffer>>();
     expectTypeOf<Awaited<ReturnType<RunnerApi['history']['page']>>['items'][number]['role']>().toEqualTypeOf<string>();
