@@ -1,17 +1,19 @@
 // Builds the commander program from src/commands/* and runs it; the only place exit codes are set.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { Command, CommanderError } from 'commander';
+import { Command, type CommanderError } from 'commander';
 import { LbotError } from './core/errors.js';
 import { EXIT } from './commands/shared/exit-codes.js';
 import { createOutput, isClosedPipe } from './commands/shared/output.js';
 import { resolveGlobalFlags, type CliContext } from './commands/shared/context.js';
 import { createInterrupt } from './commands/shared/interrupt.js';
+import { usageError } from './commands/shared/usage-error.js';
 import { LBOT_VERSION } from './version.js';
 import { registerCommands } from './commands/index.js';
 import { openConfigFile, type ConfigFile } from './core/stores/config-file.js';
 
-function createProgram(getCtx: () => CliContext): Command {
+/** The whole command tree, its parse failures made lbot's usage errors (exported for the contract tests). */
+export function createProgram(getCtx: () => CliContext): Command {
   const program = new Command('lbot')
     .description('lbot: an agent host and developer toolchain for event-driven AI agent runners')
     .version(LBOT_VERSION, '-V, --version', 'print the lbot version')
@@ -20,16 +22,26 @@ function createProgram(getCtx: () => CliContext): Command {
     .option('--json', 'machine-readable NDJSON on stdout')
     .option('--verbose', 'more detail (observed notices, info lines)')
     .option('--debug', 'print stacks for internal errors')
-    .showHelpAfterError('(run with --help for usage)')
     .configureHelp({ showGlobalOptions: true, sortSubcommands: true })
     .exitOverride();
   registerCommands(program, getCtx);
+  overrideExits(program);
   return program;
 }
 
-/** Applies exitOverride to every subcommand so usage errors come back as CommanderError. */
+/** Help and --version end the parse with this (exit 0); every other parse failure is a usage error. */
+export class ParseEnded extends Error {}
+
+/**
+ * Makes every command's parse failures lbot's usage error, reported by the one reporter; commander prints
+ * nothing of its own but help (and the help a command group shows when its subcommand is missing).
+ */
 function overrideExits(cmd: Command): void {
-  cmd.exitOverride();
+  cmd.exitOverride((err: CommanderError) => {
+    if (err.exitCode === 0) throw new ParseEnded(err.code);
+    throw usageError(err, cmd);
+  });
+  cmd.configureOutput({ outputError: () => undefined });
   for (const sub of cmd.commands) overrideExits(sub);
 }
 
@@ -65,14 +77,12 @@ export async function main(argv: string[]): Promise<void> {
       await reapBoxSessions(flags.dataDir, config.box, (m) => ctx?.output.warn(m));
     }
   });
-  overrideExits(program);
   try {
     await program.parseAsync(argv);
     process.exitCode = ctx?.exitCode ?? EXIT.ok;
   } catch (err) {
-    if (err instanceof CommanderError) {
-      // --help and --version end through here with exit code 0.
-      process.exitCode = err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    if (err instanceof ParseEnded) {
+      process.exitCode = EXIT.ok;
       return;
     }
     process.exitCode = (ctx?.output ?? fallbackOutput).error(err);

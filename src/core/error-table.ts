@@ -42,6 +42,8 @@ export const ERROR_TABLE = {
   'event.invalid': usage,
   'config.invalid': usage,
   invalid_argument: usage,
+  /** The command line itself: an unknown command or flag, a missing argument. */
+  usage,
   'env.denied': denied,
   // runner / run
   'runner.not_found': notFound,
