@@ -1,18 +1,9 @@
 // Which process owns a run: recorded on each run so runs of a crashed lbot can be marked interrupted.
 import os from 'node:os';
 import type { Stores } from '../core/stores/types.js';
+import { processAlive } from './process/identity.js';
 
 export const OWNER = { pid: process.pid, host: os.hostname() };
-
-/** True when `pid` names a live process on this machine. */
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return err instanceof Error && 'code' in err && err.code === 'EPERM';
-  }
-}
 
 /** Marks runs left `running` by a process of this machine that no longer exists as `interrupted`. */
 export function reapInterruptedRuns(stores: Stores): number {

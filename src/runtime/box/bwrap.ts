@@ -28,7 +28,8 @@ import { sandboxRunAs, systemLinks } from './hardening.js';
 import { Stage, assertSandboxAccess, pinMount, preparePrivateBase, verifyPins } from './bwrap-mounts.js';
 import type { BoxSpec, ManagedProcessSpec } from '../../core/box/model.js';
 import { writeJsonAtomic, readJson } from './files.js';
-import { identityOf, isIdentityAlive, signal, type ProcessIdentity } from './proc.js';
+import { identityOf, isIdentityAlive, type ProcessIdentity } from '../process/identity.js';
+import { signalPid } from '../process/group.js';
 import {
   cgroupHost,
   createSessionCgroup,
@@ -362,7 +363,7 @@ export class BwrapBackend implements SandboxBackend {
         if (done) return;
         done = true;
         clearTimeout(timer);
-        if (child.pid) signal(-child.pid, 'SIGKILL');
+        if (child.pid) signalPid(-child.pid, 'SIGKILL');
         let log = '';
         try {
           log = readFileSync(path.join(dir, 'holder.log'), 'utf8').trim().slice(-300);
@@ -479,9 +480,9 @@ export class BwrapBackend implements SandboxBackend {
   async #stopDir(state: Pick<BwrapState, 'dir' | 'holder' | 'ns' | 'cgroups'>): Promise<void> {
     // Killing the PID namespace's init takes every process of the session with it; the outer bwrap then
     // reaps it and exits by itself (killing both at once would leave the inner one a zombie).
-    if (isIdentityAlive(state.ns)) signal(state.ns.pid, 'SIGKILL');
+    if (isIdentityAlive(state.ns)) signalPid(state.ns.pid, 'SIGKILL');
     for (let i = 0; i < 50 && isIdentityAlive(state.holder); i++) await new Promise((r) => setTimeout(r, 20));
-    if (isIdentityAlive(state.holder)) signal(state.holder.pid, 'SIGKILL');
+    if (isIdentityAlive(state.holder)) signalPid(state.holder.pid, 'SIGKILL');
     for (let i = 0; i < 100 && (isIdentityAlive(state.ns) || isIdentityAlive(state.holder)); i++) await new Promise((r) => setTimeout(r, 20));
     await removeSessionCgroup(state.cgroups);
     rmSync(state.dir, { recursive: true, force: true });

@@ -7,6 +7,7 @@ import { LbotError } from '../../core/errors.js';
 import { argvToCommand } from '../../core/box/shell.js';
 import { measureUsage } from '../../core/box/quota.js';
 import type { BoxSpec, ManagedProcessSpec } from '../../core/box/model.js';
+import { childEnv } from '../process/env.js';
 import { findExecutable, probeCommand } from './host-tools.js';
 import { runProcess, type RunOutcome } from './run-process.js';
 import { buildExecArgs, buildInspectArgs, buildListArgs, buildRemoveArgs, buildRunArgs, containerName, ownerId, wrapForContainer } from './container-args.js';
@@ -103,7 +104,7 @@ export class ContainerBackend implements SandboxBackend {
     const { container } = this.#state(record);
     return runProcess({
       argv: buildExecArgs(this.#cli, container, req.env, wrapForContainer(req.workdir, req.cmd), req.stdin !== undefined),
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+      env: childEnv('helper'),
       ...execRunOptions(req),
     });
   }
@@ -111,7 +112,7 @@ export class ContainerBackend implements SandboxBackend {
   async processLaunch(record: SessionRecord, spec: ManagedProcessSpec): Promise<ProcessLaunch> {
     const { container } = this.#state(record);
     const argv = buildExecArgs(this.#cli, container, spec.env, wrapForContainer(spec.cwd, argvToCommand([spec.command, ...spec.args])), true);
-    return { argv, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, cgroups: [], gate: false };
+    return { argv, env: childEnv('helper'), cgroups: [], gate: false };
   }
 
   async isSessionAlive(record: SessionRecord): Promise<boolean> {

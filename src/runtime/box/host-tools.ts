@@ -2,6 +2,7 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { signalPid } from '../process/group.js';
 
 const STANDARD_DIRS = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'];
 
@@ -40,13 +41,7 @@ export function probeCommand(argv: readonly string[], timeoutMs: number): Promis
       resolve(r);
     };
     const timer = setTimeout(() => {
-      if (child.pid) {
-        try {
-          process.kill(-child.pid, 'SIGKILL');
-        } catch {
-          // gone
-        }
-      }
+      if (child.pid) signalPid(-child.pid, 'SIGKILL');
       done({ ok: false, code: null, output, detail: `timed out after ${timeoutMs} ms` });
     }, timeoutMs);
     const add = (b: Buffer) => {

@@ -4,7 +4,7 @@
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { LbotError } from '../../core/errors.js';
-import { processTree } from './proc.js';
+import { processTree } from '../process/identity.js';
 
 export type LimitsMode = 'cgroup2' | 'cgroup1' | 'rlimit';
 export type LimitsPreference = 'auto' | 'cgroup' | 'rlimit';

@@ -3,7 +3,7 @@ import { openSync, closeSync, writeSync, readFileSync, unlinkSync, mkdirSync } f
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LbotError } from '../../core/errors.js';
-import { bootId, isIdentityAlive, processStartTime } from './proc.js';
+import { bootId, isIdentityAlive, processStartTime } from '../process/identity.js';
 
 const ownerText = () => `${process.pid} ${processStartTime(process.pid) ?? '0'} ${bootId()}`;
 

@@ -7,7 +7,9 @@ import { boxError } from '../../core/box/errors.js';
 import type { ManagedProcessInfo, ManagedProcessSpec } from '../../core/box/model.js';
 import { readJson, touch, writeJsonAtomic } from './files.js';
 import type { BoxLayout } from './layout.js';
-import { isIdentityAlive, signal } from './proc.js';
+import { isIdentityAlive } from '../process/identity.js';
+import { childEnv } from '../process/env.js';
+import { signalPid } from '../process/group.js';
 import { ProcessStateSchema, SUPERVISOR_CONFIG_ENV, SUPERVISOR_TOKEN_ENV, type ProcessState, type SupervisorConfig } from './process-state.js';
 import type { SandboxBackend, SessionRecord } from './backend.js';
 
@@ -179,7 +181,7 @@ export class ProcessManager {
       const child = spawn(cmd ?? process.execPath, args, {
         detached: true,
         stdio: ['ignore', 'pipe', 'ignore'],
-        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', [SUPERVISOR_CONFIG_ENV]: JSON.stringify(cfg), [SUPERVISOR_TOKEN_ENV]: token },
+        env: childEnv('helper', { [SUPERVISOR_CONFIG_ENV]: JSON.stringify(cfg), [SUPERVISOR_TOKEN_ENV]: token }),
       });
       let out = '';
       let done = false;
@@ -193,7 +195,7 @@ export class ProcessManager {
         else resolve();
       };
       const timer = setTimeout(() => {
-        if (child.pid) signal(child.pid, 'SIGKILL');
+        if (child.pid) signalPid(child.pid, 'SIGKILL');
         finish(new Error(`the supervisor of managed process ${cfg.process_id} did not start within ${START_TIMEOUT_MS} ms`));
       }, START_TIMEOUT_MS);
       child.on('error', (err) => finish(err));
@@ -225,13 +227,13 @@ export class ProcessManager {
   async #terminate(state: ProcessState, timeoutMs: number, hard = false): Promise<void> {
     const sup = state.supervisor;
     if (isIdentityAlive(sup)) {
-      if (hard && state.child_pid) signal(-state.child_pid, 'SIGKILL');
-      signal(sup.pid, 'SIGTERM');
+      if (hard && state.child_pid) signalPid(-state.child_pid, 'SIGKILL');
+      signalPid(sup.pid, 'SIGTERM');
       const deadline = Date.now() + timeoutMs;
       while (isIdentityAlive(sup) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
-      if (isIdentityAlive(sup)) signal(sup.pid, 'SIGKILL');
+      if (isIdentityAlive(sup)) signalPid(sup.pid, 'SIGKILL');
     }
-    if (state.child_pid) signal(-state.child_pid, 'SIGKILL');
+    if (state.child_pid) signalPid(-state.child_pid, 'SIGKILL');
   }
 
   /** Kills every managed process of a session quickly (the session is going away). */

@@ -9,7 +9,9 @@ import { z } from 'zod';
 import { LbotError } from '../../core/errors.js';
 import { readJson, writeJsonAtomic } from './files.js';
 import { withLock } from './lock.js';
-import { identityOf, isIdentityAlive, signal } from './proc.js';
+import { identityOf, isIdentityAlive } from '../process/identity.js';
+import { childEnv } from '../process/env.js';
+import { signalPid } from '../process/group.js';
 import { QuotaWatchPlanSchema, type QuotaWatchPlan, type SessionRecord } from './backend.js';
 import type { BoxLayout } from './layout.js';
 
@@ -145,7 +147,7 @@ function spawnWatcher(cfg: QuotaWatchConfig, logFile: string): Promise<number> {
     const child = spawn(cmd ?? process.execPath, args, {
       detached: true,
       stdio: ['ignore', 'pipe', logFd],
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', [QUOTA_WATCH_ENV]: JSON.stringify(cfg) },
+      env: childEnv('helper', { [QUOTA_WATCH_ENV]: JSON.stringify(cfg) }),
     });
     closeSync(logFd);
     let out = '';
@@ -163,7 +165,7 @@ function spawnWatcher(cfg: QuotaWatchConfig, logFile: string): Promise<number> {
     const fail = (why: string) =>
       finish(new LbotError('internal', `the quota watcher of box session ${cfg.session_id} did not start (${why}); the command is not run`));
     const timer = setTimeout(() => {
-      if (child.pid) signal(child.pid, 'SIGKILL');
+      if (child.pid) signalPid(child.pid, 'SIGKILL');
       fail(`no answer within ${START_TIMEOUT_MS} ms`);
     }, START_TIMEOUT_MS);
     child.on('error', (err) => fail(err.message));
@@ -178,7 +180,7 @@ function spawnWatcher(cfg: QuotaWatchConfig, logFile: string): Promise<number> {
 /** Ends the session's watcher (the session is going away). */
 export function stopQuotaWatcher(layout: BoxLayout, sid: string): void {
   const w = readJson(watcherFile(layout, sid), WatcherFileSchema);
-  if (w && isIdentityAlive(w.watcher)) signal(w.watcher.pid, 'SIGKILL');
+  if (w && isIdentityAlive(w.watcher)) signalPid(w.watcher.pid, 'SIGKILL');
 }
 
 /** The error of a stop record. */

@@ -11,7 +11,8 @@ import { tryParseJson } from '../../core/json.js';
 import type { LbotError } from '../../core/errors.js';
 import { ErrorLog } from './error-log.js';
 import { readJson, writeJsonAtomic } from './files.js';
-import { isIdentityAlive, signal } from './proc.js';
+import { isIdentityAlive } from '../process/identity.js';
+import { signalPid } from '../process/group.js';
 import { QUOTA_WATCH_ENV, QuotaWatchConfigSchema, commandRunning, quotaStopError, type QuotaStop, type QuotaWatchConfig } from './quota-watch.js';
 import type { QuotaWatchPlan } from './backend.js';
 
@@ -64,7 +65,7 @@ function stopSession(plan: QuotaWatchPlan): void {
   const stop = plan.stop;
   if (stop.kind === 'pidns') {
     // The PID namespace's init takes every process of the sandbox with it.
-    if (isIdentityAlive(stop.init)) signal(stop.init.pid, 'SIGKILL');
+    if (isIdentityAlive(stop.init)) signalPid(stop.init.pid, 'SIGKILL');
   } else if (stop.kind === 'env_marker') {
     // Freeze first so nothing forks away between scans, then kill all of them.
     const seen = new Set<number>();
@@ -73,10 +74,10 @@ function stopSession(plan: QuotaWatchPlan): void {
       if (fresh.length === 0) break;
       for (const p of fresh) {
         seen.add(p);
-        signal(p, 'SIGSTOP');
+        signalPid(p, 'SIGSTOP');
       }
     }
-    for (const p of seen) signal(p, 'SIGKILL');
+    for (const p of seen) signalPid(p, 'SIGKILL');
   } else {
     const [cmd, ...args] = stop.argv;
     if (cmd) spawnSync(cmd, args, { stdio: 'ignore', timeout: 20_000 });

@@ -2,7 +2,7 @@
 import { spawn } from 'node:child_process';
 import type { Writable } from 'node:stream';
 import { HeadTailCapture } from './capture.js';
-import { signal } from './proc.js';
+import { signalPid } from '../process/group.js';
 import { exitStatus } from '../process/stop.js';
 
 export type RunSinks = { stdout?: Writable; stderr?: Writable };
@@ -78,7 +78,7 @@ export function runProcess(req: RunRequest): Promise<RunOutcome> {
     let gateFailure: { error: unknown } | null = null;
     const timers: NodeJS.Timeout[] = [];
     const killGroup = () => {
-      if (child.pid) signal(-child.pid, 'SIGKILL');
+      if (child.pid) signalPid(-child.pid, 'SIGKILL');
     };
     const onAbort = () => {
       if (status === 'completed') status = 'aborted';
@@ -118,7 +118,7 @@ export function runProcess(req: RunRequest): Promise<RunOutcome> {
 
     child.on('exit', (code, sig) => {
       exitCode = exitStatus(code, sig);
-      if (note !== null) exitCode = 137;
+      if (note !== null) exitCode = exitStatus(null, 'SIGKILL');
       timers.push(setTimeout(finish, DRAIN_GRACE_MS));
     });
     child.on('close', finish);

@@ -29,7 +29,7 @@ import { attachToSocket, type Attachment } from './attach-client.js';
 import { ErrorLog } from './error-log.js';
 import { BoxLayout } from './layout.js';
 import { withLock } from './lock.js';
-import { identityOf } from './proc.js';
+import { identityOf } from '../process/identity.js';
 import { ProcessManager } from './processes.js';
 import { createBackends, selectBackend, type BackendSet } from './select.js';
 import { SessionStore, backendConflict } from './sessions.js';

@@ -7,7 +7,7 @@ import type { BackendName, BoxSpec, SessionInfo } from '../../core/box/model.js'
 import { readJson, touch, writeJsonAtomic, writeSecret } from './files.js';
 import { withLock } from './lock.js';
 import type { BoxLayout } from './layout.js';
-import { isIdentityAlive } from './proc.js';
+import { isIdentityAlive } from '../process/identity.js';
 import { SessionRecordSchema, type Owner, type SandboxBackend, type SessionRecord } from './backend.js';
 
 export type SessionStoreOptions = {

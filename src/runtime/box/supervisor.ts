@@ -7,8 +7,9 @@ import path from 'node:path';
 import { tryParseJson } from '../../core/json.js';
 import { AcceptSchema, FRAME, FrameDecoder, HelloSchema, encodeFrame, tokensEqual } from './attach-protocol.js';
 import { joinCgroup } from './limits.js';
-import { exitStatus } from '../process/stop.js';
-import { identityOf, signal } from './proc.js';
+import { exitStatus, stopEscalating } from '../process/stop.js';
+import { identityOf } from '../process/identity.js';
+import { signalPid } from '../process/group.js';
 import {
   STDERR_PREVIEW_CHARS,
   SUPERVISOR_CONFIG_ENV,
@@ -19,6 +20,8 @@ import {
 } from './process-state.js';
 
 const TERMINATE_GRACE_MS = 5000;
+/** After SIGKILL, how long terminate waits for the exit to be recorded. */
+const AFTER_KILL_MS = 1000;
 const HELLO_TIMEOUT_MS = 5000;
 
 /** Writes only into an existing directory: a removed session must not be re-created by a late write. */
@@ -47,6 +50,8 @@ class Supervisor {
   #stdoutEnded = false;
   #finished = false;
   #lastTouch = 0;
+  #markExited!: () => void;
+  readonly #exitedPromise = new Promise<void>((resolve) => (this.#markExited = resolve));
 
   constructor(cfg: SupervisorConfig, token: string) {
     this.#cfg = cfg;
@@ -139,7 +144,7 @@ class Supervisor {
         joinCgroup(this.#cfg.cgroups, child.pid);
       } catch (err) {
         // Not in its cgroup means not started: kill it at the gate and report why (box.unavailable).
-        signal(-child.pid, 'SIGKILL');
+        signalPid(-child.pid, 'SIGKILL');
         gate?.destroy();
         const message = err instanceof Error ? err.message : String(err);
         this.log(`cgroup join failed: ${message}`);
@@ -187,6 +192,7 @@ class Supervisor {
     this.#state.status = 'exited';
     this.#state.exit_code = code;
     this.#state.exited_at = new Date().toISOString();
+    this.#markExited();
     this.#flushStderr();
     this.#saveState();
     rmSync(this.#cfg.busy_file, { force: true });
@@ -219,22 +225,22 @@ class Supervisor {
     setTimeout(() => process.exit(0), 200).unref();
   }
 
-  #exited(): boolean {
-    return this.#state.status === 'exited';
-  }
-
-  /** Close stdin, SIGTERM the group, wait, SIGKILL the group (box.md §8.1 terminate). */
+  /** Close stdin, SIGTERM the group at once, wait 5 s, SIGKILL the group (box.md §8.1 terminate). */
   async terminate(): Promise<void> {
     const child = this.#child;
-    if (!child?.pid || this.#state.status === 'exited') {
+    const pgid = child?.pid;
+    if (!child || !pgid || this.#state.status === 'exited') {
       this.#onExit(this.#state.exit_code);
       return;
     }
-    child.stdin?.end();
-    signal(-child.pid, 'SIGTERM');
-    const deadline = Date.now() + TERMINATE_GRACE_MS;
-    while (!this.#exited() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    if (!this.#exited()) signal(-child.pid, 'SIGKILL');
+    await stopEscalating({
+      endInput: () => child.stdin?.end(),
+      signal: (sig) => signalPid(-pgid, sig),
+      exited: this.#exitedPromise,
+      inputGraceMs: 0,
+      graceMs: TERMINATE_GRACE_MS,
+      afterKillMs: AFTER_KILL_MS,
+    });
   }
 
   #listen(): Promise<void> {

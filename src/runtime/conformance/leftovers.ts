@@ -1,8 +1,9 @@
 // The process tree of a plugin for `lbot runner test`: which processes it started (children, detached
 // ones included, and its process group), and which of them outlive it. Linux /proc only.
-import { readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { signalPid } from '../process/group.js';
+import { processStartTime } from '../process/identity.js';
 
 export type ProcessInfo = { pid: number; command: string };
 
@@ -67,13 +68,7 @@ export async function processesOf(roots: readonly number[]): Promise<ProcessInfo
 
 /** Running, not a zombie: an exited process nobody reaped yet (an orphan waits for the system's init) is gone. */
 function alive(pid: number): boolean {
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = text.slice(text.lastIndexOf(')') + 2, text.lastIndexOf(')') + 3);
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    return false;
-  }
+  return processStartTime(pid) !== null;
 }
 
 /** Of `procs`, those still running after `settleMs`; they are killed (SIGKILL) so the suite leaves nothing behind. */
@@ -84,12 +79,6 @@ export async function reapLeftovers(procs: readonly ProcessInfo[], settleMs: num
     await sleep(50);
     left = left.filter((p) => alive(p.pid));
   }
-  for (const p of left) {
-    try {
-      process.kill(p.pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
+  for (const p of left) signalPid(p.pid, 'SIGKILL');
   return left;
 }

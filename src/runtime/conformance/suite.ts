@@ -24,7 +24,7 @@ import { pluginSandboxFor, type IsolationMode } from '../plugins/sandbox.js';
 import { readJsonObject } from '../input-files.js';
 import { ConnectionWatch } from './instrument.js';
 import { processesOf, processTreeObservable, reapLeftovers } from './leftovers.js';
-import { observeFamilyExit } from '../plugins/spawn.js';
+import { observeFamilyExit } from '../process/group.js';
 import { CANCEL_AFTER_MS, DEADLINE_PROBE_S, probeEvent } from './probes.js';
 
 export type ConformanceOptions = {

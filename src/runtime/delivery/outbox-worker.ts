@@ -5,7 +5,8 @@ import { larkTokenRequest, readLarkToken, SENDERS, type Outcome } from '../../co
 import { platformError } from '../../core/delivery/outbound/answers.js';
 import { LbotError } from '../../core/errors.js';
 import type { DeliveryStore, OutboxError, OutboxRecord } from '../../core/stores/delivery-types.js';
-import { OWNER, processAlive } from '../run-owner.js';
+import { processAlive } from '../process/identity.js';
+import { OWNER } from '../run-owner.js';
 import { exchange } from './http.js';
 
 export const MAX_ATTEMPTS = 8;

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { RunnerDescriptorSchema, type RunnerDescriptor } from '../../core/protocol/manifest.js';
 import { parseJsonText } from '../../core/json-parse.js';
 import { loadCatalog } from '../local-host.js';
+import { processAlive } from '../process/identity.js';
 
 export const DEV_STATE_FILE = 'dev-state.json';
 
@@ -45,15 +46,6 @@ export async function removeDevState(dataDir: string, pid: number = process.pid)
   if (current && current.pid === pid) await rm(devStateFile(dataDir), { force: true });
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return err instanceof Error && 'code' in err && err.code === 'EPERM';
-  }
-}
-
 /** The state file of a dev session that is still running; null when absent, stale or unreadable. */
 export async function readDevState(dataDir: string): Promise<DevState | null> {
   let text: string;
@@ -64,7 +56,7 @@ export async function readDevState(dataDir: string): Promise<DevState | null> {
   }
   try {
     const parsed = DevStateSchema.safeParse(parseJsonText(text, devStateFile(dataDir), 'invalid_argument'));
-    return parsed.success && alive(parsed.data.pid) ? parsed.data : null;
+    return parsed.success && processAlive(parsed.data.pid) ? parsed.data : null;
   } catch {
     return null;
   }

@@ -6,6 +6,7 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync
 import path from 'node:path';
 import { z } from 'zod';
 import { tryParseJson } from '../../core/json.js';
+import { bootId, processAlive, processStartTime } from '../process/identity.js';
 
 const OwnerSchema = z.object({ pid: z.number().int(), start: z.string(), boot: z.string() });
 type Owner = z.infer<typeof OwnerSchema>;
@@ -23,41 +24,15 @@ export function liveDir(dataDir: string): string {
   return path.join(dataDir, 'mcp', 'live');
 }
 
-function procStart(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (fields[0] === 'Z' || fields[0] === 'X') return null;
-    return fields[19] ?? null;
-  } catch {
-    return null;
-  }
-}
-
-function bootId(): string {
-  try {
-    return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
-  } catch {
-    return 'unknown';
-  }
-}
-
 function selfOwner(): Owner {
-  return { pid: process.pid, start: procStart(process.pid) ?? 'unknown', boot: bootId() };
+  return { pid: process.pid, start: processStartTime(process.pid) ?? 'unknown', boot: bootId() };
 }
 
 /** True while the process that wrote a live file still runs (same pid, start time and boot). */
 function ownerAlive(owner: Owner): boolean {
   if (owner.boot !== bootId()) return false;
-  if (owner.start === 'unknown') {
-    try {
-      process.kill(owner.pid, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  }
-  return procStart(owner.pid) === owner.start;
+  if (owner.start === 'unknown') return processAlive(owner.pid);
+  return processStartTime(owner.pid) === owner.start;
 }
 
 /** The writer side: one file for this process. */

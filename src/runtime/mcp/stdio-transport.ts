@@ -7,13 +7,12 @@ import type { Readable, Writable } from 'node:stream';
 import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { FAMILY_ENV, adoptFamily, newFamily, signalGroup, trackGroup, untrackGroup } from '../plugins/spawn.js';
+import { FAMILY_ENV, adoptFamily, newFamily } from '../process/family.js';
+import { signalGroup, trackGroup, untrackGroup } from '../process/group.js';
+import { childEnv } from '../process/env.js';
 import { StderrTail } from '../plugins/stderr-tail.js';
 import { stopEscalating } from '../process/stop.js';
 import { LineBuffer, LineTooLongError } from './line-buffer.js';
-
-/** Host variables a stdio server inherits (skills-mcp-tools.md §10.2); everything else comes from its config. */
-export const SERVER_ENV_ALLOWLIST = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'TERM', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR'] as const;
 
 export type StdioServerParams = {
   command: readonly string[];
@@ -37,17 +36,6 @@ export class StdioTransportError extends Error {
   ) {
     super(message);
   }
-}
-
-/** The env of a stdio server: the allowlist taken from the host env, then its configured variables. */
-export function serverEnv(configured: Record<string, string>, hostEnv: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const name of SERVER_ENV_ALLOWLIST) {
-    const value = hostEnv[name];
-    // Exported shell functions are never passed on.
-    if (value !== undefined && !value.startsWith('()')) env[name] = value;
-  }
-  return { ...env, ...configured };
 }
 
 /** `node` means the Node.js running lbot, so a server behaves the same whatever PATH holds. */
@@ -112,7 +100,7 @@ export class ProcessGroupStdioTransport implements Transport {
     const family = newFamily();
     const child = spawn(file, args, {
       cwd,
-      env: { ...serverEnv(this.#params.env, this.#params.hostEnv), [FAMILY_ENV]: family },
+      env: childEnv('mcp', { ...this.#params.env, [FAMILY_ENV]: family }, this.#params.hostEnv),
       detached: true,
       stdio: ['pipe', 'pipe', 'pipe'],
       windowsHide: true,

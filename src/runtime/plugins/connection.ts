@@ -24,7 +24,8 @@ import {
 import { LineSplitter, LineWriter, decodeLine, type FrameViolation } from './framing.js';
 import { StderrTail } from './stderr-tail.js';
 import { stopEscalating } from '../process/stop.js';
-import { endGroup, signalGroup, trackGroup, untrackGroup, type PluginProcess } from './spawn.js';
+import { endGroup, signalGroup, trackGroup, untrackGroup } from '../process/group.js';
+import type { PluginProcess } from './spawn.js';
 
 /** Ids of finished runs remembered to tell "finished" from "unknown" in warnings. */
 const FINISHED_RUNS_KEPT = 1000;

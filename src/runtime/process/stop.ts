@@ -1,5 +1,6 @@
 // Ending a child lbot owns: the shell-style exit status of a signalled process, and the one stop
-// escalation (end of input → grace → SIGTERM → grace → SIGKILL) the plugin and MCP processes share.
+// escalation (end of input → grace → SIGTERM → grace → SIGKILL) that plugin processes, MCP servers and
+// box managed processes share.
 import { constants } from 'node:os';
 
 /** The signal's number on this platform (`os.constants.signals`), for `128 + n` exit statuses. */
@@ -34,6 +35,8 @@ export type StopSteps = {
   exited: Promise<unknown>;
   /** Each grace period: after end of input and after SIGTERM. */
   graceMs: number;
+  /** The grace after end of input when it differs (box managed processes: 0, SIGTERM follows at once). */
+  inputGraceMs?: number;
   /** How long to wait after SIGKILL; default until the child has exited. */
   afterKillMs?: number;
 };
@@ -41,7 +44,7 @@ export type StopSteps = {
 /** End of input → grace → SIGTERM → grace → SIGKILL; returns as soon as the child has exited. */
 export async function stopEscalating(steps: StopSteps): Promise<void> {
   steps.endInput();
-  if (await exitsWithin(steps.exited, steps.graceMs)) return;
+  if (await exitsWithin(steps.exited, steps.inputGraceMs ?? steps.graceMs)) return;
   steps.signal('SIGTERM');
   if (await exitsWithin(steps.exited, steps.graceMs)) return;
   steps.signal('SIGKILL');

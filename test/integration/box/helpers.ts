@@ -5,7 +5,7 @@ import path from 'node:path';
 import { ConfigSchema, type BoxConfig } from '../../../src/core/config.js';
 import { BwrapBackend } from '../../../src/runtime/box/bwrap.js';
 import { createBoxService, type BoxService } from '../../../src/runtime/box/service.js';
-import { processStartTime } from '../../../src/runtime/box/proc.js';
+import { processStartTime } from '../../../src/runtime/process/identity.js';
 
 const probe = await new BwrapBackend({ bin: 'bwrap', baseDir: os.tmpdir(), limits: 'auto', nodeBinary: null }).probe();
 /** Why real-sandbox tests cannot run here, or null. */

@@ -11,7 +11,7 @@ import type { PluginConnection, PluginSpec, ProxyCall, ProxyCallHandler } from '
 import type { Execution } from '../../../src/core/protocol/index.js';
 import { createPluginLauncher, type PluginLauncherOptions } from '../../../src/runtime/plugins/launcher.js';
 import type { PluginWarning } from '../../../src/runtime/plugins/connection.js';
-import { liveProcessGroups } from '../../../src/runtime/plugins/spawn.js';
+import { liveProcessGroups } from '../../../src/runtime/process/group.js';
 import { createTestContext } from '../../../src/sdk/testing.js';
 import { createTempPlugins, waitGroupGone, type TempPlugins } from '../../helpers/plugins.js';
 

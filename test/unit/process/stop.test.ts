@@ -54,6 +54,23 @@ describe('stopEscalating', () => {
     await vi.advanceTimersByTimeAsync(510);
     expect(finished).toBe(true);
   });
+
+  it('signals SIGTERM right after end of input when inputGraceMs is 0 (box managed processes)', async () => {
+    vi.useFakeTimers();
+    const c = child('SIGTERM');
+    const done = stopEscalating({ ...c, inputGraceMs: 0, graceMs: 5000 });
+    await vi.advanceTimersByTimeAsync(1);
+    await done;
+    expect(c.steps).toEqual(['eof', 'SIGTERM']);
+  });
+
+  it('returns without a signal when the child has already exited', async () => {
+    const c = child('eof');
+    c.endInput();
+    c.steps.length = 0;
+    await stopEscalating({ ...c, inputGraceMs: 0, graceMs: 5000 });
+    expect(c.steps).toEqual(['eof']);
+  });
 });
 
 describe('exitStatus', () => {

@@ -1,4 +1,4 @@
-// /proc helpers: process identity (pid + start time + boot id), liveness, group signals, children.
+// /proc helpers: process identity (pid + start time + boot id), liveness, children.
 import { readFileSync, readdirSync } from 'node:fs';
 
 /** Start time of a process in clock ticks since boot (field 22 of /proc/<pid>/stat), or null if gone. */
@@ -40,13 +40,13 @@ export function isIdentityAlive(id: ProcessIdentity): boolean {
   return id.boot === bootId() && processStartTime(id.pid) === id.start;
 }
 
-/** Sends a signal to a process group (negative pid) or process; a vanished target is not an error. */
-export function signal(pid: number, sig: NodeJS.Signals | 0): boolean {
+/** True when `pid` names a live process on this machine (one of another user's counts). */
+export function processAlive(pid: number): boolean {
   try {
-    process.kill(pid, sig);
+    process.kill(pid, 0);
     return true;
-  } catch {
-    return false;
+  } catch (err) {
+    return err instanceof Error && 'code' in err && err.code === 'EPERM';
   }
 }
 
