@@ -8,6 +8,7 @@ import { createOutput, isClosedPipe } from './commands/shared/output.js';
 import { resolveGlobalFlags, type CliContext } from './commands/shared/context.js';
 import { createInterrupt } from './commands/shared/interrupt.js';
 import { usageError } from './commands/shared/usage-error.js';
+import { toleratesBrokenConfig } from './commands/shared/broken-config.js';
 import { LBOT_VERSION } from './version.js';
 import { registerCommands } from './commands/index.js';
 import { openConfigFile, type ConfigFile } from './core/stores/config-file.js';
@@ -69,7 +70,9 @@ export async function main(argv: string[]): Promise<void> {
       },
       exitCode: EXIT.ok,
     };
-    // Every command loads the config first, so a broken file fails the same way everywhere (AC-181).
+    // Every command loads the config first, so a broken file fails the same way everywhere (AC-181);
+    // the ones that repair or diagnose it do not.
+    if (toleratesBrokenConfig(action)) return;
     const config = ctx.configFile().config;
     // Idle box sessions are reaped on every lbot start; nothing to load when the data dir has none.
     if (existsSync(path.join(flags.dataDir, 'box', 'sessions'))) {

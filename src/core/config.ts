@@ -202,8 +202,8 @@ export const ConfigSchema = z.looseObject({
 export type Config = z.infer<typeof ConfigSchema>;
 export type ConfigInput = z.input<typeof ConfigSchema>;
 
-/** Parses an env value: JSON when it parses (true, 3, ["a"]), else the raw string. */
-function parseEnvValue(raw: string): unknown {
+/** A value typed by a person (an env override, `lbot config set`): JSON when it parses (true, 3, ["a"]), else the raw string. */
+export function parseValueText(raw: string): unknown {
   try {
     return JSON.parse(raw) as unknown;
   } catch {
@@ -232,7 +232,7 @@ export function applyEnvOverrides(raw: Record<string, unknown>, env: NodeJS.Proc
       }
     }
     const last = path.at(-1);
-    if (last) node[last] = parseEnvValue(value);
+    if (last) node[last] = parseValueText(value);
   }
   return out;
 }

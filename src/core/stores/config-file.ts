@@ -14,6 +14,8 @@ export type ConfigFile = {
   readonly file: string;
   /** The effective config: file + env overrides + defaults. */
   readonly config: Config;
+  /** The file as written (no env overrides, no defaults). */
+  raw(): Record<string, unknown>;
   /** Reads the file as written (no env, no defaults), edits it and writes it back atomically. */
   update(edit: (raw: Record<string, unknown>) => void): Promise<Config>;
 };
@@ -41,15 +43,28 @@ function readRaw(file: string): Record<string, unknown> {
     if (err instanceof Error && 'code' in err && err.code === 'ENOENT') return {};
     throw new LbotError('store.unavailable', `cannot read ${file}: ${err instanceof Error ? err.message : String(err)}`, { details: { file } });
   }
+  return parseRawText(text, file);
+}
+
+function parseRawText(text: string, file: string): Record<string, unknown> {
   if (text.trim() === '') return {};
   const raw = parseJsonText(text, file, 'config.invalid');
   if (!isRecord(raw)) throw new LbotError('config.invalid', `${file}:1:1: the config must be a JSON object`, { details: { file } });
   return raw;
 }
 
+export function configFilePath(dataDir: string): string {
+  return path.join(dataDir, CONFIG_FILE_NAME);
+}
+
+/** Checks a config file's text as `lbot` would load it (JSON object, schema); throws config.invalid naming `file`. */
+export function checkConfigText(text: string, file: string): void {
+  parseConfig(parseRawText(text, file), file);
+}
+
 /** Loads the config of a data dir; a missing file means all defaults. */
 export function openConfigFile(dataDir: string, env: NodeJS.ProcessEnv = process.env): ConfigFile {
-  const file = path.join(dataDir, CONFIG_FILE_NAME);
+  const file = configFilePath(dataDir);
   const load = (raw: Record<string, unknown>) => parseConfig(applyEnvOverrides(raw, env), file);
   tightenPrivateFile(file); // a config written by hand or by an older lbot may be world-readable
   let config = load(readRaw(file));
@@ -58,6 +73,7 @@ export function openConfigFile(dataDir: string, env: NodeJS.ProcessEnv = process
     get config() {
       return config;
     },
+    raw: () => readRaw(file),
     async update(edit) {
       const raw = readRaw(file);
       edit(raw);
