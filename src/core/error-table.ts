@@ -98,6 +98,14 @@ export const ERROR_TABLE = {
   'mcp.connect_failed': unavailable,
   'mcp.auth_required': unauthenticated,
   'mcp.auth_failed': denied,
+  // knowledge bases (docs/knowledge.md)
+  'kb.invalid_name': usage,
+  'kb.exists': conflict,
+  'kb.not_found': notFound,
+  'kb.too_large': tooLarge,
+  'kb.unsupported_file': usage,
+  'kb.unreadable': usage,
+  'kb.embedding_failed': unavailable,
   // stores
   'store.unavailable': unavailable,
   'store.locked': unavailable,

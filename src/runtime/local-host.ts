@@ -10,7 +10,7 @@ import { openSqliteStores } from '../core/stores/sqlite/open.js';
 import type { Stores } from '../core/stores/types.js';
 import { LBOT_VERSION } from '../version.js';
 import { systemClock } from './clock.js';
-import { createLocalRetriever } from './knowledge/local.js';
+import { createKnowledgeEngine } from './knowledge/engine.js';
 import { OWNER, reapInterruptedRuns } from './run-owner.js';
 import { createModelProvider } from './models/providers.js';
 import { createPluginLauncher } from './plugins/launcher.js';
@@ -86,6 +86,7 @@ export function openLocalHost(opts: LocalHostOptions): LocalHost {
     });
   const catalog = opts.catalog ?? cachedCatalog(() => loadCatalog(opts.pluginsDir, opts.pluginDir), CATALOG_TTL_MS);
   const models = createModelProvider(opts.config.models);
+  const decoratedModels = opts.decorateModels ? opts.decorateModels(models) : models;
   const mcp = opts.tools ? null : openMcpHost({ dataDir: opts.dataDir, config: opts.config, warn: opts.warn, mode: opts.mcpMode ?? 'run', host: () => host });
   // Box and tool modules load on the first run that may call tools (most `lbot run`s never do).
   let runTools: Promise<RunTools> | undefined;
@@ -106,10 +107,9 @@ export function openLocalHost(opts: LocalHostOptions): LocalHost {
     launcher,
     catalog,
     config: opts.config,
-    models: opts.decorateModels ? opts.decorateModels(models) : models,
+    models: decoratedModels,
     ...(tools ? { tools } : {}),
-    knowledgeBases: opts.config.knowledge_bases.map((k) => ({ id: k.id, name: k.name, kb_type: k.kb_type })),
-    retrieve: createLocalRetriever(opts.config.knowledge_bases),
+    knowledge: createKnowledgeEngine({ store: stores.knowledge, models: decoratedModels, configBases: opts.config.knowledge_bases }),
     clock: systemClock,
     version: LBOT_VERSION,
     owner: OWNER,

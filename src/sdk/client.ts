@@ -83,6 +83,9 @@ export interface RunnerApi {
     call(tool_name: string, parameters?: Record<string, unknown>, opts?: CallOptions): Promise<ProxyResult<'tools.call'>>;
   };
   readonly knowledge: {
+    /** The knowledge bases this run was granted (needs `knowledge_bases: [list]`). */
+    list(opts?: CallOptions): Promise<ProxyResult<'knowledge.list'>['knowledge_bases']>;
+    /** Ranked chunks `{kb_id, document_id, chunk_id, score, text, content, metadata}` of one granted base. */
     retrieve(args: ProxyArgs<'knowledge.retrieve'>, opts?: CallOptions): Promise<ProxyResult<'knowledge.retrieve'>['results']>;
   };
   readonly history: {
@@ -200,6 +203,7 @@ export function createRunnerApi(transport: ApiTransport, run: { run_id: string; 
       call: (tool_name, parameters = {}, opts) => call('tools.call', { tool_name, parameters }, opts),
     },
     knowledge: {
+      list: async (opts) => (await call('knowledge.list', {}, opts)).knowledge_bases,
       retrieve: async (args, opts) => (await call('knowledge.retrieve', args, opts)).results,
     },
     history: {

@@ -5,13 +5,11 @@ import type { Binding } from '../protocol/binding.js';
 import type { EventEnvelope, JsonObject } from '../protocol/event.js';
 import type { Config } from '../config.js';
 import type { ObservedNotice, RunOwner, Stores } from '../stores/types.js';
-import type { KnowledgeRetriever } from './api/types.js';
-import type { Clock, ModelProvider, PluginLauncher, ProxyCall, RunnerCatalog, ToolProvider } from './ports.js';
+import type { Clock, KnowledgePort, ModelProvider, PluginLauncher, ProxyCall, RunnerCatalog, ToolProvider } from './ports.js';
 import type { HostObserver } from './observer.js';
 import type { RunOutcome } from './run-outcome.js';
 
 export type { RunOutcome } from './run-outcome.js';
-import type { KnowledgeBaseConfig } from './resources.js';
 import type { Delivered } from './result-processor.js';
 import type { SessionRegistry } from './session.js';
 
@@ -24,8 +22,8 @@ export type HostDeps = {
   models: ModelProvider;
   /** The tool table of one run (native, skill, MCP and plugin tools), if any. */
   tools?(req: ToolsRequest): Promise<ToolProvider | undefined>;
-  knowledgeBases?: readonly KnowledgeBaseConfig[];
-  retrieve?: KnowledgeRetriever;
+  /** The knowledge bases runs may be granted, and retrieval (none when absent). */
+  knowledge?: KnowledgePort;
   clock: Clock;
   version: string;
   /** The process that runs this host, recorded on each run so a crashed host's runs can be marked interrupted. */

@@ -10,12 +10,18 @@ import { AuditBuffer } from './audit-buffer.js';
 import { incomingEventRow } from './event-record.js';
 import type { Host, HostDeps, RunOutcome, RunRequest } from './host-types.js';
 import { PluginPool } from './plugin-pool.js';
-import type { PluginConnection, RunnerCatalog, ToolProvider } from './ports.js';
+import type { KnowledgePort, PluginConnection, RunnerCatalog, ToolProvider } from './ports.js';
 import { ProxyRouter } from './proxy-router.js';
 import { ResultProcessor, runErrorOf } from './result-processor.js';
 import { executeRun } from './run-execution.js';
 import { prepareRun, runTarget, type PreparedRun } from './run-setup.js';
 import { SessionRegistry } from './session.js';
+
+/** A host built without knowledge bases: nothing to list, and every base is unknown. */
+const NO_KNOWLEDGE: KnowledgePort = {
+  list: () => [],
+  retrieve: (kb_id) => Promise.reject(new LbotError('kb.not_found', `knowledge base ${kb_id} not found`)),
+};
 
 export type { Host, HostDeps, RunOutcome, RunRequest, ToolsRequest } from './host-types.js';
 
@@ -72,8 +78,7 @@ export function createHost(deps: HostDeps): Host {
       stores: deps.stores,
       models: deps.models,
       toolsFor: (run_id) => tables.get(run_id),
-      knowledgeBases: deps.knowledgeBases ?? [],
-      retrieve: deps.retrieve ?? (async () => []),
+      knowledge: deps.knowledge ?? NO_KNOWLEDGE,
       clock: deps.clock,
       limits: { stateValueBytes: STATE_VALUE_LIMIT_BYTES, storageValueBytes: deps.config.storage.max_value_bytes },
       warn: warnRun,

@@ -4,6 +4,7 @@ import type { Execution, RunnerDescriptor } from '../protocol/manifest.js';
 import type { Message } from '../protocol/context.js';
 import type { JsonObject } from '../protocol/event.js';
 import type { ModelReply, ModelUsage } from '../protocol/proxy.js';
+import type { KnowledgeBaseInfo, KnowledgeFilter, RetrievalEntry } from '../protocol/knowledge.js';
 
 /** One plugin → host proxy request, with the identity stamped from the connection it arrived on. */
 export type ProxyCall = {
@@ -121,6 +122,24 @@ export interface ToolProvider {
 }
 
 /** Time, injected so core/ owns no timers of its own. */
+/** One retrieval, as the host hands it to the knowledge engine. */
+export type KnowledgeQuery = {
+  query: string;
+  top_k: number;
+  filters: readonly KnowledgeFilter[];
+  /** A model that reorders the candidates; the host has checked the run may use it. */
+  rerank_model_id: string | null;
+  deadline_at: number | null;
+  signal: AbortSignal;
+};
+
+/** The knowledge bases runs may be granted, and retrieval from one of them (docs/knowledge.md). */
+export interface KnowledgePort {
+  list(): KnowledgeBaseInfo[];
+  /** Ranked entries of base `kb_id`; `kb.not_found` when there is no such base. */
+  retrieve(kb_id: string, q: KnowledgeQuery): Promise<RetrievalEntry[]>;
+}
+
 export interface Clock {
   /** Epoch milliseconds. */
   now(): number;

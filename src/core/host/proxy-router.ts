@@ -16,6 +16,7 @@ import { stateDelete, stateGet, stateList, stateSet } from './api/state.js';
 import { storageDelete, storageGet, storageList, storageSet } from './api/storage.js';
 import {
   filesGet,
+  knowledgeList,
   knowledgeRetrieve,
   modelsCountTokens,
   modelsEmbed,
@@ -39,6 +40,7 @@ const handlers: { [M in ProxyMethod]: Handler<M> } = {
   'models.embed': modelsEmbed,
   'tools.get_detail': toolsGetDetail,
   'tools.call': toolsCall,
+  'knowledge.list': knowledgeList,
   'knowledge.retrieve': knowledgeRetrieve,
   'history.page': historyPage,
   'history.search': historySearch,
@@ -68,6 +70,8 @@ function auditResource(method: ProxyMethod, p: Record<string, unknown>, session:
       return s('tool_name');
     case 'knowledge_base':
       return s('kb_id');
+    case 'knowledge_bases':
+      return 'knowledge_bases';
     case 'history': {
       const filters = isRecord(p.filters) ? p.filters : {};
       const conv = s('conversation_id') ?? (typeof filters.conversation_id === 'string' ? filters.conversation_id : null);

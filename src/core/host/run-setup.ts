@@ -40,7 +40,7 @@ export function runTarget(catalog: RunnerCatalog, binding: Binding): RunTarget {
   }
 }
 
-export type SetupDeps = Pick<HostDeps, 'stores' | 'config' | 'tools' | 'knowledgeBases' | 'clock' | 'version' | 'runMetadata'>;
+export type SetupDeps = Pick<HostDeps, 'stores' | 'config' | 'tools' | 'knowledge' | 'clock' | 'version' | 'runMetadata'>;
 
 /** Everything the run needs before it is recorded and sent to the plugin. */
 export type PreparedRun = {
@@ -122,7 +122,11 @@ export async function prepareRun(deps: SetupDeps, req: RunRequest, target: RunTa
     descriptor,
     binding,
     config,
-    { models: deps.config.models, knowledgeBases: deps.knowledgeBases ?? [], tools: (await tools?.list()) ?? [] },
+    {
+      models: deps.config.models,
+      knowledgeBases: (deps.knowledge?.list() ?? []).map((k) => ({ id: k.kb_id, name: k.kb_name, kb_type: k.kb_type })),
+      tools: (await tools?.list()) ?? [],
+    },
     (m) => warnings.push(m),
   );
   const bindingId = bindingIdentity(binding);

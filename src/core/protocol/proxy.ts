@@ -5,6 +5,7 @@ import { ErrorValueSchema } from './error-value.js';
 import { JsonObjectSchema } from './event.js';
 import { MessageChunkSchema, MessageSchema } from './context.js';
 import { STATE_SCOPES } from './binding.js';
+import { KnowledgeBaseInfoSchema, KnowledgeFiltersParamSchema, MAX_QUERY_TEXT, MAX_TOP_K, RetrievalEntrySchema } from './knowledge.js';
 
 export const API_ERROR_CODES = [
   'unauthorized',
@@ -177,7 +178,7 @@ export type ProxyMethodSpec = {
   /** Manifest permission checked at call time (lbot's strict rule, §6.3). */
   permission: Grant | null;
   /** The audit's resource kind; also selects validator A (resources) or B (run APIs). */
-  resource: 'model' | 'tool' | 'knowledge_base' | 'storage' | 'file' | 'history' | 'event' | 'artifact' | 'state' | 'platform';
+  resource: 'model' | 'tool' | 'knowledge_base' | 'knowledge_bases' | 'storage' | 'file' | 'history' | 'event' | 'artifact' | 'state' | 'platform';
   /** Default timeout of the SDK client, in seconds (§6.7). */
   timeout_s: number;
 };
@@ -244,15 +245,24 @@ export const proxyMethods = {
     resource: 'tool',
     timeout_s: 180,
   },
+  'knowledge.list': {
+    params: z.looseObject({ ...RunIdParam }),
+    result: z.looseObject({ knowledge_bases: z.array(KnowledgeBaseInfoSchema) }),
+    permission: ['knowledge_bases', 'list'],
+    resource: 'knowledge_bases',
+    timeout_s: 15,
+  },
   'knowledge.retrieve': {
     params: z.looseObject({
       ...RunIdParam,
       kb_id: z.string().min(1),
-      query_text: z.string(),
-      top_k: z.number().int().positive().default(5),
-      filters: JsonObjectSchema.default({}),
+      query_text: z.string().max(MAX_QUERY_TEXT),
+      top_k: z.number().int().positive().max(MAX_TOP_K).default(5),
+      filters: KnowledgeFiltersParamSchema,
+      /** A granted rerank model that reorders the fused candidates (lbot extension). */
+      rerank_model_id: z.string().min(1).nullable().optional(),
     }),
-    result: z.looseObject({ results: z.array(z.unknown()) }),
+    result: z.looseObject({ results: z.array(RetrievalEntrySchema) }),
     permission: ['knowledge_bases', 'retrieve'],
     resource: 'knowledge_base',
     timeout_s: 30,

@@ -3,6 +3,11 @@ import type { ProxyParams, ProxyResult } from '../../protocol/proxy.js';
 import { ApiError, toApiError } from '../api-error.js';
 import type { ModelCall } from '../ports.js';
 import type { HandlerCall } from './types.js';
+import { z } from 'zod';
+import { LbotError } from '../../errors.js';
+import { normalizeFilters } from '../../protocol/knowledge.js';
+import { firstIssue } from '../../zod-issue.js';
+import { isResourceAllowed } from '../session.js';
 
 /** The provider's view of a chat call: the run deadline and signal travel with it. */
 function modelCall(session: HandlerCall<unknown>['session'], params: ProxyParams<'models.invoke'>, signal: AbortSignal): ModelCall {
@@ -68,10 +73,42 @@ export async function toolsCall({ session, params, env, signal }: HandlerCall<Pr
   }
 }
 
-export async function knowledgeRetrieve({ params, env }: HandlerCall<ProxyParams<'knowledge.retrieve'>>): Promise<ProxyResult<'knowledge.retrieve'>> {
-  const kb = env.knowledgeBases.find((k) => k.id === params.kb_id);
-  if (!kb) throw new ApiError('not_found', `knowledge base ${params.kb_id} not found`, 'knowledge_base_not_found', { kb_id: params.kb_id });
-  return { results: await env.retrieve(kb, params.query_text, params.top_k) };
+/** Only the bases this run was granted (its resources), with their current sizes. */
+export function knowledgeList({ session, env }: HandlerCall<ProxyParams<'knowledge.list'>>): ProxyResult<'knowledge.list'> {
+  return { knowledge_bases: env.knowledge.list().filter((k) => isResourceAllowed(session, 'knowledge_base', k.kb_id)) };
+}
+
+export async function knowledgeRetrieve({
+  session,
+  params,
+  env,
+  signal,
+}: HandlerCall<ProxyParams<'knowledge.retrieve'>>): Promise<ProxyResult<'knowledge.retrieve'>> {
+  let filters;
+  try {
+    filters = normalizeFilters(params.filters);
+  } catch (err) {
+    const issue = err instanceof z.ZodError ? firstIssue(err, 'filters', ['filters']) : null;
+    throw new ApiError('invalid_argument', `knowledge.retrieve: ${issue?.text ?? 'filters: invalid'}`, 'bad_argument', { path: issue?.path ?? ['filters'] });
+  }
+  const rerank = params.rerank_model_id ?? null;
+  if (rerank !== null && !isResourceAllowed(session, 'model', rerank))
+    throw new ApiError('unauthorized', `model ${rerank} is not authorized for this agent run`, 'resource_not_authorized', { model: rerank });
+  try {
+    const results = await env.knowledge.retrieve(params.kb_id, {
+      query: params.query_text,
+      top_k: params.top_k,
+      filters,
+      rerank_model_id: rerank,
+      deadline_at: session.deadline_at,
+      signal,
+    });
+    return { results };
+  } catch (err) {
+    if (err instanceof LbotError && err.code === 'kb.not_found')
+      throw new ApiError('not_found', `knowledge base ${params.kb_id} not found`, 'knowledge_base_not_found', { kb_id: params.kb_id });
+    throw toApiError(err);
+  }
 }
 
 export function filesGet(): never {

@@ -1,19 +1,15 @@
 // What a proxy handler receives: the authorized session, parsed params and the host's services.
 import type { Stores } from '../../stores/types.js';
-import type { ModelProvider, ToolProvider, Clock } from '../ports.js';
+import type { KnowledgePort, ModelProvider, ToolProvider, Clock } from '../ports.js';
 import type { RunSession } from '../session.js';
-import type { KnowledgeBaseConfig } from '../resources.js';
 import type { JsonObject } from '../../protocol/event.js';
-
-export type KnowledgeRetriever = (kb: KnowledgeBaseConfig, query: string, topK: number) => Promise<unknown[]>;
 
 export type HandlerEnv = {
   stores: Stores;
   models: ModelProvider;
   /** The tool table of a run (built at run start), or undefined when the run has none. */
   toolsFor(run_id: string): ToolProvider | undefined;
-  knowledgeBases: readonly KnowledgeBaseConfig[];
-  retrieve: KnowledgeRetriever;
+  knowledge: KnowledgePort;
   clock: Clock;
   limits: { stateValueBytes: number; storageValueBytes: number };
   warn(run_id: string, message: string): void;

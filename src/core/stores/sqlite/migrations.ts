@@ -260,6 +260,58 @@ CREATE TABLE schedule_ticks (
 );
 `,
   },
+  {
+    version: 6,
+    name: 'knowledge bases, documents and chunks with FTS5',
+    sql: `
+-- A knowledge base built with \`lbot kb\` (docs/knowledge.md); version counts completed ingestions.
+CREATE TABLE kb_bases (
+  id              TEXT PRIMARY KEY,
+  name            TEXT,
+  embedding_model TEXT,
+  embedding_dims  INTEGER,
+  chunk_tokens    INTEGER NOT NULL,
+  chunk_overlap   INTEGER NOT NULL,
+  version         INTEGER NOT NULL DEFAULT 0,
+  created_at      REAL NOT NULL,
+  updated_at      REAL NOT NULL
+);
+-- One row per source file; a re-add with the same content_hash leaves it (and its chunks) alone.
+CREATE TABLE kb_documents (
+  id            INTEGER PRIMARY KEY,
+  base_id       TEXT NOT NULL REFERENCES kb_bases (id) ON DELETE CASCADE,
+  source        TEXT NOT NULL,
+  origin        TEXT NOT NULL,
+  content_hash  TEXT NOT NULL,
+  metadata_json TEXT NOT NULL,
+  version       INTEGER NOT NULL,
+  bytes         INTEGER NOT NULL,
+  chunk_count   INTEGER NOT NULL,
+  created_at    REAL NOT NULL,
+  updated_at    REAL NOT NULL,
+  UNIQUE (base_id, source)
+);
+-- embedding: float32 little-endian, embedding_dims long (sqlite-vec's vector format).
+CREATE TABLE kb_chunks (
+  id          INTEGER PRIMARY KEY,
+  document_id INTEGER NOT NULL REFERENCES kb_documents (id) ON DELETE CASCADE,
+  base_id     TEXT NOT NULL,
+  ordinal     INTEGER NOT NULL,
+  text        TEXT NOT NULL,
+  tokens      INTEGER NOT NULL,
+  embedding   BLOB
+);
+CREATE INDEX kb_chunks_document ON kb_chunks (document_id, ordinal);
+CREATE INDEX kb_chunks_base ON kb_chunks (base_id);
+CREATE VIRTUAL TABLE kb_chunks_fts USING fts5 (text, content = 'kb_chunks', content_rowid = 'id', tokenize = 'unicode61 remove_diacritics 2');
+CREATE TRIGGER kb_chunks_ai AFTER INSERT ON kb_chunks BEGIN
+  INSERT INTO kb_chunks_fts (rowid, text) VALUES (new.id, new.text);
+END;
+CREATE TRIGGER kb_chunks_ad AFTER DELETE ON kb_chunks BEGIN
+  INSERT INTO kb_chunks_fts (kb_chunks_fts, rowid, text) VALUES ('delete', old.id, old.text);
+END;
+`,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

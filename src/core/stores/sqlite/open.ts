@@ -11,6 +11,7 @@ import { SqliteDeliveryStore } from './delivery.js';
 import { BlobFiles } from './blob-files.js';
 import { StoreDb } from './connection.js';
 import { SqliteEventLog } from './event-log.js';
+import { SqliteKnowledgeStore } from './knowledge.js';
 import { migrate } from './migrations.js';
 import { SqliteRunStore } from './runs.js';
 import { SqliteStateStore } from './state.js';
@@ -18,6 +19,7 @@ import { SqliteStorageStore } from './storage.js';
 import { reasonOf, storeUnavailable, toStoreError } from './store-errors.js';
 import { SqliteTranscript } from './transcript.js';
 import { icontains } from './transcript-search.js';
+import { installVectorFunctions } from './vector-functions.js';
 
 export const DB_FILE_NAME = 'lbot.db';
 export const ARTIFACTS_DIR_NAME = 'artifacts';
@@ -34,6 +36,7 @@ export type SqliteStores = Stores & {
   readonly dataDir: string;
   readonly dbFile: string;
   readonly transcript: SqliteTranscript;
+  readonly knowledge: SqliteKnowledgeStore;
 };
 
 /** Creates and removes a probe file: the only reliable writability test (root ignores mode bits, mounts may be read-only). */
@@ -92,6 +95,7 @@ function openDatabase(file: string): Database.Database {
     db.pragma('cache_size = -16000');
     db.pragma('journal_size_limit = 67108864');
     db.function('lbot_icontains', { deterministic: true }, icontains);
+    installVectorFunctions(db);
     for (const f of DB_FILES(file)) tightenPrivateFile(f);
     return db;
   } catch (err) {
@@ -130,6 +134,7 @@ export function openSqliteStores(dataDir: string, opts: SqliteStoresOptions = {}
     storage: new SqliteStorageStore(store),
     artifacts: new SqliteArtifactStore(store, blobs),
     delivery: new SqliteDeliveryStore(store),
+    knowledge: new SqliteKnowledgeStore(store),
     close() {
       if (closed) return;
       closed = true;

@@ -1,0 +1,62 @@
+// The knowledge store's port: bases, documents tracked by content hash, chunks searched by BM25 and by vector.
+import type { KnowledgeFilter } from '../protocol/knowledge.js';
+import type { JsonObject } from '../protocol/event.js';
+
+export type KbBase = {
+  id: string;
+  name: string | null;
+  embedding_model: string | null;
+  /** Set by the first embedded chunk; every later vector must have the same length. */
+  embedding_dims: number | null;
+  chunk_tokens: number;
+  chunk_overlap: number;
+  /** Completed ingestions; a document's `version` is the base version that wrote it. */
+  version: number;
+  created_at: number;
+  updated_at: number;
+};
+
+export type KbBaseSummary = KbBase & { documents: number; chunks: number };
+
+export type KbDocument = {
+  source: string;
+  /** The absolute path the document was read from. */
+  origin: string;
+  content_hash: string;
+  metadata: JsonObject;
+  version: number;
+  bytes: number;
+  chunk_count: number;
+  updated_at: number;
+};
+
+export type KbChunkInput = { text: string; tokens: number; embedding: readonly number[] | null };
+
+/** A chunk as retrieval returns it. */
+export type KbChunk = { row: number; source: string; ordinal: number; text: string; metadata: JsonObject };
+
+export type KbNewBase = Pick<KbBase, 'id' | 'name' | 'embedding_model' | 'chunk_tokens' | 'chunk_overlap'>;
+
+export type KbDocumentInput = Pick<KbDocument, 'source' | 'origin' | 'content_hash' | 'metadata' | 'bytes'>;
+
+export interface KnowledgeStore {
+  /** Creates a base; `kb.exists` when the id is taken. */
+  createBase(base: KbNewBase): KbBase;
+  getBase(id: string): KbBase | null;
+  listBases(): KbBaseSummary[];
+  /** Removes a base with its documents and chunks; false when there was none. */
+  removeBase(id: string): boolean;
+  documents(base_id: string): KbDocument[];
+  /** Replaces one document and all its chunks in one transaction, so a reader sees the old or the new, never a mix. */
+  putDocument(base_id: string, doc: KbDocumentInput, chunks: readonly KbChunkInput[], version: number): void;
+  removeDocuments(base_id: string, sources: readonly string[]): number;
+  /** Records a completed ingestion: the base's version becomes `version`. */
+  setVersion(base_id: string, version: number): void;
+  /** Clears the stored dimensions once no vector is left (a rebuild with another model starts afresh). */
+  resetDims(base_id: string): void;
+  /** Best BM25 matches of an FTS5 expression (ids, best first, score = −bm25). */
+  searchText(base_id: string, match: string, filters: readonly KnowledgeFilter[], limit: number): Array<{ row: number; score: number }>;
+  /** Nearest chunks by cosine distance (score = 1 − distance). */
+  searchVector(base_id: string, vector: readonly number[], filters: readonly KnowledgeFilter[], limit: number): Array<{ row: number; score: number }>;
+  chunks(rows: readonly number[]): Map<number, KbChunk>;
+}

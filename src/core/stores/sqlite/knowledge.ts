@@ -1,0 +1,189 @@
+// Knowledge bases on SQLite (docs/knowledge.md): documents by content hash, chunks in FTS5 and float32 vectors.
+import { LbotError } from '../../errors.js';
+import type { KnowledgeFilter } from '../../protocol/knowledge.js';
+import type { KbBase, KbBaseSummary, KbChunk, KbChunkInput, KbDocument, KbDocumentInput, KbNewBase, KnowledgeStore } from '../knowledge-types.js';
+import { jsonObject, jsonText, num, numOrNull, rowOrNull, rowsOf, text, textOrNull, type Row } from './columns.js';
+import type { StoreDb } from './connection.js';
+import { filterSql } from './knowledge-filters.js';
+import { isUniqueViolation } from './store-errors.js';
+import { vectorBlob } from './vector-functions.js';
+
+const BASE_COLUMNS = 'id, name, embedding_model, embedding_dims, chunk_tokens, chunk_overlap, version, created_at, updated_at';
+
+function baseOf(row: Row): KbBase {
+  return {
+    id: text(row, 'id'),
+    name: textOrNull(row, 'name'),
+    embedding_model: textOrNull(row, 'embedding_model'),
+    embedding_dims: numOrNull(row, 'embedding_dims'),
+    chunk_tokens: num(row, 'chunk_tokens'),
+    chunk_overlap: num(row, 'chunk_overlap'),
+    version: num(row, 'version'),
+    created_at: num(row, 'created_at'),
+    updated_at: num(row, 'updated_at'),
+  };
+}
+
+/** KnowledgeStore backed by `kb_bases`, `kb_documents`, `kb_chunks` and `kb_chunks_fts`. */
+export class SqliteKnowledgeStore implements KnowledgeStore {
+  constructor(readonly store: StoreDb) {}
+
+  createBase(base: KbNewBase): KbBase {
+    const now = this.store.now();
+    try {
+      this.store.write('creating a knowledge base', () =>
+        this.store
+          .prepare(
+            'INSERT INTO kb_bases (id, name, embedding_model, chunk_tokens, chunk_overlap, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 0, ?, ?)',
+          )
+          .run(base.id, base.name, base.embedding_model, base.chunk_tokens, base.chunk_overlap, now, now),
+      );
+    } catch (err) {
+      if (isUniqueViolation(err) || (err instanceof LbotError && isUniqueViolation(err.cause)))
+        throw new LbotError('kb.exists', `knowledge base ${base.id} already exists`, { hint: `add files with \`lbot kb add ${base.id} PATH…\`` });
+      throw err;
+    }
+    const created = this.getBase(base.id);
+    if (!created) throw new LbotError('internal', `knowledge base ${base.id} vanished after it was created`);
+    return created;
+  }
+
+  getBase(id: string): KbBase | null {
+    return this.store.run('reading a knowledge base', () => {
+      const row = rowOrNull(this.store.prepare(`SELECT ${BASE_COLUMNS} FROM kb_bases WHERE id = ?`).get(id));
+      return row ? baseOf(row) : null;
+    });
+  }
+
+  listBases(): KbBaseSummary[] {
+    return this.store.run('listing knowledge bases', () =>
+      rowsOf(
+        this.store
+          .prepare(
+            `SELECT ${BASE_COLUMNS},
+               (SELECT count(*) FROM kb_documents d WHERE d.base_id = b.id) AS documents,
+               (SELECT coalesce(sum(chunk_count), 0) FROM kb_documents d WHERE d.base_id = b.id) AS chunks
+             FROM kb_bases b ORDER BY id`,
+          )
+          .all(),
+      ).map((row) => ({ ...baseOf(row), documents: num(row, 'documents'), chunks: num(row, 'chunks') })),
+    );
+  }
+
+  removeBase(id: string): boolean {
+    return this.store.write('removing a knowledge base', () => this.store.prepare('DELETE FROM kb_bases WHERE id = ?').run(id).changes > 0);
+  }
+
+  documents(base_id: string): KbDocument[] {
+    return this.store.run('listing knowledge documents', () =>
+      rowsOf(
+        this.store
+          .prepare(
+            'SELECT source, origin, content_hash, metadata_json, version, bytes, chunk_count, updated_at FROM kb_documents WHERE base_id = ? ORDER BY source',
+          )
+          .all(base_id),
+      ).map((row) => ({
+        source: text(row, 'source'),
+        origin: text(row, 'origin'),
+        content_hash: text(row, 'content_hash'),
+        metadata: jsonObject(row, 'metadata_json'),
+        version: num(row, 'version'),
+        bytes: num(row, 'bytes'),
+        chunk_count: num(row, 'chunk_count'),
+        updated_at: num(row, 'updated_at'),
+      })),
+    );
+  }
+
+  putDocument(base_id: string, doc: KbDocumentInput, chunks: readonly KbChunkInput[], version: number): void {
+    const now = this.store.now();
+    this.store.write('writing a knowledge document', () => {
+      const dims = chunks.find((c) => c.embedding)?.embedding?.length ?? null;
+      if (dims !== null) this.#claimDims(base_id, dims);
+      this.store.prepare('DELETE FROM kb_documents WHERE base_id = ? AND source = ?').run(base_id, doc.source);
+      const inserted = this.store
+        .prepare(
+          `INSERT INTO kb_documents (base_id, source, origin, content_hash, metadata_json, version, bytes, chunk_count, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(base_id, doc.source, doc.origin, doc.content_hash, jsonText(doc.metadata), version, doc.bytes, chunks.length, now, now);
+      const insertChunk = this.store.prepare('INSERT INTO kb_chunks (document_id, base_id, ordinal, text, tokens, embedding) VALUES (?, ?, ?, ?, ?, ?)');
+      chunks.forEach((c, ordinal) => {
+        if (c.embedding && c.embedding.length !== dims)
+          throw new LbotError('kb.embedding_failed', `${doc.source}: embeddings of different lengths in one document`);
+        insertChunk.run(inserted.lastInsertRowid, base_id, ordinal, c.text, c.tokens, c.embedding ? vectorBlob(c.embedding) : null);
+      });
+      this.store.prepare('UPDATE kb_bases SET updated_at = ? WHERE id = ?').run(now, base_id);
+    });
+  }
+
+  /** The first vector fixes the base's dimensions; a model that changes length later is refused, not mixed in. */
+  #claimDims(base_id: string, dims: number): void {
+    const row = rowOrNull(this.store.prepare('SELECT embedding_dims FROM kb_bases WHERE id = ?').get(base_id));
+    if (!row) throw new LbotError('kb.not_found', `knowledge base ${base_id} not found`);
+    const have = numOrNull(row, 'embedding_dims');
+    if (have === null) this.store.prepare('UPDATE kb_bases SET embedding_dims = ? WHERE id = ?').run(dims, base_id);
+    else if (have !== dims)
+      throw new LbotError('kb.embedding_failed', `the embedding model returned ${dims} dimensions; knowledge base ${base_id} holds ${have}`, {
+        hint: `rebuild it: \`lbot kb reindex ${base_id}\``,
+      });
+  }
+
+  removeDocuments(base_id: string, sources: readonly string[]): number {
+    if (sources.length === 0) return 0;
+    return this.store.write('removing knowledge documents', () => {
+      const del = this.store.prepare('DELETE FROM kb_documents WHERE base_id = ? AND source = ?');
+      return sources.reduce((n, s) => n + del.run(base_id, s).changes, 0);
+    });
+  }
+
+  setVersion(base_id: string, version: number): void {
+    this.store.write('recording a knowledge base version', () =>
+      this.store.prepare('UPDATE kb_bases SET version = ?, updated_at = ? WHERE id = ?').run(version, this.store.now(), base_id),
+    );
+  }
+
+  resetDims(base_id: string): void {
+    this.store.write('resetting embedding dimensions', () =>
+      this.store
+        .prepare('UPDATE kb_bases SET embedding_dims = NULL WHERE id = ? AND NOT EXISTS (SELECT 1 FROM kb_chunks WHERE base_id = ? AND embedding IS NOT NULL)')
+        .run(base_id, base_id),
+    );
+  }
+
+  searchText(base_id: string, match: string, filters: readonly KnowledgeFilter[], limit: number): Array<{ row: number; score: number }> {
+    const f = filterSql(filters);
+    // The document join is only paid for when a filter needs it.
+    const join = filters.length ? ' JOIN kb_documents d ON d.id = c.document_id' : '';
+    const sql = `SELECT c.id AS row, bm25(kb_chunks_fts) AS rank FROM kb_chunks_fts JOIN kb_chunks c ON c.id = kb_chunks_fts.rowid${join}
+      WHERE kb_chunks_fts MATCH ? AND c.base_id = ?${f.sql} ORDER BY rank LIMIT ?`;
+    return this.store.run('searching a knowledge base', () =>
+      rowsOf(this.store.prepare(sql).all(match, base_id, ...f.params, limit)).map((r) => ({ row: num(r, 'row'), score: -num(r, 'rank') })),
+    );
+  }
+
+  searchVector(base_id: string, vector: readonly number[], filters: readonly KnowledgeFilter[], limit: number): Array<{ row: number; score: number }> {
+    const f = filterSql(filters);
+    const join = filters.length ? ' JOIN kb_documents d ON d.id = c.document_id' : '';
+    const sql = `SELECT c.id AS row, vec_distance_cosine(c.embedding, ?) AS distance FROM kb_chunks c${join}
+      WHERE c.base_id = ? AND c.embedding IS NOT NULL AND length(c.embedding) = ?${f.sql} ORDER BY distance LIMIT ?`;
+    const blob = vectorBlob(vector);
+    return this.store.run('searching a knowledge base by vector', () =>
+      rowsOf(this.store.prepare(sql).all(blob, base_id, blob.length, ...f.params, limit)).map((r) => ({ row: num(r, 'row'), score: 1 - num(r, 'distance') })),
+    );
+  }
+
+  chunks(rows: readonly number[]): Map<number, KbChunk> {
+    const out = new Map<number, KbChunk>();
+    if (rows.length === 0) return out;
+    const sql = `SELECT c.id, c.ordinal, c.text, d.source, d.metadata_json FROM kb_chunks c JOIN kb_documents d ON d.id = c.document_id
+      WHERE c.id IN (${rows.map(() => '?').join(', ')})`;
+    this.store.run('reading knowledge chunks', () => {
+      for (const r of rowsOf(this.store.prepare(sql).all(...rows))) {
+        const row = num(r, 'id');
+        out.set(row, { row, source: text(r, 'source'), ordinal: num(r, 'ordinal'), text: text(r, 'text'), metadata: jsonObject(r, 'metadata_json') });
+      }
+    });
+    return out;
+  }
+}

@@ -1,0 +1,43 @@
+// Vector distance inside SQLite: sqlite-vec's native `vec_distance_cosine` when its binary loads, else the same
+// function in JavaScript (slower, same results), so a platform without the binary still answers hybrid queries.
+import type Database from 'better-sqlite3';
+import { load } from 'sqlite-vec';
+
+export type VectorEngine = 'sqlite-vec' | 'javascript';
+
+/** Cosine distance (1 − cosine similarity) of two float32 blobs; null when either is missing or the lengths differ. */
+export function cosineDistance(a: unknown, b: unknown): number | null {
+  if (!Buffer.isBuffer(a) || !Buffer.isBuffer(b) || a.length !== b.length || a.length % 4 !== 0) return null;
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i += 4) {
+    const x = a.readFloatLE(i);
+    const y = b.readFloatLE(i);
+    dot += x * y;
+    na += x * x;
+    nb += y * y;
+  }
+  return na === 0 || nb === 0 ? 1 : 1 - dot / Math.sqrt(na * nb);
+}
+
+/** Makes `vec_distance_cosine(a, b)` callable on `db`; says which implementation answers. */
+export function installVectorFunctions(db: Database.Database): VectorEngine {
+  if (process.env.LBOT_SQLITE_VEC !== 'off') {
+    try {
+      load(db);
+      return 'sqlite-vec';
+    } catch {
+      // No binary for this platform, or extension loading is disabled: fall through to JavaScript.
+    }
+  }
+  db.function('vec_distance_cosine', { deterministic: true }, cosineDistance);
+  return 'javascript';
+}
+
+/** A vector as sqlite-vec stores it: float32, little-endian. */
+export function vectorBlob(vec: readonly number[]): Buffer {
+  const buf = Buffer.alloc(vec.length * 4);
+  vec.forEach((v, i) => buf.writeFloatLE(v, i * 4));
+  return buf;
+}

@@ -1,0 +1,98 @@
+// The knowledge store on a real lbot.db: documents replaced atomically, BM25 and vector search, filters, cascade.
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { LbotError } from '../../../src/core/errors.js';
+import { ftsQuery } from '../../../src/core/knowledge/fusion.js';
+import { openSqliteStores, type SqliteStores } from '../../../src/core/stores/sqlite/open.js';
+import { cosineDistance, installVectorFunctions, vectorBlob } from '../../../src/core/stores/sqlite/vector-functions.js';
+import { openTempStores } from '../stores/temp-data-dir.js';
+
+let stores: SqliteStores | undefined;
+afterEach(() => stores?.close());
+
+const doc = (source: string, metadata: Record<string, unknown> = {}) => ({
+  source,
+  origin: `/abs/${source}`,
+  content_hash: `h-${source}`,
+  metadata,
+  bytes: 10,
+});
+
+function seeded(): SqliteStores['knowledge'] {
+  stores = openTempStores();
+  const kb = stores.knowledge;
+  kb.createBase({ id: 'docs', name: 'Docs', embedding_model: 'emb', chunk_tokens: 100, chunk_overlap: 10 });
+  kb.putDocument(
+    'docs',
+    doc('a.md', { type: 'markdown' }),
+    [
+      { text: 'the lighthouse keeper trims the lamp', tokens: 6, embedding: [1, 0, 0] },
+      { text: 'tides rise twice a day', tokens: 5, embedding: [0, 1, 0] },
+    ],
+    1,
+  );
+  kb.putDocument('docs', doc('b.txt', { type: 'text' }), [{ text: 'a keeper of bees', tokens: 4, embedding: [0.9, 0.1, 0] }], 1);
+  return kb;
+}
+
+describe('knowledge store', () => {
+  it('creates a base once (kb.exists on the second), lists it with counts, removes it with its chunks', () => {
+    const kb = seeded();
+    expect(() => kb.createBase({ id: 'docs', name: null, embedding_model: null, chunk_tokens: 1, chunk_overlap: 0 })).toThrow(
+      expect.objectContaining({ code: 'kb.exists' }) as LbotError,
+    );
+    expect(kb.listBases()).toEqual([expect.objectContaining({ id: 'docs', documents: 2, chunks: 3, embedding_dims: 3 })]);
+    expect(kb.removeBase('docs')).toBe(true);
+    const db = new Database(stores?.dbFile ?? '');
+    expect(db.prepare('SELECT count(*) AS n FROM kb_chunks').get()).toEqual({ n: 0 });
+    expect(db.prepare("SELECT count(*) AS n FROM kb_chunks_fts WHERE kb_chunks_fts MATCH 'keeper'").get()).toEqual({ n: 0 });
+    db.close();
+  });
+
+  it('ranks by BM25, filters on metadata, and replaces a document with its chunks in one step', () => {
+    const kb = seeded();
+    const hits = kb.searchText('docs', ftsQuery('keeper lamp') ?? '', [], 10);
+    const texts = [...kb.chunks(hits.map((h) => h.row)).values()];
+    expect(hits).toHaveLength(2);
+    expect(texts.find((c) => c.row === hits[0]?.row)?.text).toContain('lamp');
+    expect(kb.searchText('docs', ftsQuery('keeper') ?? '', [{ field: 'type', operator: 'eq', value: 'text' }], 10)).toHaveLength(1);
+
+    kb.putDocument('docs', doc('a.md', { type: 'markdown' }), [{ text: 'rewritten without the old words', tokens: 5, embedding: [0, 0, 1] }], 2);
+    expect(kb.searchText('docs', ftsQuery('lighthouse') ?? '', [], 10)).toEqual([]);
+    expect(kb.documents('docs').map((d) => [d.source, d.version, d.chunk_count])).toEqual([
+      ['a.md', 2, 1],
+      ['b.txt', 1, 1],
+    ]);
+  });
+
+  it('finds the nearest vectors, and refuses vectors of another length than the base holds', () => {
+    const kb = seeded();
+    const near = kb.searchVector('docs', [1, 0.05, 0], [], 2);
+    expect([...kb.chunks(near.map((n) => n.row)).values()].map((c) => c.text).sort()).toEqual(['a keeper of bees', 'the lighthouse keeper trims the lamp']);
+    expect(near[0]?.score).toBeGreaterThan(0.99);
+    expect(() => kb.putDocument('docs', doc('c.md'), [{ text: 'x', tokens: 1, embedding: [1, 2] }], 2)).toThrow(
+      expect.objectContaining({ code: 'kb.embedding_failed' }) as LbotError,
+    );
+    // the refused document left nothing behind
+    expect(kb.documents('docs').map((d) => d.source)).toEqual(['a.md', 'b.txt']);
+  });
+
+  it('answers vector distance the same with sqlite-vec and with the JavaScript fallback', () => {
+    const a = vectorBlob([1, 2, 3]);
+    const b = vectorBlob([3, 2, 1]);
+    const native = new Database(':memory:');
+    expect(installVectorFunctions(native)).toBe('sqlite-vec');
+    const viaNative = (native.prepare('SELECT vec_distance_cosine(?, ?) AS d').get(a, b) as { d: number }).d;
+    native.close();
+    expect(cosineDistance(a, b)).toBeCloseTo(viaNative, 5);
+    expect(cosineDistance(a, vectorBlob([1]))).toBeNull();
+  });
+
+  it('reopens an existing data dir with the knowledge tables migrated once', () => {
+    seeded();
+    const dir = stores?.dataDir ?? '';
+    const again = openSqliteStores(dir);
+    expect(again.knowledge.listBases().map((b) => b.id)).toEqual(['docs']);
+    again.close();
+  });
+});
