@@ -5,7 +5,7 @@ import { messageText } from '../core/host/result-normalizer.js';
 import { PlatformChoiceSchema } from '../core/gateway/types.js';
 import type { Delivered } from '../core/host/result-processor.js';
 import type { ObservedNotice } from '../core/stores/types.js';
-import { collect, parseFlags, parseKeyValues } from './shared/flags.js';
+import { collect, existingDir, parseFlags, parseKeyValues } from './shared/flags.js';
 import { EXIT, exitCodeFor } from './shared/exit-codes.js';
 import type { GetContext } from './shared/context.js';
 import { deliveredLine, observedLine, summaryLine } from '../core/protocol/result-line.js';
@@ -32,7 +32,7 @@ export function registerRun(program: Command, getCtx: GetContext): void {
     .description('replay one event (or a JSON array of events, in order) into a runner')
     .requiredOption('--event <file>', 'event envelope JSON file, or - for stdin (an array replays in order)')
     .option('--runner <id>', 'runner id plugin:author/plugin/runner (or an alias such as local-agent)')
-    .option('--plugin <dir>', 'run a plugin from this directory (its only or default runner unless --runner)')
+    .option('--plugin <dir>', 'run a plugin from this directory (its only or default runner unless --runner)', existingDir('--plugin'))
     .option('--binding <file>', 'binding JSON file (resource, state and delivery policies)')
     .option('--config <file>', 'runner config JSON file; becomes ctx.config')
     .option('--platform <name>', 'the event file holds a platform payload: auto|onebot|telegram|slack|discord|lark|generic', 'auto')

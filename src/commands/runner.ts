@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { LbotError } from '../core/errors.js';
 import type { RunnerDescriptor } from '../core/protocol/manifest.js';
-import { parseFlags } from './shared/flags.js';
+import { existingDir, parseFlags } from './shared/flags.js';
 import type { GetContext } from './shared/context.js';
 
 const label = (r: RunnerDescriptor) => r.label.en_US ?? Object.values(r.label)[0] ?? r.runner_name;
@@ -14,7 +14,7 @@ export function registerRunner(program: Command, getCtx: GetContext): Command {
   runner
     .command('list')
     .description('list runners (invalid plugins are skipped with one warning each)')
-    .option('--plugin <dir>', 'list the runners of one plugin directory instead of the plugins dir')
+    .option('--plugin <dir>', 'list the runners of one plugin directory instead of the plugins dir', existingDir('--plugin'))
     .action(async (raw: unknown) => {
       const ctx = getCtx();
       const f = parseFlags(z.object({ plugin: z.string().optional() }), raw);

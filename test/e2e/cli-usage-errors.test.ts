@@ -52,4 +52,14 @@ describe('usage errors from the lbot binary', () => {
     expect(r.stderr).toContain('Usage: lbot box');
     expect(r.stderr).toContain('error[usage]: lbot box needs a subcommand');
   });
+
+  it('a --plugin directory that is not there is named as such', async () => {
+    const missing = path.join(dataDir, 'no-such-plugin');
+    const r = await lbot(['run', '--plugin', missing, '--event', 'e.json', '--json']);
+    expect(r.exitCode).toBe(3);
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, error: { code: 'not_found', message: `--plugin ${missing}: no such directory` } });
+    const file = await lbot(['runner', 'list', '--plugin', BIN]);
+    expect(file.exitCode).toBe(2);
+    expect(file.stderr).toContain(`--plugin ${BIN}: not a directory`);
+  });
 });

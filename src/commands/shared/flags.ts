@@ -1,4 +1,5 @@
 // Parses commander's raw option bag with a zod schema; a bad flag becomes invalid_argument (exit 2).
+import { statSync } from 'node:fs';
 import type { z } from 'zod';
 import { LbotError } from '../../core/errors.js';
 import { firstIssue } from '../../core/zod-issue.js';
@@ -28,4 +29,18 @@ export function parseKeyValues(pairs: readonly string[] | undefined, flag: strin
     out[pair.slice(0, eq)] = pair.slice(eq + 1);
   }
   return { ...out };
+}
+
+/** `--plugin DIR` (commander's `argParser`): a directory that is not there is named as such, not as "no valid runner". */
+export function existingDir(flag: string): (value: string) => string {
+  return (value) => {
+    let isDir = false;
+    try {
+      isDir = statSync(value).isDirectory();
+    } catch {
+      throw new LbotError('not_found', `${flag} ${value}: no such directory`, { details: { path: value } });
+    }
+    if (!isDir) throw new LbotError('invalid_argument', `${flag} ${value}: not a directory`, { details: { path: value } });
+    return value;
+  };
 }
