@@ -114,7 +114,11 @@ export class LbotOAuthProvider implements OAuthClientProvider {
     if (this.#machine) return this.#machine.clientInformation();
     const o = this.#record.oauth;
     if (o.client_id) return { client_id: o.client_id, ...(o.client_secret ? { client_secret: o.client_secret } : {}) };
-    return this.store.clientInformation();
+    const stored = this.store.clientInformation();
+    // Without a registration there is no token either; asking here keeps a background session from
+    // registering a client with the authorization server (only `lbot mcp login` does, once).
+    if (!stored && this.#mode.kind === 'background') throw authRequired(this.#record.name, 'lbot is not registered with its authorization server yet');
+    return stored;
   }
 
   saveClientInformation(info: OAuthClientInformationMixed): void {
