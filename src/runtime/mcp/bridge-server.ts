@@ -75,16 +75,19 @@ export class BridgeServer {
   readonly socketPath: string;
   readonly #port: BridgeHostPort;
   readonly #warn: (message: string) => void;
+  readonly #sweepMs: number;
   readonly #tokens = new Map<string, Buffer>();
   readonly #conns = new Map<string, Set<net.Socket>>();
   #server: net.Server | null = null;
   #sweep: NodeJS.Timeout | null = null;
   #closed = false;
 
-  constructor(opts: { dataDir: string; port: BridgeHostPort; warn(message: string): void }) {
+  /** `sweepMs`: how often ended runs lose their tokens and connections (tests widen the gap to probe it). */
+  constructor(opts: { dataDir: string; port: BridgeHostPort; warn(message: string): void; sweepMs?: number }) {
     this.socketPath = bridgeSocketPath(opts.dataDir);
     this.#port = opts.port;
     this.#warn = opts.warn;
+    this.#sweepMs = opts.sweepMs ?? SWEEP_MS;
   }
 
   /** Issues the token of a starting run and returns its endpoint (listening starts on first use). */
@@ -123,7 +126,7 @@ export class BridgeServer {
         clearInterval(this.#sweep);
         this.#sweep = null;
       }
-    }, SWEEP_MS);
+    }, this.#sweepMs);
     this.#sweep.unref();
   }
 
