@@ -27,6 +27,7 @@ const AddFlagsSchema = z.object({
   oauthSigningAlg: z.string().optional(),
   oauthScope: z.string().optional(),
   oauthClientMetadataUrl: z.string().optional(),
+  samplingModel: z.string().min(1).optional(),
 });
 const ElicitFlagSchema = z.enum(['prompt', 'defaults', 'decline']).optional();
 const CallFlagsSchema = z.object({ args: z.string().default('{}'), elicit: ElicitFlagSchema });
@@ -116,6 +117,7 @@ export function registerMcp(program: Command, getCtx: GetContext): void {
     .option('--oauth-signing-alg <alg>', 'its JWS algorithm (default RS256)')
     .option('--oauth-scope <scope>', 'scope to ask for when the server names none')
     .option('--oauth-client-metadata-url <url>', "https URL of lbot's client metadata document, used as client_id where supported")
+    .option('--sampling-model <id>', 'a configured model the server may use for sampling (refused without one)')
     .action(async (name: string, command: string[], raw: unknown) => {
       const ctx = getCtx();
       const flags = parseFlags(AddFlagsSchema, raw);
@@ -142,6 +144,7 @@ export function registerMcp(program: Command, getCtx: GetContext): void {
         disabled: flags.disabled,
         oauth,
         roots: flags.root,
+        samplingModel: flags.samplingModel,
       });
       ctx.output.result({ server }, () => `added MCP server ${name} (test it with lbot mcp test ${name})`);
     });

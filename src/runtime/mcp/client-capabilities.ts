@@ -1,9 +1,10 @@
 // What lbot offers MCP servers as a client (docs/mcp.md "Client capabilities"): roots (the configured
 // list, or the box workspace for a box server), elicitation answered on a terminal, with the form's
-// defaults, or refused; sampling is not offered (lbot grants no model to servers).
+// defaults, or refused; sampling through a model the operator granted the server (sampling.ts), else refused.
 import { pathToFileURL } from 'node:url';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
+  CreateMessageRequestSchema,
   ElicitRequestSchema,
   ErrorCode,
   ListRootsRequestSchema,
@@ -12,6 +13,7 @@ import {
   type ElicitResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerRecord } from './config.js';
+import { samplingRefused, type Sampler } from './sampling.js';
 
 /**
  * How a session answers `elicitation/create`: `prompt` asks on the terminal, `defaults` accepts the
@@ -28,9 +30,10 @@ export type FormSchema = { properties: Record<string, unknown>; required?: strin
 /** The box workspace as the server inside the box sees it. */
 const BOX_WORKSPACE = '/workspace';
 
-export function clientCapabilities(mode: ElicitationMode): ClientCapabilities {
+export function clientCapabilities(mode: ElicitationMode, sampling = false): ClientCapabilities {
   return {
     roots: { listChanged: false },
+    ...(sampling ? { sampling: {} } : {}),
     ...(mode === 'none' ? {} : { elicitation: { form: { applyDefaults: true } } }),
   };
 }
@@ -48,9 +51,24 @@ export function printable(text: string, max = 2000): string {
   return clean.length > max ? `${clean.slice(0, max)}…` : clean;
 }
 
-export function installClientHandlers(client: Client, record: McpServerRecord, mode: ElicitationMode, prompt?: ElicitationPrompt): void {
+export function installClientHandlers(
+  client: Client,
+  record: McpServerRecord,
+  mode: ElicitationMode,
+  prompt?: ElicitationPrompt,
+  sampler?: Sampler | null,
+): void {
   client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: rootsOf(record) }));
-  // Sampling is not declared (lbot grants no model to servers): the SDK answers it "method not found".
+  if (sampler) client.setRequestHandler(CreateMessageRequestSchema, (request, extra) => sampler(request.params, extra.signal));
+  else {
+    // Not declared, but a server may ask anyway: it gets a refusal that says how to grant a model.
+    const fallback = client.fallbackRequestHandler;
+    client.fallbackRequestHandler = async (request, extra) => {
+      if (request.method === 'sampling/createMessage') throw samplingRefused(record.name);
+      if (fallback) return fallback(request, extra);
+      throw new McpError(ErrorCode.MethodNotFound, 'Method not found');
+    };
+  }
   if (mode === 'none') return;
   client.setRequestHandler(ElicitRequestSchema, async (request) => {
     const params = request.params;

@@ -41,6 +41,14 @@ export const McpOAuthSchema = z.looseObject({
 });
 export type McpOAuthOptions = z.infer<typeof McpOAuthSchema>;
 
+/** Sampling (docs/mcp.md "Client capabilities"): refused unless the operator grants the server a configured model. */
+export const McpSamplingSchema = z.looseObject({
+  /** The id of a configured llm model (`models[].id`) the server may sample with; null grants none. */
+  model: z.string().min(1).nullable().default(null),
+  /** The most tokens one sampling reply may take, whatever the server asks for. */
+  max_tokens: z.number().int().positive().default(1024),
+});
+
 /** One `mcp.servers[]` entry as lbot reads it: the core fields plus the keys this module adds. */
 export const McpServerRecordSchema = McpServerConfigSchema.extend({
   uuid: z.string().min(1).optional(),
@@ -51,6 +59,7 @@ export const McpServerRecordSchema = McpServerConfigSchema.extend({
   timeout_sec: z.number().positive().default(10),
   box: McpBoxOptionsSchema.prefault({}),
   oauth: McpOAuthSchema.prefault({}),
+  sampling: McpSamplingSchema.prefault({}),
   /** Directories offered to the server as MCP roots (a box server's default is its workspace). */
   roots: z.array(z.string().min(1)).default([]),
   created_at: z.string().nullable().default(null),
@@ -148,6 +157,7 @@ export type AddServerInput = {
   disabled?: boolean | undefined;
   oauth?: Partial<McpOAuthOptions> | undefined;
   roots?: string[] | undefined;
+  samplingModel?: string | undefined;
 };
 
 const TRANSPORTS = ['stdio', 'sse', 'http'] as const;
@@ -185,6 +195,7 @@ export function buildServerRecord(input: AddServerInput, now: string = new Date(
     cwd: input.cwd ?? null,
     oauth: input.oauth ?? {},
     roots: input.roots ?? [],
+    ...(input.samplingModel ? { sampling: { model: input.samplingModel } } : {}),
     created_at: now,
     updated_at: now,
   });
@@ -194,12 +205,13 @@ export function buildServerRecord(input: AddServerInput, now: string = new Date(
 
 /** The record as stored: defaults that equal the schema's are left out to keep the file small. */
 export function storedRecord(record: McpServerRecord): Record<string, unknown> {
-  const { box, timeout_sec, cwd, description, oauth, roots, ...rest } = record;
+  const { box, timeout_sec, cwd, description, oauth, roots, sampling, ...rest } = record;
   const out: Record<string, unknown> = { ...rest };
   const oauthDefaults: Record<string, unknown> = McpOAuthSchema.parse({});
   const oauthSet = Object.fromEntries(Object.entries(oauth).filter(([k, v]) => JSON.stringify(v) !== JSON.stringify(oauthDefaults[k])));
   if (Object.keys(oauthSet).length > 0) out.oauth = oauthSet;
   if (roots.length > 0) out.roots = roots;
+  if (JSON.stringify(sampling) !== JSON.stringify(McpSamplingSchema.parse({}))) out.sampling = sampling;
   if (description !== null) out.description = description;
   if (cwd !== null) out.cwd = cwd;
   if (timeout_sec !== 10) out.timeout_sec = timeout_sec;

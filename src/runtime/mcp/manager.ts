@@ -2,7 +2,8 @@
 // (run), reconciled with config edits, published for `lbot mcp list`, and closed with its host.
 import { watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
-import type { Config } from '../../core/config.js';
+import type { Config, ModelConfig } from '../../core/config.js';
+import type { ModelProvider } from '../../core/host/ports.js';
 import type { Binding } from '../../core/protocol/binding.js';
 import { CONFIG_FILE_NAME, openConfigFile } from '../../core/stores/config-file.js';
 import { readMcpConfig, type McpServerRecord, type McpSettings } from './config.js';
@@ -10,6 +11,7 @@ import { connectHostStdio, remoteConnector, type McpConnector } from './connecto
 import { McpPhaseError } from './errors.js';
 import { LiveStateWriter } from './live-state.js';
 import { flattenError } from './results.js';
+import { createSampler } from './sampling.js';
 import { McpSession, type McpRuntimeInfo, type SessionOptions } from './session.js';
 import { bindingMayUseMcp, McpToolSource } from './tool-source.js';
 
@@ -42,6 +44,8 @@ export class McpManager {
   readonly #sessions = new Map<string, McpSession>();
   readonly #warned = new Set<string>();
   #settings: McpSettings;
+  #models: readonly ModelConfig[];
+  #provider: Promise<ModelProvider> | null = null;
   #live: LiveStateWriter | null = null;
   #liveTimer: NodeJS.Timeout | null = null;
   #watcher: FSWatcher | null = null;
@@ -52,6 +56,7 @@ export class McpManager {
     this.#o = opts;
     const mcp = readMcpConfig(opts.config);
     this.#settings = mcp.settings;
+    this.#models = opts.config.models;
     if (opts.publishAs) this.#live = new LiveStateWriter(opts.dataDir, opts.publishAs);
     for (const record of mcp.servers) this.#sessions.set(record.name, this.#createSession(record, false));
     if (opts.eager) this.startAll();
@@ -79,8 +84,15 @@ export class McpManager {
       transient,
       log: (m) => this.#o.warn(m),
       onChange: () => this.#publishSoon(),
+      sampler: createSampler(record, { models: () => this.#models, provider: () => this.#modelProvider() }),
       ...user,
     });
+  }
+
+  /** The host's model provider over the configured models, loaded only when a server samples. */
+  #modelProvider(): Promise<ModelProvider> {
+    this.#provider ??= import('../models/providers.js').then(({ createModelProvider }) => createModelProvider(this.#models));
+    return this.#provider;
   }
 
   sessions(): McpSession[] {
@@ -126,6 +138,8 @@ export class McpManager {
   async reconcile(config: Config): Promise<void> {
     const mcp = readMcpConfig(config);
     this.#settings = mcp.settings;
+    this.#models = config.models;
+    this.#provider = null;
     const wanted = new Map(mcp.servers.map((r) => [r.name, r]));
     const stopping: Promise<void>[] = [];
     for (const [name, session] of this.#sessions) {

@@ -10,6 +10,7 @@ import type { McpServerRecord } from './config.js';
 import type { McpConnection, McpConnector } from './connectors.js';
 import { clientCapabilities, installClientHandlers, type ElicitationMode, type ElicitationPrompt } from './client-capabilities.js';
 import { McpCallError, McpPhaseError, type McpErrorPhase } from './errors.js';
+import type { Sampler } from './sampling.js';
 import { redactText, secretValues } from './masking.js';
 import { convertToolResult, flattenError, McpToolError } from './results.js';
 import { ToolListCollector, ToolsListPageSchema, type ListedTool } from './tool-list.js';
@@ -52,6 +53,8 @@ export type SessionOptions = {
   /** How `elicitation/create` is answered (lbot serve: not declared). */
   elicitation?: ElicitationMode;
   prompt?: ElicitationPrompt;
+  /** Answers `sampling/createMessage` with the model granted to the server; absent → refused. */
+  sampler?: Sampler | null;
 };
 
 const MAX_TOOL_PAGES = 100;
@@ -367,8 +370,9 @@ export class McpSession {
       const c = conn;
       this.#box = c.box;
       const elicitation = this.#o.elicitation ?? 'none';
-      const cl = new Client({ name: 'lbot', version: LBOT_VERSION }, { capabilities: clientCapabilities(elicitation) });
-      installClientHandlers(cl, this.record, elicitation, this.#o.prompt);
+      const sampler = this.#o.sampler ?? null;
+      const cl = new Client({ name: 'lbot', version: LBOT_VERSION }, { capabilities: clientCapabilities(elicitation, sampler !== null) });
+      installClientHandlers(cl, this.record, elicitation, this.#o.prompt, sampler);
       client = cl;
       let markClosed!: () => void;
       const closed = new Promise<void>((resolve) => (markClosed = resolve));
