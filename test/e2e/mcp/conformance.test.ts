@@ -106,7 +106,8 @@ describe('[conformance] MCP client scenarios of the official suite', () => {
   });
 
   describe('each scenario', () => {
-    for (const scenario of scenarios) {
+    // In pool order, so each result is reported as soon as it is in.
+    for (const scenario of order) {
       it(scenario, { timeout: TEST_TIMEOUT_MS }, async () => {
         const r = await outcomes.get(scenario);
         if (!r) throw new Error(`scenario ${scenario} was not started`);
