@@ -54,6 +54,10 @@ export const ERROR_TABLE = {
   'runner.no_output': failed,
   'runner.timeout': timeout,
   'runner.error': failed,
+  /** The runner's model calls failed (every fallback before output, or the committed model after). */
+  'runner.llm_error': failed,
+  /** A tool call failed in a way the runner could not hand back to the model. */
+  'runner.tool_error': failed,
   cancelled: interrupted,
   'plugins.disabled': unavailable,
   'binding.not_found': notFound,

@@ -1,11 +1,13 @@
 // The composition root of `lbot run` / `serve` / `dev`: SQLite stores, plugin launcher, model provider,
 // runner catalog and clock wired into one Host.
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Config } from '../core/config.js';
 import { createHost, type Host, type ToolsRequest } from '../core/host/host.js';
 import type { ModelProvider, PluginLauncher, RunnerCatalog, ToolProvider } from '../core/host/ports.js';
 import type { HostObserver } from '../core/host/observer.js';
 import type { Binding } from '../core/protocol/binding.js';
-import { discoverPlugin, discoverPlugins } from '../core/plugins/discovery.js';
+import { discoverPlugin, discoverPlugins, withBundled } from '../core/plugins/discovery.js';
 import { openSqliteStores } from '../core/stores/sqlite/open.js';
 import type { Stores } from '../core/stores/types.js';
 import { LBOT_VERSION } from '../version.js';
@@ -53,9 +55,18 @@ export type LocalHost = {
   close(): Promise<void>;
 };
 
-/** Discovers the runners of a plugins dir, or of a single plugin dir. */
-export function loadCatalog(pluginsDir: string, pluginDir?: string): Promise<RunnerCatalog> {
-  return pluginDir ? discoverPlugin(pluginDir) : discoverPlugins(pluginsDir);
+/** The runners shipped with lbot (`runners/` of the package), found without configuration. */
+export const BUNDLED_RUNNERS_DIR = fileURLToPath(new URL('../../runners', import.meta.url));
+
+/**
+ * Discovers the runners of a plugins dir plus the bundled ones (a plugin of the same identity in the
+ * plugins dir replaces the bundled one), or of a single plugin dir alone.
+ */
+export async function loadCatalog(pluginsDir: string, pluginDir?: string): Promise<RunnerCatalog> {
+  if (pluginDir) return discoverPlugin(pluginDir);
+  if (path.resolve(pluginsDir) === BUNDLED_RUNNERS_DIR) return discoverPlugins(pluginsDir);
+  const [configured, bundled] = await Promise.all([discoverPlugins(pluginsDir), discoverPlugins(BUNDLED_RUNNERS_DIR)]);
+  return withBundled(configured, bundled);
 }
 
 /** How long a discovered catalog is reused: `serve` picks up added or edited plugins within this time. */

@@ -3,5 +3,17 @@ export { definePlugin, defineRunner, isPlugin, type Plugin, type PluginInfo, typ
 export { ApiCallError, type ApiTransport, type CallOptions, type ProxyArgs, type RunnerApi } from './client.js';
 export { actionRequested, artifactCreated, completed, delta, failed, message, stateUpdated, toolCompleted, toolStarted } from './results.js';
 export { createTestContext, runInProcess, type ApiHandlers, type ContextOverrides } from './testing.js';
-export type { AgentApiError, Message, MessageChunk, ModelReply, ModelUsage, ProxyMethod, ProxyResult, RunContext, StateScope } from '../core/protocol/index.js';
+export type {
+  AgentApiError,
+  Message,
+  MessageChunk,
+  ModelReply,
+  ModelUsage,
+  ProxyMethod,
+  ProxyResult,
+  RunContext,
+  StateScope,
+  ToolCall,
+  TranscriptItem,
+} from '../core/protocol/index.js';
 export { PROTOCOL_VERSION, proxyMethods } from '../core/protocol/index.js';

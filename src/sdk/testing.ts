@@ -128,11 +128,25 @@ async function answer<M extends ProxyMethod>(method: M, handlers: ApiHandlers, p
   }
 }
 
+function abandonable(method: string, signal: AbortSignal, start: () => Promise<unknown>): Promise<unknown> {
+  const aborted = () => refuse(method, 'runtime_error', `${method} was abandoned by the runner`, 'aborted');
+  if (signal.aborted) return Promise.reject(aborted());
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(aborted());
+    signal.addEventListener('abort', onAbort, { once: true });
+    start()
+      .then(resolve, reject)
+      .finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
 /** A transport that validates params like the host and answers from `handlers`. */
 function handlerTransport(handlers: ApiHandlers): ApiTransport {
   const streams = new Map<string, (chunk: MessageChunk) => void>();
   return {
-    async request(method, params) {
+    async request(method, params, opts) {
+      // Like the plugin transport: an abandoned call rejects at once, whatever the handler still does.
+      if (opts.signal) return abandonable(method, opts.signal, () => this.request(method, params, { timeoutMs: opts.timeoutMs }));
       if (!isProxyMethod(method))
         throw new ApiCallError(method, {
           code: 'not_found',

@@ -258,3 +258,15 @@ export async function discoverPlugins(pluginsDir: string): Promise<DiscoveryResu
   }
   return result;
 }
+
+/** Adds the bundled plugins to a discovered catalog; a configured plugin of the same identity wins. */
+export function withBundled(configured: DiscoveryResult, bundled: DiscoveryResult): DiscoveryResult {
+  const plugins = new Map(configured.plugins);
+  const runners = [...configured.runners];
+  for (const [identity, plugin] of bundled.plugins) {
+    if (plugins.has(identity)) continue;
+    plugins.set(identity, plugin);
+    runners.push(...bundled.runners.filter((r) => `${r.plugin_author}/${r.plugin_name}` === identity));
+  }
+  return { runners, plugins, warnings: [...configured.warnings, ...bundled.warnings] };
+}
