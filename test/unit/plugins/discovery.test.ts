@@ -6,6 +6,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { discoverPlugins } from '../../../src/core/plugins/discovery.js';
+import { BUNDLED_RUNNERS_DIR, loadCatalog } from '../../../src/runtime/local-host.js';
 import { RunnerDescriptorSchema } from '../../../src/core/protocol/index.js';
 import { FIXTURE_RUNNERS } from '../../helpers/plugins.js';
 
@@ -176,5 +177,22 @@ describe('discoverPlugins', () => {
 
   it('returns nothing for a missing plugins dir', async () => {
     expect(await discoverPlugins(path.join(root, 'nope'))).toEqual({ runners: [], plugins: new Map(), warnings: [] });
+  });
+});
+
+describe('bundled runners', () => {
+  it('the catalog holds the bundled local agent; a plugins-dir plugin of the same identity replaces it', async () => {
+    const plain = await loadCatalog(path.join(root, 'none'));
+    const bundled = plain.runners.find((r) => r.id === 'plugin:langbot/local-agent/default');
+    expect(bundled?.plugin_dir).toBe(path.join(BUNDLED_RUNNERS_DIR, 'local-agent'));
+    expect(bundled?.config_schema.find((i) => i.name === 'max-tool-iterations')?.default).toBe(100);
+    expect(plain.warnings).toEqual([]);
+
+    await writePlugin('mine', pluginManifest('langbot', 'local-agent'), { 'default.yaml': component('default') });
+    await writePlugin('other', pluginManifest('acme', 'other'), { 'default.yaml': component('default') });
+    const mixed = await loadCatalog(root);
+    expect(mixed.runners.filter((r) => r.id === 'plugin:langbot/local-agent/default').map((r) => r.plugin_dir)).toEqual([path.join(root, 'mine')]);
+    expect(mixed.runners.map((r) => r.id)).toContain('plugin:acme/other/default');
+    expect(mixed.plugins.get('langbot/local-agent')?.dir).toBe(path.join(root, 'mine'));
   });
 });
