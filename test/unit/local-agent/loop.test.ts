@@ -444,13 +444,16 @@ describe('local agent context', () => {
 
   it('wraps knowledge-base entries around the question, within a quarter of the input budget', async () => {
     const h = fakeHost({ steps: [{ content: 'ok' }], window: 1_000 });
-    h.handlers['knowledge.retrieve'] = () => ({
-      results: [
-        { document_id: 'd1', content: 'The answer to everything is 42.', metadata: {}, score: 0.9 },
-        { document_id: 'd2', content: long(400, 'filler'), metadata: {}, score: 0.5 },
-        { bogus: true },
-      ],
+    const entry = (id: string, text: string, score: number) => ({
+      kb_id: 'kb1',
+      document_id: id,
+      chunk_id: `${id}#0`,
+      score,
+      text,
+      content: text,
+      metadata: {},
     });
+    h.handlers['knowledge.retrieve'] = () => ({ results: [entry('d1', 'The answer to everything is 42.', 0.9), entry('d2', long(400, 'filler'), 0.5)] });
     const r1 = await runInProcess(
       plugin,
       'default',
