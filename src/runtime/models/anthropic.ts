@@ -10,6 +10,7 @@ import { parseJsonText } from '../../core/json-parse.js';
 import type { Message, ToolCall } from '../../core/protocol/context.js';
 import type { JsonObject } from '../../core/protocol/event.js';
 import type { ModelUsage } from '../../core/protocol/proxy.js';
+import { boundedFetch, type BodyLimits } from './bounded-fetch.js';
 import { StreamCutError } from './upstream-error.js';
 import { checkReplySize, contentText, ToolCallAccumulator, usageOf, type ChatBackend, type ChatRequest, type LlmTool } from './wire.js';
 
@@ -142,7 +143,7 @@ function argsFor(model: ModelConfig, args: JsonObject): Partial<MessageCreatePar
   return out;
 }
 
-export function createAnthropicBackend(model: ModelConfig, apiKey: string | undefined, baseURL: string | undefined): ChatBackend {
+export function createAnthropicBackend(model: ModelConfig, apiKey: string | undefined, baseURL: string | undefined, limits?: BodyLimits): ChatBackend {
   const client = new Anthropic({
     apiKey: apiKey ?? null,
     authToken: null,
@@ -150,6 +151,7 @@ export function createAnthropicBackend(model: ModelConfig, apiKey: string | unde
     maxRetries: model.max_retries,
     timeout: model.timeout_ms,
     logLevel: 'off',
+    fetch: boundedFetch(model.id, limits),
   });
   const body = (req: ChatRequest): MessageCreateParamsBase & Sampling => {
     const { system, messages } = toAnthropicMessages(req.messages);

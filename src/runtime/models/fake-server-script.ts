@@ -16,6 +16,20 @@ const FaultSchema = z.union([
   z.literal('malformed_chunk'),
   /** The connection is destroyed after the first event (before any byte for a non-stream call). */
   z.literal('drop'),
+  /**
+   * A reply of `bytes` bytes, for a client's size cap: a non-stream body with an exact Content-Length, none
+   * (chunked), or an understated one (written past it on the raw socket); a stream sends it as one event line.
+   */
+  z.strictObject({
+    huge_body: z.strictObject({
+      bytes: z
+        .number()
+        .int()
+        .positive()
+        .max(2 ** 32),
+      content_length: z.enum(['exact', 'none', 'understated']).default('none'),
+    }),
+  }),
 ]);
 
 export const FakeStepSchema = z.strictObject({

@@ -29,10 +29,12 @@ export type FakeServer = {
   anthropicBaseUrl: string;
   port: number;
   readonly requests: readonly FakeRequest[];
-  /** Streamed responses whose client went away before the stream ended (a cancelled call). */
+  /** Streamed responses (and huge bodies) whose client went away before they ended (a cancelled call, a size cap). */
   readonly abortedStreams: number;
   close(): Promise<void>;
 };
+
+type HugeBody = Extract<NonNullable<FakeStep['fault']>, { huge_body: unknown }>['huge_body'];
 
 type Reply = { content: string; toolCalls: Array<{ id: string; name: string; arguments: string }>; finish: string | null };
 
@@ -162,10 +164,61 @@ export async function startFakeModelServer(script: FakeScript, opts: { host?: st
     res.end();
   }
 
-  /** A fault step answered before any reply: an error status, or a dropped / malformed non-stream answer. */
-  function earlyFault(res: ServerResponse, step: FakeStep | null, stream: boolean, kind: 'openai' | 'anthropic'): boolean {
+  /** Writes `bytes` bytes of one reply (or stream event) with backpressure, until done or the client goes away. */
+  async function hugeBody(res: ServerResponse, fault: HugeBody, stream: boolean, kind: 'openai' | 'anthropic'): Promise<void> {
+    const head = stream
+      ? kind === 'openai'
+        ? 'data: {"choices":[{"index":0,"delta":{"content":"'
+        : 'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"'
+      : kind === 'openai'
+        ? '{"id":"chatcmpl-huge","object":"chat.completion","created":0,"model":"huge","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"'
+        : '{"id":"msg_huge","type":"message","role":"assistant","model":"huge","stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1},"content":[{"type":"text","text":"';
+    const tail = stream ? '"}}]}\n\n' : kind === 'openai' ? '"}}]}' : '"}]}';
+    const filler = Math.max(0, fault.bytes - head.length - tail.length);
+    const socket = res.socket;
+    if (!socket) return;
+    let closed = false;
+    socket.once('close', () => (closed = true));
+    // An understated Content-Length is a lie Node's response object would not tell: write the raw response.
+    const raw = !stream && fault.content_length === 'understated';
+    const out = raw ? socket : res;
+    if (raw) socket.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 1024\r\n\r\n');
+    else {
+      const length = !stream && fault.content_length === 'exact' ? { 'content-length': String(head.length + filler + tail.length) } : {};
+      res.writeHead(200, { 'content-type': stream ? 'text/event-stream' : 'application/json', ...length });
+    }
+    const write = async (text: string) => {
+      if (out.write(text) || closed) return;
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          out.off('drain', done);
+          socket.off('close', done);
+          resolve();
+        };
+        out.on('drain', done);
+        socket.on('close', done);
+      });
+    };
+    await write(head);
+    const piece = 'a'.repeat(64 * 1024);
+    for (let left = filler; left > 0 && !closed; left -= piece.length) await write(left >= piece.length ? piece : piece.slice(0, left));
+    if (closed) {
+      aborted += 1;
+      return;
+    }
+    await write(tail);
+    if (raw) socket.end();
+    else res.end();
+  }
+
+  /** A fault step answered before any reply: an error status, a huge body, or a dropped / malformed non-stream answer. */
+  async function earlyFault(res: ServerResponse, step: FakeStep | null, stream: boolean, kind: 'openai' | 'anthropic'): Promise<boolean> {
     const fault = step?.fault;
     if (!fault) return false;
+    if (typeof fault === 'object' && 'huge_body' in fault) {
+      await hugeBody(res, fault.huge_body, stream, kind);
+      return true;
+    }
     if (typeof fault === 'object') {
       const refusal: Refusal = {
         status: fault.status,
@@ -187,7 +240,7 @@ export async function startFakeModelServer(script: FakeScript, opts: { host?: st
   async function openAiChat(res: ServerResponse, req: OaChat): Promise<void> {
     const step = cursor.next();
     const stream = req.stream === true;
-    if (earlyFault(res, step, stream, 'openai')) return;
+    if (await earlyFault(res, step, stream, 'openai')) return;
     const lastUser = [...req.messages].reverse().find((m) => m.role === 'user');
     const userText =
       typeof lastUser?.content === 'string' ? lastUser.content : (lastUser?.content ?? []).map((p) => (p.type === 'text' ? p.text : '')).join('');
@@ -235,7 +288,7 @@ export async function startFakeModelServer(script: FakeScript, opts: { host?: st
   async function anthropicMessages(res: ServerResponse, req: AnMessages): Promise<void> {
     const step = cursor.next();
     const stream = req.stream === true;
-    if (earlyFault(res, step, stream, 'anthropic')) return;
+    if (await earlyFault(res, step, stream, 'anthropic')) return;
     const lastUser = [...req.messages].reverse().find((m) => m.role === 'user');
     const userText =
       typeof lastUser?.content === 'string' ? lastUser.content : (lastUser?.content ?? []).map((b) => (b.type === 'text' ? b.text : '')).join('');

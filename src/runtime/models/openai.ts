@@ -12,6 +12,7 @@ import type { ModelConfig } from '../../core/config.js';
 import { ApiError } from '../../core/host/api-error.js';
 import type { Message } from '../../core/protocol/context.js';
 import type { ModelReply, ModelUsage } from '../../core/protocol/proxy.js';
+import { boundedFetch, type BodyLimits } from './bounded-fetch.js';
 import { StreamCutError } from './upstream-error.js';
 import { checkReplySize, contentText, ToolCallAccumulator, usageOf, type ChatBackend, type ChatRequest, type LlmTool } from './wire.js';
 
@@ -115,7 +116,7 @@ export function toOpenAiTools(tools: readonly LlmTool[]): ChatCompletionTool[] {
   }));
 }
 
-function clientFor(model: ModelConfig, apiKey: string | undefined, baseURL: string): OpenAI {
+function clientFor(model: ModelConfig, apiKey: string | undefined, baseURL: string, limits: BodyLimits | undefined): OpenAI {
   // A keyless local server (Ollama, vLLM) still gets a placeholder: the SDK refuses to start without one.
   // lbot reports upstream failures itself; the SDK's own console logging stays off.
   return new OpenAI({
@@ -124,6 +125,7 @@ function clientFor(model: ModelConfig, apiKey: string | undefined, baseURL: stri
     maxRetries: model.max_retries,
     timeout: model.timeout_ms,
     logLevel: 'off',
+    fetch: boundedFetch(model.id, limits),
     organization: null,
     project: null,
   });
@@ -135,8 +137,8 @@ function badShape(model: ModelConfig, err: z.ZodError): ApiError {
   });
 }
 
-export function createOpenAiBackend(model: ModelConfig, apiKey: string | undefined, baseURL: string) {
-  const client = clientFor(model, apiKey, baseURL);
+export function createOpenAiBackend(model: ModelConfig, apiKey: string | undefined, baseURL: string, limits?: BodyLimits) {
+  const client = clientFor(model, apiKey, baseURL, limits);
   // No default max_tokens here: newer OpenAI models refuse it (max_completion_tokens); the upstream's default applies.
   const body = (req: ChatRequest): ChatCompletionCreateParamsBase => ({
     ...req.args,

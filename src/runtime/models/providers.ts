@@ -7,6 +7,7 @@ import { resolveExtraArgs } from '../../core/host/model-args.js';
 import type { ModelCall, ModelProvider } from '../../core/host/ports.js';
 import type { ModelReply } from '../../core/protocol/proxy.js';
 import { ANTHROPIC_ERRORS, createAnthropicBackend } from './anthropic.js';
+import type { BodyLimits } from './bounded-fetch.js';
 import { fakeEmbed, fakeRerank, fakeReply } from './fake.js';
 import { createOpenAiBackend, OPENAI_ERRORS } from './openai.js';
 import { countTokens } from './tokens.js';
@@ -62,7 +63,11 @@ function withoutThink(reply: ModelReply): ModelReply {
   return typeof content === 'string' ? { ...reply, message: { ...reply.message, content: stripThink(content) } } : reply;
 }
 
-export type ModelProviderOptions = { env?: NodeJS.ProcessEnv };
+export type ModelProviderOptions = {
+  env?: NodeJS.ProcessEnv;
+  /** Caps on upstream response bodies (bounded-fetch.ts); smaller ones keep tests quick. */
+  bodyLimits?: BodyLimits;
+};
 
 /** Creates the provider for the configured models. */
 export function createModelProvider(models: readonly ModelConfig[], opts: ModelProviderOptions = {}): ModelProvider {
@@ -76,10 +81,10 @@ export function createModelProvider(models: readonly ModelConfig[], opts: ModelP
     let backend: Backend;
     if (model.provider === 'anthropic') {
       const endpoint = model.base_url ?? DEFAULT_ANTHROPIC_URL;
-      backend = { chat: createAnthropicBackend(model, apiKey, model.base_url), errors: ANTHROPIC_ERRORS, endpoint, apiKey, openai: null };
+      backend = { chat: createAnthropicBackend(model, apiKey, model.base_url, opts.bodyLimits), errors: ANTHROPIC_ERRORS, endpoint, apiKey, openai: null };
     } else {
       if (!model.base_url) throw new ApiError('runtime_error', `model ${model.id} has no base_url`, 'downstream_error', { model_id: model.id });
-      const openai = createOpenAiBackend(model, apiKey, model.base_url);
+      const openai = createOpenAiBackend(model, apiKey, model.base_url, opts.bodyLimits);
       backend = { chat: openai.chat, errors: OPENAI_ERRORS, endpoint: model.base_url, apiKey, openai };
     }
     backends.set(model.id, backend);

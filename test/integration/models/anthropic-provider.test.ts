@@ -5,7 +5,7 @@ import { ModelConfigSchema } from '../../../src/core/config.js';
 import type { ModelCall, ModelProvider } from '../../../src/core/host/ports.js';
 import { FakeScriptSchema, type FakeScriptInput } from '../../../src/runtime/models/fake-server-script.js';
 import { startFakeModelServer, type FakeServer } from '../../../src/runtime/models/fake-server.js';
-import { createModelProvider } from '../../../src/runtime/models/providers.js';
+import { createModelProvider, type ModelProviderOptions } from '../../../src/runtime/models/providers.js';
 import { refusal } from './refusal.js';
 
 const KEY = 'sk-ant-test-0123456789';
@@ -16,7 +16,11 @@ afterEach(async () => {
   servers = [];
 });
 
-async function setup(script: FakeScriptInput, model: Record<string, unknown> = {}): Promise<{ server: FakeServer; provider: ModelProvider }> {
+async function setup(
+  script: FakeScriptInput,
+  model: Record<string, unknown> = {},
+  opts: ModelProviderOptions = {},
+): Promise<{ server: FakeServer; provider: ModelProvider }> {
   const server = await startFakeModelServer(FakeScriptSchema.parse({ api_key: KEY, models: ['claude-sonnet-4-5'], ...script }));
   servers.push(server);
   const config = ModelConfigSchema.parse({
@@ -28,7 +32,7 @@ async function setup(script: FakeScriptInput, model: Record<string, unknown> = {
     max_retries: 2,
     ...model,
   });
-  return { server, provider: createModelProvider([config]) };
+  return { server, provider: createModelProvider([config], opts) };
 }
 
 const TOOLS = [
@@ -156,6 +160,23 @@ describe('anthropic provider against the fake Messages endpoint', () => {
     const dropped = await refusal(provider.stream(call(), () => {}));
     expect(dropped.message).toMatch(/connection dropped mid-response|connection failed/);
     expect(dropped.retryable).toBe(true);
+  });
+
+  it('a huge body stops at the cap while it is read, non-streamed (chunked) and streamed (one endless event)', async () => {
+    const limits = { bodyBytes: 1024 * 1024, eventBytes: 256 * 1024 };
+    const huge = { fault: { huge_body: { bytes: 64 * 1024 * 1024 } } };
+    const { server, provider } = await setup({ steps: [huge, huge] }, {}, { bodyLimits: limits });
+    const body = await refusal(provider.invoke(call()));
+    expect(body.toWire()).toMatchObject({
+      code: 'payload_too_large',
+      retryable: false,
+      details: { reason: 'upstream_body_too_large', limit: limits.bodyBytes },
+    });
+    await expect.poll(() => server.abortedStreams, { timeout: 10_000 }).toBe(1);
+    const event = await refusal(provider.stream(call(), () => {}));
+    expect(event.toWire()).toMatchObject({ code: 'payload_too_large', details: { reason: 'upstream_body_too_large', limit: limits.eventBytes } });
+    await expect.poll(() => server.abortedStreams, { timeout: 10_000 }).toBe(2);
+    expect(server.requests).toHaveLength(2);
   });
 
   it('cancel mid-stream closes the upstream connection', async () => {

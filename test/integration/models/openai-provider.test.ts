@@ -5,8 +5,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ModelConfigSchema, type ModelConfig } from '../../../src/core/config.js';
 import type { ModelCall, ModelProvider } from '../../../src/core/host/ports.js';
 import { FakeScriptSchema, type FakeScriptInput } from '../../../src/runtime/models/fake-server-script.js';
+import { MAX_UPSTREAM_BODY_BYTES } from '../../../src/runtime/models/bounded-fetch.js';
 import { startFakeModelServer, type FakeServer } from '../../../src/runtime/models/fake-server.js';
-import { createModelProvider } from '../../../src/runtime/models/providers.js';
+import { createModelProvider, type ModelProviderOptions } from '../../../src/runtime/models/providers.js';
 import { refusal } from './refusal.js';
 
 const KEY = 'sk-test-abcdef123456';
@@ -20,6 +21,7 @@ afterEach(async () => {
 async function setup(
   script: FakeScriptInput,
   model: Record<string, unknown> = {},
+  opts: ModelProviderOptions = {},
 ): Promise<{ server: FakeServer; provider: ModelProvider; config: ModelConfig }> {
   const server = await startFakeModelServer(FakeScriptSchema.parse({ api_key: KEY, models: ['gpt-4o-mini'], ...script }));
   servers.push(server);
@@ -32,7 +34,7 @@ async function setup(
     max_retries: 2,
     ...model,
   });
-  return { server, provider: createModelProvider([config]), config };
+  return { server, provider: createModelProvider([config], opts), config };
 }
 
 const TOOLS = [
@@ -204,6 +206,47 @@ describe('openai provider against the fake server', () => {
     expect((await refusal(provider.invoke(call()))).toWire()).toMatchObject({ code: 'payload_too_large', details: { reason: 'reply_too_large' } });
     expect((await refusal(provider.stream(call(), () => {}))).code).toBe('payload_too_large');
     await expect.poll(() => server.abortedStreams, { timeout: 5000 }).toBe(1);
+  });
+
+  // Small caps keep the test quick; the defaults (bounded-fetch.ts) only scale them.
+  const limits = { bodyBytes: 1024 * 1024, eventBytes: 256 * 1024 };
+  const huge = (content_length?: 'exact' | 'none' | 'understated') => ({ fault: { huge_body: { bytes: 64 * 1024 * 1024, content_length } } });
+
+  it('a huge upstream body stops at the cap while it is read: exact Content-Length, chunked, one endless event', async () => {
+    const long = 'x'.repeat(600_000);
+    const steps = [huge('exact'), huge('none'), huge(), { content: 'still fine' }, { content: long }];
+    const { server, provider } = await setup({ chunk_size: 1000, steps }, {}, { bodyLimits: limits });
+    // Refused from the declared length, before the body is read.
+    const declared = await refusal(provider.invoke(call()));
+    expect(declared.toWire()).toMatchObject({ code: 'payload_too_large', retryable: false, details: { reason: 'upstream_body_too_large' } });
+    expect(declared.message).toContain('Content-Length');
+    await expect.poll(() => server.abortedStreams, { timeout: 10_000 }).toBe(1);
+    // No length (chunked): counted while read and stopped at the cap; the server never got to write the whole body.
+    const chunked = await refusal(provider.invoke(call()));
+    expect(chunked.toWire()).toMatchObject({ code: 'payload_too_large', details: { reason: 'upstream_body_too_large', limit: limits.bodyBytes } });
+    await expect.poll(() => server.abortedStreams, { timeout: 10_000 }).toBe(2);
+    // A stream whose one event never ends stops at the event cap, not at the end of the body.
+    const event = await refusal(provider.stream(call(), () => {}));
+    expect(event.toWire()).toMatchObject({ code: 'payload_too_large', details: { reason: 'upstream_body_too_large', limit: limits.eventBytes } });
+    await expect.poll(() => server.abortedStreams, { timeout: 10_000 }).toBe(3);
+    // A refused body is not retried, and the provider keeps working.
+    expect(server.requests).toHaveLength(3);
+    expect((await provider.invoke(call())).message.content).toBe('still fine');
+    // The event cap is per event: a long stream of short events is whole.
+    expect((await provider.stream(call(), () => {})).message.content).toBe(long);
+  });
+
+  it('an understated Content-Length does not smuggle a huge body in: the reply is cut at the declared length', async () => {
+    const { server, provider } = await setup({ steps: [huge('understated')] }, {}, { bodyLimits: limits });
+    const err = await refusal(provider.invoke(call()));
+    expect(err.toWire()).toMatchObject({ code: 'runtime_error', retryable: false, details: { reason: 'downstream_error', cause: 'malformed_chunk' } });
+    await expect.poll(() => server.abortedStreams, { timeout: 10_000 }).toBe(1);
+  });
+
+  it('the default body cap refuses a body declared one byte over it', async () => {
+    const { server, provider } = await setup({ steps: [{ fault: { huge_body: { bytes: MAX_UPSTREAM_BODY_BYTES + 1, content_length: 'exact' } } }] });
+    expect((await refusal(provider.invoke(call()))).toWire()).toMatchObject({ code: 'payload_too_large', details: { limit: MAX_UPSTREAM_BODY_BYTES } });
+    await expect.poll(() => server.abortedStreams, { timeout: 10_000 }).toBe(1);
   });
 
   it('a model without function calling gets no tools', async () => {

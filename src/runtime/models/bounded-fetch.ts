@@ -1,0 +1,74 @@
+// The fetch the provider SDKs use: every upstream body is counted while it is read, so a huge or endless
+// answer stops at a cap instead of being buffered whole (the SDKs read a non-streamed body in one go and
+// buffer a server-sent event until its line ends). A declared Content-Length over the cap is refused
+// before a byte is read; without one (chunked) or with a wrong one, the bytes themselves are counted.
+import { ApiError } from '../../core/host/api-error.js';
+
+/** The most bytes of one non-streamed upstream body: a 1,000,000-character reply JSON-escaped, or 256 wide embeddings. */
+export const MAX_UPSTREAM_BODY_BYTES = 32 * 1024 * 1024;
+/**
+ * The most bytes of one line of an event stream (one server-sent event's data): room for a whole reply in
+ * one event. Kept small because the SDKs' line decoders re-scan a growing line, quadratic in its length.
+ */
+export const MAX_UPSTREAM_EVENT_BYTES = 4 * 1024 * 1024;
+
+export type BodyLimits = { bodyBytes: number; eventBytes: number };
+
+const DEFAULT_LIMITS: BodyLimits = { bodyBytes: MAX_UPSTREAM_BODY_BYTES, eventBytes: MAX_UPSTREAM_EVENT_BYTES };
+
+function tooLarge(model_id: string, what: string, limit: number): ApiError {
+  return new ApiError('payload_too_large', `model ${model_id}: the upstream ${what} is over ${limit} bytes`, 'upstream_body_too_large', {
+    model_id,
+    limit,
+  });
+}
+
+const LF = 0x0a;
+const CR = 0x0d;
+
+/** Counts a body's bytes (a whole body) or the bytes since the last line end (an event stream) and errors past the limit. */
+function counter(limit: number, perLine: boolean, fail: () => ApiError): TransformStream<Uint8Array, Uint8Array> {
+  let count = 0;
+  return new TransformStream({
+    transform(chunk, controller) {
+      if (perLine) {
+        const end = Math.max(chunk.lastIndexOf(LF), chunk.lastIndexOf(CR));
+        count = end === -1 ? count + chunk.length : chunk.length - end - 1;
+      } else {
+        count += chunk.length;
+      }
+      // Erroring the stream cancels the upstream body, which closes the connection.
+      if (count > limit) controller.error(fail());
+      else controller.enqueue(chunk);
+    },
+  });
+}
+
+/** A body that fails on its first read: the SDK reports it where it reads the body, and does not retry it. */
+function failing(err: ApiError): ReadableStream<Uint8Array> {
+  return new ReadableStream({
+    start(controller) {
+      controller.error(err);
+    },
+  });
+}
+
+/** `fetch` whose response bodies are bounded by `limits`; errors carry `payload_too_large` (`upstream_body_too_large`). */
+export function boundedFetch(model_id: string, limits: BodyLimits = DEFAULT_LIMITS, inner: typeof fetch = globalThis.fetch): typeof fetch {
+  return async (input, init) => {
+    const res = await inner(input, init);
+    if (!res.body) return res;
+    const eventStream = (res.headers.get('content-type') ?? '').toLowerCase().includes('text/event-stream');
+    const declared = Number(res.headers.get('content-length') ?? Number.NaN);
+    let body: ReadableStream<Uint8Array>;
+    if (eventStream) {
+      body = res.body.pipeThrough(counter(limits.eventBytes, true, () => tooLarge(model_id, 'event', limits.eventBytes)));
+    } else if (declared > limits.bodyBytes) {
+      await res.body.cancel();
+      body = failing(tooLarge(model_id, `body (Content-Length ${declared})`, limits.bodyBytes));
+    } else {
+      body = res.body.pipeThrough(counter(limits.bodyBytes, false, () => tooLarge(model_id, 'body', limits.bodyBytes)));
+    }
+    return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
+  };
+}
