@@ -2,12 +2,13 @@
 // model ask for exec, the runner runs it in the box and feeds the result back, and the reply says 42;
 // the transcript, the audit, the event log and the box session show each step.
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FakeScriptSchema, type FakeScriptInput } from '../../../src/runtime/models/fake-server-script.js';
 import { startFakeModelServer, type FakeServer } from '../../../src/runtime/models/fake-server.js';
 import { boxBackend } from '../../helpers/box.js';
 import { withReason } from '../../helpers/skip.js';
-import { completedTexts, list, parseLines, pick, scenario, str, summaries, type Scenario } from './harness.js';
+import { completedTexts, list, parseLines, pick, REPO_ROOT, scenario, str, summaries, type Scenario } from './harness.js';
 
 const KEY = 'sk-e2e-local-agent-KEY';
 const LOCAL_AGENT = 'plugin:langbot/local-agent/default';
@@ -52,6 +53,13 @@ async function agentScenario(server: FakeServer, runner_config: Record<string, u
 const EXEC_42 = { id: 'call_exec42', name: 'exec', arguments: { command: "python3 -c 'print(6*7)'" } };
 
 describe('local agent runner (built CLI, fake model server)', () => {
+  it('passes lbot runner test', async () => {
+    const s: Scenario = await scenario();
+    const r = await s.lbot(['runner', 'test', path.join(REPO_ROOT, 'runners', 'local-agent')], { timeoutMs: 120_000 });
+    expect(r.exitCode, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/langbot\/local-agent: \d+ passed, 0 failed/);
+  });
+
   it('is found without configuration under its id', async () => {
     const s: Scenario = await scenario();
     const runners = await s.jsonLines(['runner', 'list']);
