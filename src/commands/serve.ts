@@ -13,7 +13,7 @@ const ServeFlagsSchema = z.object({
 });
 
 export function registerServe(program: Command, getCtx: GetContext): void {
-  program
+  const serve = program
     .command('serve')
     .description('run the host headless over HTTP: POST /v1/runs, /v1/events, /v1/webhooks/:platform; result streams as NDJSON or SSE')
     .option(
@@ -25,7 +25,7 @@ export function registerServe(program: Command, getCtx: GetContext): void {
     .option('--dev', 'hot reload: watch the plugins dir and reload a plugin when its code or YAML changes (same as lbot dev)')
     .addHelpText(
       'after',
-      '\nEvery /v1/* request needs Authorization: Bearer <token>. The token is LBOT_API_TOKEN, or a random one\nwritten to <data-dir>/serve.token (mode 0600) at start. SIGTERM or SIGINT shuts down gracefully.',
+      '\nEvery /v1/* request needs Authorization: Bearer <token>. The token is LBOT_API_TOKEN, or the one in\n<data-dir>/serve.token (mode 0600), made at the first start and kept across restarts (lbot serve token\n[--rotate]). SIGTERM or SIGINT shuts down gracefully.',
     )
     .action(async (raw: unknown) => {
       const ctx = getCtx();
@@ -69,5 +69,20 @@ export function registerServe(program: Command, getCtx: GetContext): void {
       await whenAborted(ctx.signal);
       ctx.output.notice('shutting down');
       await handle.close().catch(() => undefined);
+    });
+
+  serve
+    .command('token')
+    .description('print the bearer token serve uses (made now when there is none); --rotate replaces it, for the next start of serve')
+    .option('--rotate', 'write a new random token; clients need the new one once serve restarts')
+    .action(async (raw: unknown) => {
+      const ctx = getCtx();
+      const flags = parseFlags(z.object({ rotate: z.boolean().optional() }), raw);
+      const { resolveServeToken, rotateServeToken } = await import('../runtime/server/token.js');
+      if (flags.rotate && process.env.LBOT_API_TOKEN) ctx.output.warn('LBOT_API_TOKEN is set: serve uses it, not the token file');
+      const t = flags.rotate ? rotateServeToken(ctx.flags.dataDir) : resolveServeToken(ctx.flags.dataDir);
+      if (t.file === null) ctx.output.notice('the token is LBOT_API_TOKEN (from the environment)');
+      else if (flags.rotate) ctx.output.notice(`new token written to ${t.file}; restart lbot serve to use it`);
+      ctx.output.result({ token: t.token, file: t.file, rotated: flags.rotate === true }, (v) => v.token);
     });
 }

@@ -56,6 +56,19 @@ export function usageError(err: CommanderError, cmd: Command): LbotError {
       suggestion = suggestFlag(unknown, cmd);
     }
   }
+  // A command that runs on its own and has subcommands (`serve`, `serve token`) reads a mistyped
+  // subcommand as an argument it does not take: name it as the unknown command it is.
+  const word = cmd.args[0];
+  if (err.code === 'commander.excessArguments' && cmd.commands.length > 0 && word !== undefined) {
+    reason = 'unknownCommand';
+    message = `unknown command '${word}'`;
+    suggestion =
+      closestMatch(
+        word,
+        cmd.commands.map((c) => c.name()),
+        { maxDistance: Math.max(2, Math.floor(word.length / 3)) },
+      ) ?? null;
+  }
   const help = `run \`${commandPath(cmd)} --help\` for usage`;
   let hint = suggestion ? `did you mean ${suggestion}? ${help}` : help;
   if (flag !== null && suggestion === null && takesCommandLine(cmd)) {

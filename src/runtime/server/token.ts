@@ -1,19 +1,49 @@
-// The bearer token of `lbot serve`: LBOT_API_TOKEN, else a random one written to <data-dir>/serve.token (0600).
+// The bearer token of `lbot serve`: LBOT_API_TOKEN, else the one in <data-dir>/serve.token (0600), made once
+// and kept across restarts so clients and webhook senders keep working; `lbot serve token --rotate` replaces it.
 import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { lstatSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ensurePrivateDir, writePrivateFile } from '../../core/stores/private-files.js';
 
 export const TOKEN_FILE_NAME = 'serve.token';
 
-export function resolveServeToken(dataDir: string, env: NodeJS.ProcessEnv = process.env): { token: string; file: string | null } {
-  const fromEnv = env.LBOT_API_TOKEN;
-  if (fromEnv) return { token: fromEnv, file: null };
-  const token = randomBytes(32).toString('base64url');
+/** What lbot writes: 43 base64url characters (32 random bytes). A file holding anything else is replaced. */
+const TOKEN_TEXT = /^[A-Za-z0-9_-]{32,512}$/;
+
+export type ServeToken = { token: string; file: string | null; created: boolean };
+
+export function tokenFile(dataDir: string): string {
+  return path.join(dataDir, TOKEN_FILE_NAME);
+}
+
+/** The stored token, when the file is a private regular file of ours that holds one. */
+function readStored(file: string): string | null {
+  try {
+    const st = lstatSync(file);
+    // A file others could read holds a token that may have leaked: a new one replaces it.
+    if (!st.isFile() || (process.getuid && st.uid !== process.getuid()) || (st.mode & 0o077) !== 0) return null;
+    const text = readFileSync(file, 'utf8').trim();
+    return TOKEN_TEXT.test(text) ? text : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Writes a new random token (a temp file created 0600 and renamed: no moment at a wider mode). */
+export function rotateServeToken(dataDir: string): ServeToken {
   ensurePrivateDir(dataDir);
-  const file = path.join(dataDir, TOKEN_FILE_NAME);
-  // A temp file created 0600 and renamed: an old token file's mode never carries over.
+  const file = tokenFile(dataDir);
+  const token = randomBytes(32).toString('base64url');
   writePrivateFile(file, `${token}\n`);
-  return { token, file };
+  return { token, file, created: true };
+}
+
+export function resolveServeToken(dataDir: string, env: NodeJS.ProcessEnv = process.env): ServeToken {
+  const fromEnv = env.LBOT_API_TOKEN;
+  if (fromEnv) return { token: fromEnv, file: null, created: false };
+  const file = tokenFile(dataDir);
+  const stored = readStored(file);
+  return stored !== null ? { token: stored, file, created: false } : rotateServeToken(dataDir);
 }
 
 /** Constant-time check of an `Authorization: Bearer <token>` header. */

@@ -13,7 +13,9 @@ type Leaf = { path: string[]; cmd: Command };
 function leaves(cmd: Command, prefix: string[] = []): Leaf[] {
   const subs = cmd.commands.filter((c) => c.name() !== 'help');
   if (subs.length === 0) return [{ path: prefix, cmd }];
-  return subs.flatMap((c) => leaves(c, [...prefix, c.name()]));
+  // A command with flags of its own runs by itself too (`serve` beside `serve token`).
+  const runs = prefix.length > 0 && cmd.options.some((o) => o.long !== '--help');
+  return [...(runs ? [{ path: prefix, cmd }] : []), ...subs.flatMap((c) => leaves(c, [...prefix, c.name()]))];
 }
 
 function program(): Command {
@@ -77,6 +79,9 @@ describe('usage errors on every command', () => {
   });
 
   const groups = [...new Set(commands.map((c) => c.path.slice(0, -1).join(' ')))];
+  it('the groups include one that also runs by itself', () => {
+    expect(groups).toContain('serve');
+  });
   it.each(groups.map((g) => [g === '' ? '(top level)' : g, g] as const))('a typo of a subcommand of lbot %s names the closest', async (_n, group) => {
     const subs = commands.filter((c) => c.path.slice(0, -1).join(' ') === group).map((c) => c.path.at(-1) ?? '');
     const target = subs.find((s) => s.length >= 4) ?? subs[0] ?? '';
