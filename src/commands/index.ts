@@ -18,6 +18,7 @@ import { registerModel } from './model.js';
 import { registerPlatform } from './platform.js';
 import { registerOutbox } from './outbox.js';
 import { registerSchedule } from './schedule.js';
+import { registerKb } from './kb.js';
 
 export function registerCommands(program: Command, ctx: GetContext): void {
   registerConfig(program, ctx);
@@ -36,4 +37,5 @@ export function registerCommands(program: Command, ctx: GetContext): void {
   registerPlatform(program, ctx);
   registerOutbox(program, ctx);
   registerSchedule(program, ctx);
+  registerKb(program, ctx);
 }

@@ -56,6 +56,14 @@ export const FakeScriptSchema = z.strictObject({
   first_token_delay_ms: z.number().int().nonnegative().default(0),
   chunk_delay_ms: z.number().int().nonnegative().default(0),
   embedding_dims: z.number().int().positive().max(4096).default(8),
+  /**
+   * Groups of words that mean the same (`[["car","automobile"]]`). When set, embeddings are bags of words in which
+   * each group is one dimension, so texts sharing a meaning but no word end up close (semantic retrieval tests).
+   */
+  embedding_concepts: z
+    .array(z.array(z.string().min(1).max(64)).min(1).max(64))
+    .max(256)
+    .optional(),
   max_body_bytes: z
     .number()
     .int()

@@ -5,7 +5,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { hashEmbedding } from './fake.js';
+import { conceptEmbedding, hashEmbedding } from './fake.js';
 import type { FakeScript, FakeStep } from './fake-server-script.js';
 import {
   OaEmbeddingsSchema,
@@ -390,7 +390,7 @@ export async function startFakeModelServer(script: FakeScript, opts: { host?: st
       const input = typeof v.req.input === 'string' ? [v.req.input] : v.req.input;
       const dims = v.req.dimensions ?? script.embedding_dims;
       const data = input.map((text, index) => {
-        const vec = hashEmbedding(text, dims);
+        const vec = script.embedding_concepts ? conceptEmbedding(text, dims, script.embedding_concepts) : hashEmbedding(text, dims);
         const embedding = v.req.encoding_format === 'base64' ? Buffer.from(new Float32Array(vec).buffer).toString('base64') : vec;
         return { object: 'embedding', index, embedding };
       });

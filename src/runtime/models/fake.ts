@@ -29,6 +29,23 @@ export function hashEmbedding(text: string, dims = 8): number[] {
   return Array.from({ length: dims }, (_, i) => (digest[i % digest.length] ?? 0) / 128 - 1);
 }
 
+/**
+ * A unit bag-of-words vector: each word, or the concept group it belongs to, hashes to one of `dims` slots.
+ * Equal texts give equal vectors, and synonyms (one group) count as the same word.
+ */
+export function conceptEmbedding(text: string, dims: number, concepts: readonly (readonly string[])[]): number[] {
+  const groupOf = new Map<string, string>();
+  concepts.forEach((group, i) => group.forEach((w) => groupOf.set(w.toLowerCase(), `concept:${i}`)));
+  const vec = new Array<number>(dims).fill(0);
+  for (const word of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
+    const key = groupOf.get(word) ?? word;
+    const slot = createHash('sha256').update(key).digest().readUInt32BE(0) % dims;
+    vec[slot] = (vec[slot] ?? 0) + 1;
+  }
+  const norm = Math.hypot(...vec);
+  return norm === 0 ? vec : vec.map((v) => v / norm);
+}
+
 export function fakeEmbed(input: readonly string[]): { embeddings: number[][]; model: string | null; usage: ReturnType<typeof usageOf> } {
   return {
     embeddings: input.map((t) => hashEmbedding(t)),
