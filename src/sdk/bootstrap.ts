@@ -12,6 +12,11 @@ export function bootstrapFail(message: string, code = 1): never {
   process.exit(code);
 }
 
+/** The host broke the channel's line cap: nothing after it can be trusted to be framed right. */
+export function channelOverflowed(maxLineBytes: number): never {
+  return bootstrapFail(`the host sent a line longer than ${maxLineBytes} bytes; the channel is corrupt`);
+}
+
 function resolvesLbot(modulePath: string): boolean {
   try {
     createRequire(modulePath).resolve('lbot/package.json');

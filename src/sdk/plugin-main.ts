@@ -1,16 +1,16 @@
 // Bootstrap of an `execution.node` plugin: `node plugin-main.js <module>` imports the module's
 // definePlugin default export and serves the lbot protocol on stdin/stdout.
 import path from 'node:path';
-import { createInterface } from 'node:readline';
-import { bootstrapFail, loadPluginModule, prepareSdkResolution } from './bootstrap.js';
+import { LineWriter } from '../core/protocol/index.js';
+import { bootstrapFail, channelOverflowed, loadPluginModule, prepareSdkResolution } from './bootstrap.js';
 import { createPluginServer } from './server.js';
-import { createLineSender, redirectConsoleToStderr } from './stdio.js';
+import { readProtocolLines, redirectConsoleToStderr } from './stdio.js';
 
 async function main(): Promise<void> {
   const target = process.argv[2];
   if (!target) bootstrapFail('usage: plugin-main.js <path of the plugin module>', 2);
   // Taken before the runner's module loads: only this writer may use stdout.
-  const sender = createLineSender(process.stdout);
+  const sender = new LineWriter(process.stdout);
   redirectConsoleToStderr();
   const modulePath = path.resolve(target);
   prepareSdkResolution(modulePath);
@@ -23,10 +23,8 @@ async function main(): Promise<void> {
     server.stopAll();
     void sender.flush().then(() => process.exit(0));
   };
-  const server = createPluginServer({ plugin, info, send: (m) => sender.send(m), onShutdown: exit });
-  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
-  lines.on('line', (line) => server.handleLine(line));
-  lines.on('close', exit);
+  const server = createPluginServer({ plugin, info, send: (m) => sender.write(m), onShutdown: exit });
+  readProtocolLines(process.stdin, { onLine: (line) => server.handleLine(line), onEnd: exit, onOverflow: channelOverflowed });
 }
 
 main().catch((err: unknown) => bootstrapFail(err instanceof Error && err.stack ? err.stack : String(err)));

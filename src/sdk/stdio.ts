@@ -1,5 +1,7 @@
-// stdout for protocol lines only: a writer that honours backpressure, and a console that goes to stderr.
+// The runner's side of the stdio channel: protocol lines read under the cap, and a console that goes
+// to stderr so stdout carries protocol lines only (written by core/protocol's LineWriter).
 import { Console } from 'node:console';
+import { LineSplitter } from '../core/protocol/index.js';
 
 /** Sends console.log/info/debug/… to stderr so a runner's logging cannot corrupt the channel. */
 export function redirectConsoleToStderr(): void {
@@ -20,32 +22,26 @@ export function redirectConsoleToStderr(): void {
   console.timeLog = stderrConsole.timeLog.bind(stderrConsole);
 }
 
-/** Writes one JSON line per message to `stream`, queueing while the pipe is full. */
-export function createLineSender(stream: NodeJS.WritableStream): { send(message: unknown): void; flush(): Promise<void> } {
-  const queue: string[] = [];
-  let blocked = false;
-  const write = stream.write.bind(stream);
-  stream.on('drain', () => {
-    blocked = false;
-    while (queue.length > 0 && !blocked) {
-      const line = queue.shift();
-      if (line !== undefined && !write(line)) blocked = true;
-    }
+/**
+ * Reads the host's protocol lines from `input` under the line cap (core/protocol/lines.ts); `onEnd`
+ * runs once at end of input. A line over the cap corrupts the channel: `onOverflow` ends the process.
+ */
+export function readProtocolLines(
+  input: NodeJS.ReadableStream,
+  handlers: { onLine(line: string): void; onEnd(): void; onOverflow(maxLineBytes: number): void },
+): void {
+  const splitter = new LineSplitter({
+    onLine: (line) => handlers.onLine(line.toString('utf8')),
+    onOverflow: () => handlers.onOverflow(splitter.maxLineBytes),
   });
-  return {
-    send(message: unknown): void {
-      const line = `${JSON.stringify(message)}\n`;
-      if (blocked) queue.push(line);
-      else if (!write(line)) blocked = true;
-    },
-    flush(): Promise<void> {
-      return new Promise((resolve) => {
-        const check = (): void => {
-          if (queue.length === 0 && !blocked) write('', () => resolve());
-          else stream.once('drain', check);
-        };
-        check();
-      });
-    },
+  let ended = false;
+  const end = (): void => {
+    if (ended) return;
+    ended = true;
+    splitter.finish();
+    handlers.onEnd();
   };
+  input.on('data', (chunk: Buffer | string) => splitter.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk));
+  input.on('end', end);
+  input.on('close', end);
 }

@@ -10,3 +10,4 @@ export * from './wire.js';
 export * from './peer.js';
 export * from './error-value.js';
 export * from './result-line.js';
+export * from './lines.js';

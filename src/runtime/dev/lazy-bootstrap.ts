@@ -3,16 +3,16 @@
 // (on standby) therefore loads the code as it is when the host needs it, after the edit that triggered
 // the reload, with node and the SDK already warm.
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import '../../sdk/index.js';
-import { bootstrapFail, loadPluginModule, prepareSdkResolution } from '../../sdk/bootstrap.js';
+import { LineWriter } from '../../core/protocol/index.js';
+import { bootstrapFail, channelOverflowed, loadPluginModule, prepareSdkResolution } from '../../sdk/bootstrap.js';
 import { createPluginServer, type PluginServer } from '../../sdk/server.js';
-import { createLineSender, redirectConsoleToStderr } from '../../sdk/stdio.js';
+import { readProtocolLines, redirectConsoleToStderr } from '../../sdk/stdio.js';
 
 function main(): void {
   const target = process.argv[2];
   if (!target) bootstrapFail('usage: lazy-bootstrap.js <path of the plugin module>', 2);
-  const sender = createLineSender(process.stdout);
+  const sender = new LineWriter(process.stdout);
   redirectConsoleToStderr();
   const modulePath = path.resolve(target);
   prepareSdkResolution(modulePath);
@@ -27,23 +27,27 @@ function main(): void {
   };
   const load = async (): Promise<PluginServer> => {
     const { plugin, info } = await loadPluginModule(modulePath);
-    return createPluginServer({ plugin, info, send: (m) => sender.send(m), onShutdown: exit });
+    return createPluginServer({ plugin, info, send: (m) => sender.write(m), onShutdown: exit });
   };
 
   const queued: string[] = [];
   let loading: Promise<void> | null = null;
-  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
-  lines.on('line', (line) => {
+  const onLine = (line: string): void => {
     if (server) return server.handleLine(line);
     queued.push(line);
     loading ??= load().then((s) => {
       server = s;
       for (const l of queued.splice(0)) s.handleLine(l);
     });
-  });
-  lines.on('close', () => {
+  };
+  const onEnd = (): void => {
     if (loading && !server) void loading.then(exit, exit);
     else exit();
+  };
+  readProtocolLines(process.stdin, {
+    onLine,
+    onEnd,
+    onOverflow: channelOverflowed,
   });
 }
 

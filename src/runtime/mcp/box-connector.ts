@@ -8,6 +8,7 @@ import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { BoxConfig } from '../../core/config.js';
+import { LineSplitter } from '../../core/protocol/index.js';
 import { toLbotError } from '../../core/errors.js';
 import { PROCESS_ID_PATTERN } from '../../core/box/model.js';
 import { validateHostDir } from '../../core/box/mounts.js';
@@ -15,8 +16,7 @@ import type { Attachment } from '../box/attach-client.js';
 import type { BoxService } from '../box/service.js';
 import type { McpServerRecord } from './config.js';
 import type { McpConnection, McpConnector } from './connectors.js';
-import { McpPhaseError, type McpErrorPhase } from './errors.js';
-import { LineBuffer, LineTooLongError } from './line-buffer.js';
+import { LineTooLongError, McpPhaseError, type McpErrorPhase } from './errors.js';
 
 export const SHARED_SESSION = 'mcp-shared';
 const HEALTH_POLL_MS = 5000;
@@ -113,7 +113,7 @@ class BoxAttachTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
   failure: string | null = null;
   exitCode: number | null | undefined = undefined;
-  readonly #lines = new LineBuffer();
+  readonly #lines = new LineSplitter({ onLine: (line) => this.#onLine(line.toString('utf8')), onOverflow: () => this.#onOverflow() });
   #closed = false;
   #timer: NodeJS.Timeout | null = null;
   #errors = 0;
@@ -124,7 +124,7 @@ class BoxAttachTransport implements Transport {
   ) {}
 
   async start(): Promise<void> {
-    this.attachment.on('data', (chunk) => this.#onData(chunk));
+    this.attachment.on('data', (chunk) => this.#lines.push(chunk));
     this.attachment.on('exit', (code) => {
       this.exitCode = code;
       this.#finish();
@@ -145,24 +145,19 @@ class BoxAttachTransport implements Transport {
     this.#timer.unref();
   }
 
-  #onData(chunk: Buffer): void {
-    let lines: string[];
+  #onOverflow(): void {
+    const err = new LineTooLongError(this.#lines.maxLineBytes);
+    this.failure = err.message;
+    this.onerror?.(err);
+    void this.close();
+  }
+
+  #onLine(line: string): void {
+    if (line.trim() === '') return;
     try {
-      lines = this.#lines.push(chunk);
-    } catch (err) {
-      if (!(err instanceof LineTooLongError)) throw err;
-      this.failure = err.message;
-      this.onerror?.(err);
-      void this.close();
-      return;
-    }
-    for (const line of lines) {
-      if (line.trim() === '') continue;
-      try {
-        this.onmessage?.(deserializeMessage(line));
-      } catch {
-        this.onerror?.(new Error(`ignored a line on stdout that is not a JSON-RPC message: ${JSON.stringify(line.slice(0, 120))}`));
-      }
+      this.onmessage?.(deserializeMessage(line));
+    } catch {
+      this.onerror?.(new Error(`ignored a line on stdout that is not a JSON-RPC message: ${JSON.stringify(line.slice(0, 120))}`));
     }
   }
 

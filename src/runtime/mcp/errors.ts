@@ -60,3 +60,11 @@ export class McpCallError extends Error {
     super(message, options);
   }
 }
+
+/** A server's line went over the cap (core/protocol/lines.ts); lbot stops reading from it. */
+export class LineTooLongError extends Error {
+  override name = 'LineTooLongError';
+  constructor(readonly limit: number) {
+    super(`the server sent a message line longer than ${limit} bytes; lbot stops reading from it`);
+  }
+}

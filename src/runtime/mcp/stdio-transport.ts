@@ -12,7 +12,8 @@ import { signalGroup, trackGroup, untrackGroup } from '../process/group.js';
 import { childEnv } from '../process/env.js';
 import { StderrTail } from '../plugins/stderr-tail.js';
 import { stopEscalating } from '../process/stop.js';
-import { LineBuffer, LineTooLongError } from './line-buffer.js';
+import { LineSplitter } from '../../core/protocol/index.js';
+import { LineTooLongError } from './errors.js';
 
 export type StdioServerParams = {
   command: readonly string[];
@@ -52,7 +53,7 @@ export class ProcessGroupStdioTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
 
   readonly #params: StdioServerParams;
-  readonly #lines: LineBuffer;
+  readonly #lines: LineSplitter;
   readonly #stderr: StderrTail;
   #child: ServerProcess | null = null;
   #exit: ServerExit | null = null;
@@ -66,7 +67,11 @@ export class ProcessGroupStdioTransport implements Transport {
 
   constructor(params: StdioServerParams) {
     this.#params = params;
-    this.#lines = new LineBuffer(params.maxLineBytes);
+    this.#lines = new LineSplitter({
+      maxLineBytes: params.maxLineBytes,
+      onLine: (line) => this.#onLine(line.toString('utf8')),
+      onOverflow: () => this.#onOverflow(),
+    });
     this.#stderr = new StderrTail(params.onStderrLine);
     this.#exited = new Promise((resolve) => (this.#resolveExit = resolve));
   }
@@ -123,35 +128,29 @@ export class ProcessGroupStdioTransport implements Transport {
         'error',
         (err) => this.#closing === undefined && !this.#exit && this.onerror?.(new StdioTransportError(`writing to the server failed: ${err.message}`, 'stdin')),
       );
-      child.stdout.on('data', (chunk: Buffer) => this.#onStdout(chunk));
+      child.stdout.on('data', (chunk: Buffer) => this.#lines.push(chunk));
       child.stderr.setEncoding('utf8');
       child.stderr.on('data', (text: string) => this.#stderr.push(text));
     });
   }
 
-  #onStdout(chunk: Buffer): void {
-    let lines: string[];
+  #onOverflow(): void {
+    this.failure ??= new StdioTransportError(new LineTooLongError(this.#lines.maxLineBytes).message, 'line_too_long');
+    this.#child?.stdout.destroy();
+    this.onerror?.(this.failure);
+    void this.close();
+  }
+
+  #onLine(line: string): void {
+    if (line.trim() === '') return;
+    let message: JSONRPCMessage;
     try {
-      lines = this.#lines.push(chunk);
-    } catch (err) {
-      if (!(err instanceof LineTooLongError)) throw err;
-      this.failure ??= new StdioTransportError(err.message, 'line_too_long');
-      this.#child?.stdout.destroy();
-      this.onerror?.(this.failure);
-      void this.close();
+      message = deserializeMessage(line);
+    } catch {
+      this.onerror?.(new Error(`ignored a line on stdout that is not a JSON-RPC message: ${JSON.stringify(line.slice(0, 120))}`));
       return;
     }
-    for (const line of lines) {
-      if (line.trim() === '') continue;
-      let message: JSONRPCMessage;
-      try {
-        message = deserializeMessage(line);
-      } catch {
-        this.onerror?.(new Error(`ignored a line on stdout that is not a JSON-RPC message: ${JSON.stringify(line.slice(0, 120))}`));
-        continue;
-      }
-      this.onmessage?.(message);
-    }
+    this.onmessage?.(message);
   }
 
   #onExit(exit: ServerExit): void {
@@ -164,7 +163,7 @@ export class ProcessGroupStdioTransport implements Transport {
       signalGroup(pid, 'SIGKILL');
       untrackGroup(pid);
     }
-    this.#lines.clear();
+    this.#lines.stop();
     this.#resolveExit(exit);
     if (!this.#closedNotified) {
       this.#closedNotified = true;

@@ -13,6 +13,8 @@ import {
   RunResultNotificationSchema,
   WIRE_METHODS,
   isProxyMethod,
+  LineWriter,
+  type LineSplitter,
   type ControlParamsInput,
   type ControlRequest,
   type ControlResult,
@@ -21,7 +23,7 @@ import {
   type RunParams,
   type RunReply,
 } from '../../core/protocol/index.js';
-import { LineSplitter, LineWriter, decodeLine, type FrameViolation } from './framing.js';
+import { createFrameReader, type Frame, type FrameViolation } from './framing.js';
 import { StderrTail } from './stderr-tail.js';
 import { stopEscalating } from '../process/stop.js';
 import { endGroup, signalGroup, trackGroup, untrackGroup } from '../process/group.js';
@@ -72,7 +74,7 @@ export class StdioPluginConnection implements PluginConnection {
   readonly #shutdownTimeoutMs: number;
   readonly #graceMs: number;
   readonly #exitNote: () => string | null;
-  readonly #splitter = new LineSplitter();
+  readonly #reader: LineSplitter;
   readonly #writer: LineWriter;
   readonly #stderr: StderrTail;
   readonly #peer: RpcPeer<'host'>;
@@ -98,6 +100,7 @@ export class StdioPluginConnection implements PluginConnection {
     this.pgid = opts.child.pid ?? null;
     this.exited = new Promise((resolve) => (this.#resolveExited = resolve));
     this.#writer = new LineWriter(opts.child.stdin);
+    this.#reader = createFrameReader((frame) => this.#onFrame(frame));
     this.#stderr = new StderrTail(opts.onStderr);
     this.#peer = new RpcPeer('host', {
       send: (message) => this.#writer.write(message),
@@ -117,7 +120,7 @@ export class StdioPluginConnection implements PluginConnection {
     if (this.pgid !== null) trackGroup(this.pgid);
 
     const child = opts.child;
-    child.stdout.on('data', (chunk: Buffer) => this.#onStdout(chunk));
+    child.stdout.on('data', (chunk: Buffer) => this.#reader.push(chunk));
     // Pipe errors surface as the process's exit; without a listener they would crash lbot.
     child.stdout.on('error', () => undefined);
     child.stderr.on('error', () => undefined);
@@ -256,17 +259,10 @@ export class StdioPluginConnection implements PluginConnection {
     this.#onWarning(run_id === undefined ? { identity: this.identity, message } : { identity: this.identity, message, run_id });
   }
 
-  #onStdout(chunk: Buffer): void {
+  #onFrame(frame: Frame): void {
     if (this.#isCorrupted()) return;
-    const { lines, violation } = this.#splitter.push(chunk);
-    for (const line of lines) {
-      const frame = decodeLine(line);
-      if (!frame) continue;
-      if (frame.kind === 'violation') return this.#corrupt(frame.violation);
-      this.#peer.receive(frame.message);
-      if (this.#isCorrupted()) return;
-    }
-    if (violation) this.#corrupt(violation);
+    if (frame.kind === 'violation') this.#corrupt(frame.violation);
+    else this.#peer.receive(frame.message);
   }
 
   #isCorrupted(): boolean {
@@ -278,6 +274,7 @@ export class StdioPluginConnection implements PluginConnection {
     if (this.#failure) return;
     const message = `plugin ${this.identity} broke the protocol: ${violation.reason}; the line starts with "${violation.excerpt}"`;
     this.#fail({ code: 'runner.protocol_error', message });
+    this.#reader.stop();
     this.#child.stdout.destroy();
     if (this.pgid !== null) signalGroup(this.pgid, 'SIGKILL');
   }

@@ -1,11 +1,10 @@
-// Line framing of the plugin channel: split stdout into JSON-RPC messages under a hard line cap,
-// and write lines to stdin respecting backpressure (architecture.md §4, style B14).
-import type { Writable } from 'node:stream';
-import { MAX_LINE_BYTES, RpcMessageSchema, type RpcMessage } from '../../core/protocol/index.js';
+// The plugin channel's frames: each line of stdout (split under the byte cap by core/protocol/lines.ts)
+// decoded as a JSON-RPC message, and every line that corrupts the channel turned into a violation that
+// quotes it safely (architecture.md §4, style B14).
+import { LineSplitter, MAX_LINE_BYTES, OVERFLOW_HEAD_BYTES, RpcMessageSchema, type RpcMessage } from '../../core/protocol/index.js';
 
-const NEWLINE = 0x0a;
 /** How much of an offending line an error message quotes (acceptance AC-198). */
-export const EXCERPT_BYTES = 80;
+export const EXCERPT_BYTES = OVERFLOW_HEAD_BYTES;
 
 /** The longest excerpt, in characters after escaping. */
 export const EXCERPT_MAX_CHARS = 200;
@@ -87,66 +86,9 @@ function isUtf8(bytes: Uint8Array): boolean {
   }
 }
 
-function headBytes(chunks: Buffer[]): Buffer {
-  const taken: Buffer[] = [];
-  let size = 0;
-  for (const c of chunks) {
-    if (size >= EXCERPT_BYTES) break;
-    const part = c.subarray(0, EXCERPT_BYTES - size);
-    taken.push(part);
-    size += part.length;
-  }
-  return Buffer.concat(taken);
-}
-
-/**
- * Splits a byte stream on `\n`. The cap is checked before a chunk is kept, so a line without a
- * newline never grows the buffer past `maxLineBytes` (acceptance AC-199).
- */
-export class LineSplitter {
-  #chunks: Buffer[] = [];
-  #size = 0;
-  #overflowed = false;
-
-  constructor(readonly maxLineBytes: number = MAX_LINE_BYTES) {}
-
-  /** Feeds one chunk; returns the complete lines, or a violation once a line exceeds the cap. */
-  push(chunk: Buffer): { lines: Buffer[]; violation: FrameViolation | null } {
-    const lines: Buffer[] = [];
-    if (this.#overflowed) return { lines, violation: null };
-    let start = 0;
-    while (start < chunk.length) {
-      const nl = chunk.indexOf(NEWLINE, start);
-      const end = nl === -1 ? chunk.length : nl;
-      if (this.#size + (end - start) > this.maxLineBytes) {
-        this.#overflowed = true;
-        const head = headBytes([...this.#chunks, chunk.subarray(start, start + EXCERPT_BYTES)]);
-        this.#chunks = [];
-        this.#size = 0;
-        return {
-          lines,
-          violation: { reason: `a line exceeded the ${this.maxLineBytes}-byte limit of the plugin protocol`, excerpt: excerptOf(head) },
-        };
-      }
-      if (nl === -1) {
-        // Copy: the stream may reuse its chunk buffers.
-        this.#chunks.push(Buffer.from(chunk.subarray(start)));
-        this.#size += chunk.length - start;
-        break;
-      }
-      const piece = chunk.subarray(start, nl);
-      lines.push(this.#chunks.length === 0 ? Buffer.from(piece) : Buffer.concat([...this.#chunks, piece]));
-      this.#chunks = [];
-      this.#size = 0;
-      start = nl + 1;
-    }
-    return { lines, violation: null };
-  }
-
-  /** Bytes of an unfinished line still held (for tests and diagnostics). */
-  get pendingBytes(): number {
-    return this.#size;
-  }
+/** The violation of a line longer than the cap, quoting the head the splitter kept. */
+export function overflowViolation(maxLineBytes: number, head: Buffer): FrameViolation {
+  return { reason: `a line exceeded the ${maxLineBytes}-byte limit of the plugin protocol`, excerpt: excerptOf(head) };
 }
 
 /** Parses one line as a JSON-RPC 2.0 message; anything else is a violation that quotes the line. */
@@ -168,45 +110,14 @@ export function decodeLine(line: Buffer): Frame | null {
   return { kind: 'message', message: parsed.data };
 }
 
-/** Writes one JSON object per line; queues while the pipe is full and resumes on `drain`. */
-export class LineWriter {
-  #queue: string[] = [];
-  #blocked = false;
-  #closed = false;
-
-  constructor(private readonly stream: Writable) {
-    stream.on('drain', () => this.#flush());
-    stream.on('error', () => {
-      this.#closed = true;
-      this.#queue = [];
-    });
-  }
-
-  /** Serializes and sends `message`; silently dropped once the stream is closed. */
-  write(message: unknown): void {
-    if (this.#closed || this.stream.destroyed || this.stream.writableEnded) return;
-    const line = `${JSON.stringify(message)}\n`;
-    if (this.#blocked) {
-      this.#queue.push(line);
-      return;
-    }
-    if (!this.stream.write(line)) this.#blocked = true;
-  }
-
-  /** Ends the stream after the queued lines. */
-  end(): void {
-    if (this.#closed) return;
-    this.#closed = true;
-    const rest = this.#queue.join('');
-    this.#queue = [];
-    if (!this.stream.destroyed && !this.stream.writableEnded) this.stream.end(rest);
-  }
-
-  #flush(): void {
-    this.#blocked = false;
-    while (this.#queue.length > 0 && !this.#blocked) {
-      const line = this.#queue.shift();
-      if (line !== undefined && !this.stream.write(line)) this.#blocked = true;
-    }
-  }
+/** The reader of a plugin's stdout: every line as a frame, an oversized line as a violation (after which it stops). */
+export function createFrameReader(onFrame: (frame: Frame) => void, maxLineBytes: number = MAX_LINE_BYTES): LineSplitter {
+  return new LineSplitter({
+    maxLineBytes,
+    onLine: (line) => {
+      const frame = decodeLine(line);
+      if (frame) onFrame(frame);
+    },
+    onOverflow: (head) => onFrame({ kind: 'violation', violation: overflowViolation(maxLineBytes, head) }),
+  });
 }

@@ -2,7 +2,7 @@
 // bounded memory, and the server processes are stopped (issue 5 "done when").
 import { describe, expect, it } from 'vitest';
 import { McpCallError } from '../../../src/runtime/mcp/errors.js';
-import { MAX_LINE_BYTES } from '../../../src/runtime/mcp/line-buffer.js';
+import { MAX_LINE_BYTES } from '../../../src/core/protocol/index.js';
 import { MAX_DESCRIPTION_BYTES, MAX_LISTING_BYTES, MAX_TOOLS_PER_SERVER } from '../../../src/runtime/mcp/tool-list.js';
 import { fixture, openSession, stdioRecord } from './helpers.js';
 

@@ -1,6 +1,5 @@
 // MCP tool results → content elements (skills-mcp-tools.md §3.4, §8 #48, §9 Q12), error flattening, line framing.
 import { describe, expect, it } from 'vitest';
-import { LineBuffer, LineTooLongError } from '../../../src/runtime/mcp/line-buffer.js';
 import { convertToolResult, flattenError, McpToolError } from '../../../src/runtime/mcp/results.js';
 
 describe('tool result conversion', () => {
@@ -59,21 +58,5 @@ describe('tool result conversion', () => {
     const agg = new AggregateError([inner, new RangeError('far'), inner], 'many');
     expect(flattenError(agg)).toBe('TypeError: boom; RangeError: far');
     expect(flattenError('plain')).toBe('plain');
-  });
-});
-
-describe('line framing with a cap', () => {
-  it('splits lines across chunks and strips CR', () => {
-    const b = new LineBuffer(64);
-    expect(b.push(Buffer.from('{"a":1}\r\n{"b"'))).toEqual(['{"a":1}']);
-    expect(b.push(Buffer.from(':2}\n\n'))).toEqual(['{"b":2}', '']);
-  });
-
-  it('refuses a line over the cap before buffering it, then starts clean', () => {
-    const b = new LineBuffer(16);
-    expect(() => b.push(Buffer.alloc(10, 0x61))).not.toThrow();
-    expect(() => b.push(Buffer.alloc(10, 0x61))).toThrow(LineTooLongError);
-    expect(b.push(Buffer.from('ok\n'))).toEqual(['ok']);
-    expect(() => b.push(Buffer.alloc(40, 0x61))).toThrow(LineTooLongError);
   });
 });

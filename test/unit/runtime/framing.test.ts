@@ -1,10 +1,30 @@
-// Line framing: splitting, the 8 MiB cap enforced before buffering, excerpts, JSON-RPC decoding,
-// and backpressure on writes (AC-198, AC-199).
-import { PassThrough, Writable } from 'node:stream';
+// Line framing of the plugin channel: splitting, the 8 MiB cap enforced before buffering, excerpts and
+// JSON-RPC decoding (AC-198, AC-199). The writer's backpressure is tested in test/unit/protocol/lines.test.ts.
 import { describe, expect, it } from 'vitest';
-import { MAX_LINE_BYTES } from '../../../src/core/protocol/index.js';
-import { LineSplitter, LineWriter, decodeLine } from '../../../src/runtime/plugins/framing.js';
+import { LineSplitter as Splitter, MAX_LINE_BYTES } from '../../../src/core/protocol/index.js';
+import { createFrameReader, decodeLine, overflowViolation, type FrameViolation } from '../../../src/runtime/plugins/framing.js';
 import { StderrTail } from '../../../src/runtime/plugins/stderr-tail.js';
+
+/** The shared splitter as the plugin channel sees it: each push's lines, and the violation of an oversized line. */
+class LineSplitter {
+  #out: { lines: Buffer[]; violation: FrameViolation | null } = { lines: [], violation: null };
+  readonly #s: Splitter;
+  constructor(maxLineBytes?: number) {
+    this.#s = new Splitter({
+      maxLineBytes,
+      onLine: (line) => this.#out.lines.push(line),
+      onOverflow: (head) => (this.#out.violation = overflowViolation(this.#s.maxLineBytes, head)),
+    });
+  }
+  push(chunk: Buffer): { lines: Buffer[]; violation: FrameViolation | null } {
+    this.#out = { lines: [], violation: null };
+    this.#s.push(chunk);
+    return this.#out;
+  }
+  get pendingBytes(): number {
+    return this.#s.pendingBytes;
+  }
+}
 
 describe('LineSplitter', () => {
   it('splits lines across chunk boundaries and keeps the unfinished tail', () => {
@@ -89,37 +109,14 @@ describe('decodeLine', () => {
   });
 });
 
-describe('LineWriter', () => {
-  it('queues while the stream is full and resumes on drain, in order', async () => {
-    const written: string[] = [];
-    let release: (() => void) | undefined;
-    const slow = new Writable({
-      highWaterMark: 16,
-      write(chunk: Buffer, _enc, cb) {
-        written.push(chunk.toString());
-        release = cb;
-      },
-    });
-    const w = new LineWriter(slow);
-    for (let i = 0; i < 5; i++) w.write({ i, pad: 'x'.repeat(20) });
-    expect(written).toHaveLength(1);
-    while (written.length < 5) {
-      const next = release;
-      release = undefined;
-      next?.();
-      await new Promise((r) => setImmediate(r));
-    }
-    expect(written.map((l) => /"i":(\d)/.exec(l)?.[1])).toEqual(['0', '1', '2', '3', '4']);
-  });
-
-  it('drops writes after end()', async () => {
-    const out = new PassThrough();
-    const w = new LineWriter(out);
-    w.write({ a: 1 });
-    w.end();
-    w.write({ b: 2 });
-    const text = (await out.toArray()).join('');
-    expect(text).toBe('{"a":1}\n');
+describe('createFrameReader', () => {
+  it('hands on messages and stops at the first oversized line', () => {
+    const frames: string[] = [];
+    const reader = createFrameReader((f) => frames.push(f.kind === 'message' ? 'message' : f.violation.reason), 100);
+    reader.push(Buffer.from('{"jsonrpc":"2.0","method":"run/result","params":{}}\r\n\n'));
+    reader.push(Buffer.alloc(200, 0x61));
+    reader.push(Buffer.from('{"jsonrpc":"2.0","method":"run/result","params":{}}\n'));
+    expect(frames).toEqual(['message', 'a line exceeded the 100-byte limit of the plugin protocol']);
   });
 });
 
