@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Installs the system packages lbot's sandbox needs (bubblewrap) when they are missing.
+# Installs the system packages lbot's sandbox needs (bubblewrap, and python3 under /usr for Python runners
+# and commands in sandboxes) when they are missing.
 # Runs before `npm test`; never fails the caller: without root or apt it prints what to install.
 set -u
 missing=()
 command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
 command -v nsenter >/dev/null 2>&1 || missing+=(util-linux)
+# sandboxes (the box, sandboxed runner plugins) see /usr only: a python3 elsewhere (pyenv) is not one they can run
+[ -x /usr/bin/python3 ] || missing+=(python3)
 # the box's seccomp helper is compiled at build time
 command -v cc >/dev/null 2>&1 || missing+=(gcc libc6-dev)
 [ ${#missing[@]} -eq 0 ] && exit 0
