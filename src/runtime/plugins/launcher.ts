@@ -8,6 +8,7 @@ import { RpcErrorReply, RpcTimeoutError, StdioPluginConnection, type PluginWarni
 import { buildPluginEnv } from './env.js';
 import type { PluginSandbox } from './sandbox.js';
 import { DEFAULT_BOOTSTRAP, describeCommand, resolveCommand, spawnPlugin } from './spawn.js';
+import { startLangbotPlugin } from './langbot-launcher.js';
 
 export const DEFAULT_INITIALIZE_TIMEOUT_MS = 20_000;
 
@@ -25,6 +26,8 @@ export type PluginLauncherOptions = {
   onStderr?: (identity: string, line: string) => void;
   /** Runs every plugin process in this sandbox (per its isolation mode); default: unisolated. */
   sandbox?: PluginSandbox;
+  /** The Python of LangBot SDK plugins (`execution.python`; config `langbot.python`). */
+  langbotPython?: string | undefined;
   /** Called with every connection right after its process is spawned, before `initialize` (cleanup checks). */
   onSpawn?: (connection: StdioPluginConnection) => void;
 };
@@ -138,6 +141,24 @@ export function createPluginLauncher(opts: PluginLauncherOptions = {}): Preparin
     prepare,
     async start(spec: PluginSpec, onApiCall: ProxyCallHandler, startOpts: { signal?: AbortSignal } = {}): Promise<PluginConnection> {
       startOpts.signal?.throwIfAborted();
+      // A LangBot SDK plugin speaks LangBot's own wire: a second transport behind the same port.
+      if ('python' in spec.execution) {
+        return startLangbotPlugin(
+          spec,
+          onApiCall,
+          {
+            python: opts.langbotPython,
+            hostEnv: opts.hostEnv,
+            startTimeoutMs: initializeTimeoutMs,
+            graceMs: opts.graceMs,
+            shutdownTimeoutMs: opts.shutdownTimeoutMs,
+            sandbox: opts.sandbox,
+            onWarning: opts.onWarning,
+            onStderr: opts.onStderr,
+          },
+          startOpts,
+        );
+      }
       return prepare(spec, onApiCall).initialize(startOpts);
     },
   };

@@ -160,7 +160,11 @@ export class PluginSandbox {
   }
 
   /** The sandboxed argv of `cmd` for the plugin installed in `dir`, or null when plugins run unisolated. */
-  wrap(cmd: { file: string; args: string[] }, spec: { identity: string; dir: string; network: boolean }, env: Record<string, string>): SandboxedLaunch | null {
+  wrap(
+    cmd: { file: string; args: string[] },
+    spec: { identity: string; dir: string; network: boolean; show?: readonly string[] },
+    env: Record<string, string>,
+  ): SandboxedLaunch | null {
     if (this.resolve().isolation === 'none') return null;
     const probe = this.#probe();
     if (!probe.ok) return null;
@@ -241,7 +245,7 @@ export class PluginSandbox {
   #launch(
     probe: Extract<Probe, { ok: true }>,
     cmd: { file: string; args: string[] },
-    spec: { identity: string; dir: string; network: boolean },
+    spec: { identity: string; dir: string; network: boolean; show?: readonly string[] },
     env: Record<string, string>,
     home: string | null,
   ): SandboxedLaunch {
@@ -255,6 +259,8 @@ export class PluginSandbox {
     }
     if (!isInside(process.execPath, '/usr')) shown.set(process.execPath, realOr(process.execPath));
     for (const p of this.#resolutionPaths(spec.dir)) shown.set(p, realOr(p));
+    // An interpreter the plugin runs on outside /usr (a venv's base, pyenv), read-only like the rest.
+    for (const p of spec.show ?? []) if (!isInside(p, '/usr') && existsSync(p)) shown.set(p, realOr(p));
     const stage = runAs ? new SharedStage(this.#stageDir()) : null;
     const src = (p: string, kind: 'dir' | 'file') => (stage ? stage.add(p, kind) : p);
     const ro = [...shown.entries()].sort((a, b) => depth(a[0]) - depth(b[0]));
