@@ -15,7 +15,8 @@ import { LANGBOT_MAX_ERROR_MESSAGE, type LangbotRequest, type LangbotResponse } 
 import { stopEscalating } from '../process/stop.js';
 import type { PluginWarning } from './connection.js';
 import { StderrTail } from './stderr-tail.js';
-import { endGroup, signalGroup, trackGroup, untrackGroup, type PluginProcess } from './spawn.js';
+import { endGroup, signalGroup, trackGroup, untrackGroup } from '../process/group.js';
+import type { PluginProcess } from './spawn.js';
 
 /** The SDK's own cap of in-flight actions per connection; beyond it calls are answered "busy". */
 const MAX_INBOUND = 128;

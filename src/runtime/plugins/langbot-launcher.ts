@@ -12,6 +12,7 @@ import { LbotError } from '../../core/errors.js';
 import type { PluginConnection, PluginSpec, ProxyCallHandler } from '../../core/host/ports.js';
 import { isRecord } from '../../core/json.js';
 import type { PluginWarning } from './connection.js';
+import { childEnv } from '../process/env.js';
 import { buildPluginEnv } from './env.js';
 import { LangbotPluginConnection } from './langbot-connection.js';
 import { SANDBOX_HOME, type PluginSandbox } from './sandbox.js';
@@ -83,8 +84,7 @@ export function sdkVersionSupported(version: string): boolean {
 }
 
 function probePython(python: string, dir: string, hostEnv: NodeJS.ProcessEnv): Promise<Probe> {
-  const env: Record<string, string> = {};
-  for (const k of ['PATH', 'HOME', 'LANG']) if (hostEnv[k] !== undefined) env[k] = hostEnv[k];
+  const env = childEnv('helper', {}, hostEnv);
   return new Promise((resolve, reject) => {
     execFile(python, ['-I', '-c', PROBE, dir], { env, cwd: '/', timeout: PROBE_TIMEOUT_MS, maxBuffer: PROBE_OUTPUT_BYTES }, (err, stdout, stderr) => {
       if (err) {

@@ -8,7 +8,7 @@ import { ApiError } from '../../../src/core/host/api-error.js';
 import type { PluginSpec, ProxyCallHandler } from '../../../src/core/host/ports.js';
 import { createPluginLauncher } from '../../../src/runtime/plugins/launcher.js';
 import { sdkVersionSupported } from '../../../src/runtime/plugins/langbot-launcher.js';
-import { liveProcessGroups } from '../../../src/runtime/plugins/spawn.js';
+import { liveProcessGroups } from '../../../src/runtime/process/group.js';
 import { createTempPlugins, type TempPlugins } from '../../helpers/plugins.js';
 import { withReason } from '../../helpers/skip.js';
 
@@ -35,7 +35,8 @@ async function copy(edit?: (dir: string) => Promise<void>): Promise<PluginSpec> 
   return { identity: 'lbot-fixtures/wire-agent', dir, execution: { python: { path: 'main.py', attr: 'WireAgentPlugin' } }, env: {} };
 }
 
-const launcher = (env: NodeJS.ProcessEnv = process.env) => createPluginLauncher({ initializeTimeoutMs: 1500, graceMs: 300, hostEnv: env });
+const launcher = (env: NodeJS.ProcessEnv = process.env, initializeTimeoutMs = 1500) =>
+  createPluginLauncher({ initializeTimeoutMs, graceMs: 300, hostEnv: env });
 
 describe('sdkVersionSupported', () => {
   it('accepts 0.5.x to 0.x and refuses older and 1.x', () => {
@@ -81,7 +82,7 @@ describe.skipIf(!hasPython)(withReason('LangBot launcher', !hasPython && 'python
   });
 
   it('completes the handshake and closes on stdin EOF without leftovers', async () => {
-    const conn = await launcher().start(await copy(), noApi);
+    const conn = await launcher(process.env, 20_000).start(await copy(), noApi);
     expect(conn.pgid).not.toBeNull();
     await conn.close();
     expect(await conn.exited).toBeNull();

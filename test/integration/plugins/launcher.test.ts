@@ -419,11 +419,11 @@ describe('plugin start failures (AC-018)', () => {
     expect(err.message).toContain('never answering');
   });
 
-  it('execution.python is refused with a clear reason and nothing is spawned', async () => {
+  it('execution.python goes to the LangBot SDK launcher, which refuses a Python without the SDK before spawning the plugin', async () => {
     const err = await startFailure('echo', { python: { path: 'main.py', attr: 'Runner' } });
     expect(err.code).toBe('runner.start_failed');
-    expect(err.message).toContain('execution.python');
-    expect(err.hint).toContain('execution.command');
+    expect(err.message).toContain('cannot import langbot_plugin');
+    expect(err.hint).toContain('LBOT_LANGBOT_PYTHON');
   });
 
   it('an initialize answer naming another plugin is runner.protocol_error', async () => {
