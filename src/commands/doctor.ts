@@ -43,7 +43,7 @@ export function registerDoctor(program: Command, getCtx: GetContext): void {
       const { pluginSandboxFor } = await import('../runtime/plugins/sandbox.js');
       const { findExecutable } = await import('../runtime/box/host-tools.js');
       try {
-        const sandbox = pluginSandboxFor(config, ctx.flags.dataDir, { warn: () => undefined }).resolve();
+        const sandbox = pluginSandboxFor(config, ctx.flags.dataDir, { warn: (m) => ctx.output.warn(m) }).resolve();
         const isolated = sandbox.isolation === 'sandbox' || config.plugins.isolation === 'none';
         checks.push({ name: 'plugin_sandbox', status: isolated ? 'ok' : 'warn', detail: `plugins.isolation ${config.plugins.isolation}: ${sandbox.reason}` });
       } catch (err) {

@@ -3,7 +3,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { LbotError, toLbotError } from '../../core/errors.js';
-import { dispatch } from '../../core/host/dispatch.js';
+import { dispatch, type RunnerChoice } from '../../core/host/dispatch.js';
 import type { HostObserver } from '../../core/host/observer.js';
 import type { RunnerCatalog } from '../../core/host/ports.js';
 import type { Binding } from '../../core/protocol/binding.js';
@@ -181,14 +181,15 @@ export async function startDev(opts: DevOptions): Promise<DevSession> {
   if (lastEvent) bus.emit({ type: 'dev.event_file', file: lastEvent });
   bus.emit({ type: 'dev.ready', url: handle.url, plugins: [...reloader.catalog().plugins.values()].map((p) => ({ identity: p.identity, dir: p.dir })) });
 
-  // The served runners are the fallback when no --runner is named and no configured binding matches.
+  // The runners of the developed directory are the fallback when no --runner is named and no configured
+  // binding matches; the bundled runners are served too, but never picked for an unnamed event.
   const bindingFor = async (event: EventEnvelope): Promise<Binding> =>
     dispatch({
       event,
       config: opts.configFile.config,
       runner: opts.runner,
       runnerConfig: opts.runnerConfigFile ? await readJsonObject(opts.runnerConfigFile, '--config') : undefined,
-      fallback: { catalog: reloader.catalog(), from: opts.dir },
+      fallback: { catalog: runnersUnder(reloader.catalog(), root), from: opts.dir },
     });
 
   let closing: Promise<void> | undefined;
@@ -245,4 +246,14 @@ export async function startDev(opts: DevOptions): Promise<DevSession> {
       })()),
   };
   return session;
+}
+
+/** The runners whose plugin lives in `root` (the directory `lbot dev` develops). */
+function runnersUnder(catalog: RunnerCatalog, root: string): RunnerChoice {
+  const inside = (dir: string) => dir === root || dir.startsWith(`${root}${path.sep}`);
+  const runners = catalog.runners.filter((r) => {
+    const plugin = catalog.plugins.get(`${r.plugin_author}/${r.plugin_name}`);
+    return plugin !== undefined && inside(path.resolve(plugin.dir));
+  });
+  return { runners, warnings: catalog.warnings };
 }
