@@ -1,8 +1,8 @@
 // Dotted config keys (`box.limits.memory_mb`, `mcp.servers.fs.url`) for `lbot config get|set|unset`: each
 // key is checked against the config schema before anything is read or written, so a typo names the keys
 // that exist instead of writing a value lbot would never read.
-import { closestMatch } from 'leven';
 import { z } from 'zod';
+import { closestName } from './closest-name.js';
 import { ConfigSchema } from './config.js';
 import { LbotError } from './errors.js';
 import { isRecord } from './json.js';
@@ -25,7 +25,7 @@ function bare(schema: Schema): Schema {
 }
 
 function unknownKey(key: string, at: string, name: string, known: string[]): LbotError {
-  const near = closestMatch(name, known, { maxDistance: Math.max(2, Math.floor(name.length / 3)) });
+  const near = closestName(name, known);
   const prefix = at === '' ? '' : `${at}.`;
   return new LbotError('invalid_argument', `unknown config key '${key}': ${prefix}${name} is not a setting`, {
     hint: `${near ? `did you mean ${prefix}${near}? ` : ''}keys${at === '' ? '' : ` under ${at}`}: ${known.join(', ')}`,

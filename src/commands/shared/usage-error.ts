@@ -1,7 +1,7 @@
 // Commander's parse failures as lbot's own usage error (`error[usage]`, exit 2, the --json envelope), with a
 // hint naming the closest command or flag and the help to read.
 import type { Command, CommanderError } from 'commander';
-import { closestMatch } from 'leven';
+import { closestName } from '../../core/closest-name.js';
 import { LbotError } from '../../core/errors.js';
 
 /** The full name of a command as typed: `lbot runs list`. */
@@ -29,8 +29,7 @@ function firstUnknownOption(cmd: Command): string | null {
 
 function suggestFlag(flag: string, cmd: Command): string | null {
   if (!flag.startsWith('--')) return null;
-  const best = closestMatch(flag, knownLongFlags(cmd), { maxDistance: Math.max(2, Math.floor(flag.length / 3)) });
-  return best ?? null;
+  return closestName(flag, knownLongFlags(cmd));
 }
 
 /** True when `cmd` takes a command line of its own (`box exec -- CMD…`), whose options need a `--` before them. */
@@ -62,12 +61,10 @@ export function usageError(err: CommanderError, cmd: Command): LbotError {
   if (err.code === 'commander.excessArguments' && cmd.commands.length > 0 && word !== undefined) {
     reason = 'unknownCommand';
     message = `unknown command '${word}'`;
-    suggestion =
-      closestMatch(
-        word,
-        cmd.commands.map((c) => c.name()),
-        { maxDistance: Math.max(2, Math.floor(word.length / 3)) },
-      ) ?? null;
+    suggestion = closestName(
+      word,
+      cmd.commands.map((c) => c.name()),
+    );
   }
   const help = `run \`${commandPath(cmd)} --help\` for usage`;
   let hint = suggestion ? `did you mean ${suggestion}? ${help}` : help;
