@@ -12,6 +12,7 @@ import type { McpServerRecord } from './config.js';
 import { printable } from './client-capabilities.js';
 import { LbotOAuthProvider, recordChallenges, unionScopes } from './oauth-provider.js';
 import { OAuthStore } from './oauth-store.js';
+import { withTimeout } from '../process/timeout.js';
 
 export type LoginOptions = {
   dataDir: string;
@@ -95,22 +96,6 @@ function openInBrowser(url: URL, say: (line: string) => void): void {
   }
 }
 
-function withTimeout<T>(work: Promise<T>, ms: number, name: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () =>
-        reject(
-          new LbotError('mcp.auth_failed', `MCP server ${name}: no authorization came back within ${Math.round(ms / 1000)}s`, {
-            hint: `run lbot mcp login ${name} again`,
-          }),
-        ),
-      ms,
-    );
-  });
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
-}
-
 /** The port of the redirect URI lbot registered before, so a dynamic registration stays valid. */
 function registeredPort(store: OAuthStore): number | null {
   const uri = store.clientInformation()?.redirect_uris[0];
@@ -165,7 +150,16 @@ export async function login(record: McpServerRecord, opts: LoginOptions): Promis
     if (result === 'REDIRECT') {
       if (!loopback)
         throw new LbotError('mcp.auth_failed', `MCP server ${record.name}: the authorization server wants a browser flow for a client-credentials client`);
-      const code = await withTimeout(loopback.code, opts.timeoutMs, record.name);
+      // Out of time, the loopback listener closes: a redirect that comes later finds nobody.
+      const waiting = new AbortController();
+      waiting.signal.addEventListener('abort', () => loopback.close(), { once: true });
+      const code = await withTimeout(loopback.code, opts.timeoutMs, {
+        abort: waiting,
+        error: () =>
+          new LbotError('mcp.auth_failed', `MCP server ${record.name}: no authorization came back within ${Math.round(opts.timeoutMs / 1000)}s`, {
+            hint: `run lbot mcp login ${record.name} again`,
+          }),
+      });
       result = await auth(provider, { ...base, authorizationCode: code });
     }
     if (result !== 'AUTHORIZED') throw new LbotError('mcp.auth_failed', `MCP server ${record.name}: authorization did not complete`);

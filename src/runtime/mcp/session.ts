@@ -6,6 +6,7 @@ import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolRe
 import type { ContentElement, JsonObject } from '../../core/protocol/event.js';
 import type { LbotError } from '../../core/errors.js';
 import { LBOT_VERSION } from '../../version.js';
+import { withTimeout } from '../process/timeout.js';
 import type { McpServerRecord } from './config.js';
 import type { McpConnection, McpConnector } from './connectors.js';
 import { clientCapabilities, installClientHandlers, type ElicitationMode, type ElicitationPrompt } from './client-capabilities.js';
@@ -79,12 +80,6 @@ function abortable(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 /** Rejects with `onTimeout()` after `ms` unless `work` settles first. */
-function withTimeout<T>(work: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(onTimeout()), Math.max(0, ms))));
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
-}
-
 export class McpSession {
   readonly record: McpServerRecord;
   readonly #o: SessionOptions;
@@ -185,7 +180,7 @@ export class McpSession {
     if (this.#refreshTimer) clearTimeout(this.#refreshTimer);
     const live = this.#live;
     if (live) await this.#teardown(live);
-    if (this.#task) await withTimeout(this.#task, 5000, () => new Error('timeout')).catch(() => undefined);
+    if (this.#task) await withTimeout(this.#task, 5000, { abort: this.#shutdown, error: () => new Error('timeout') }).catch(() => undefined);
     this.#status = 'closed';
     this.#markReady();
     this.#markFirst();
@@ -358,14 +353,16 @@ export class McpSession {
     let client: Client | null = null;
     try {
       const pending = this.#o.connector(this.record, { signal: attempt.signal, transient: this.#o.transient ?? false });
-      conn = await withTimeout(pending, remaining(), () => {
-        attempt.abort();
-        // A connection that arrives after the budget is closed at once.
-        void pending.then(
-          (late) => this.#teardown({ conn: late, client: null }),
-          () => undefined,
-        );
-        return new McpPhaseError('process_start', `connection timeout: MCP server ${this.name} did not start within ${budgetSecs}s`);
+      conn = await withTimeout(pending, remaining(), {
+        abort: attempt,
+        error: () => {
+          // A connection that arrives after the budget is closed at once.
+          void pending.then(
+            (late) => this.#teardown({ conn: late, client: null }),
+            () => undefined,
+          );
+          return new McpPhaseError('process_start', `connection timeout: MCP server ${this.name} did not start within ${budgetSecs}s`);
+        },
       });
       const c = conn;
       this.#box = c.box;
@@ -383,18 +380,18 @@ export class McpSession {
       };
       cl.setNotificationHandler(ToolListChangedNotificationSchema, () => this.#refreshSoon());
       try {
-        await withTimeout(
-          cl.connect(c.transport, { timeout: Math.max(1, remaining()), signal: attempt.signal }),
-          remaining(),
-          () => new McpPhaseError('mcp_init', `connection timeout: MCP server ${this.name} did not complete the initialize handshake within ${budgetSecs}s`),
-        );
+        await withTimeout(cl.connect(c.transport, { timeout: Math.max(1, remaining()), signal: attempt.signal }), remaining(), {
+          abort: attempt,
+          error: () =>
+            new McpPhaseError('mcp_init', `connection timeout: MCP server ${this.name} did not complete the initialize handshake within ${budgetSecs}s`),
+        });
         this.#timings.connect_ms = Date.now() - started;
         const listStart = Date.now();
-        this.#tools = await withTimeout(
-          this.#listTools(cl, Math.max(1, remaining())),
-          remaining(),
-          () => new McpPhaseError('mcp_init', `connection timeout: MCP server ${this.name} did not list its tools within the ${budgetSecs}s start budget`),
-        );
+        this.#tools = await withTimeout(this.#listTools(cl, Math.max(1, remaining()), attempt.signal), remaining(), {
+          abort: attempt,
+          error: () =>
+            new McpPhaseError('mcp_init', `connection timeout: MCP server ${this.name} did not list its tools within the ${budgetSecs}s start budget`),
+        });
         this.#timings.list_tools_ms = Date.now() - listStart;
       } catch (err) {
         throw this.#handshakeError(err, c, budgetSecs);
@@ -442,11 +439,14 @@ export class McpSession {
    * Lists the tools page by page. The result is read with a permissive schema and each tool is checked
    * on its own (tool-list.ts), so one malformed tool is dropped instead of failing the whole listing.
    */
-  async #listTools(client: Client, timeoutMs: number): Promise<ListedTool[]> {
+  async #listTools(client: Client, timeoutMs: number, signal?: AbortSignal): Promise<ListedTool[]> {
     const out = new ToolListCollector(this.name, (m) => this.#log(m));
     let cursor: string | undefined;
     for (let page = 0; page < MAX_TOOL_PAGES; page++) {
-      const res = await client.request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, ToolsListPageSchema, { timeout: timeoutMs });
+      const res = await client.request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, ToolsListPageSchema, {
+        timeout: timeoutMs,
+        ...(signal ? { signal } : {}),
+      });
       out.add(res.tools);
       if (out.full || !res.nextCursor || res.nextCursor === cursor) return out.finish();
       cursor = res.nextCursor;
