@@ -1,23 +1,45 @@
-// Normalized run results of a cassette, and the readable difference between two sets of them.
+// Normalized run results of a cassette, and the readable difference between two sets of them. The
+// delivered items and observed notices are stored as result-stream lines (core/protocol/result-line.ts)
+// without their run id and times, so a cassette reads like `lbot run --json`.
 import type { RunOutcome } from '../host/host.js';
 import type { Delivered } from '../host/result-processor.js';
 import type { ObservedNotice } from '../stores/types.js';
 import { isRecord } from '../json.js';
+import { deliveredLine, observedLine } from '../protocol/result-line.js';
 import { lineDiff } from './diff.js';
 import { stablePretty, stableValue } from './normalize.js';
 import type { TapeResults, TapeRun } from './schema.js';
 
-/** One delivered item without its run id. */
-export function deliveredEntry(item: Delivered): Record<string, unknown> {
-  const entry = item.type === 'message.delta' ? { type: item.type, chunk: item.chunk } : { type: item.type, message: item.message };
-  const stable = stableValue(entry);
+function stableRecord(value: unknown): Record<string, unknown> {
+  const stable = stableValue(value);
   return isRecord(stable) ? stable : {};
 }
 
-/** One observed notice without its time. */
-export function observedEntry(notice: ObservedNotice): Record<string, unknown> {
-  const stable = stableValue(notice);
-  return isRecord(stable) ? stable : {};
+/** One delivered item as its result line, without its run id. */
+export function deliveredEntry(item: Delivered): Record<string, unknown> {
+  return stableRecord(deliveredLine(item));
+}
+
+/** One observed notice as its result line, without its run id and time. */
+export function observedEntry(run_id: string, notice: ObservedNotice): Record<string, unknown> {
+  return stableRecord(observedLine(run_id, notice));
+}
+
+/**
+ * A stored entry as a result line. Cassettes recorded before the entries were result lines held a
+ * delivered item as `{type, chunk|message}` and a notice as it was stored; they read as the same lines,
+ * so replaying them compares equal.
+ */
+export function storedEntry(entry: Record<string, unknown>): Record<string, unknown> {
+  if ('data' in entry && (entry.type === 'message.delta' || entry.type === 'message.completed' || entry.observed === true)) return entry;
+  if (entry.type === 'message.delta' && 'chunk' in entry) return stableRecord({ type: entry.type, data: { chunk: entry.chunk } });
+  if (entry.type === 'message.completed' && 'message' in entry) return stableRecord({ type: entry.type, data: { message: entry.message } });
+  const data = isRecord(entry.data) ? entry.data : {};
+  return stableRecord({ type: entry.type, data, observed: true, ...(entry.executed === false ? { executed: false } : {}) });
+}
+
+function storedResults(results: TapeResults): TapeResults {
+  return { ...results, delivered: results.delivered.map(storedEntry), observed: results.observed.map(storedEntry) };
 }
 
 /** The results of a finished run as the cassette stores them. */
@@ -48,7 +70,7 @@ export function compareRuns(recorded: readonly TapeRun[], replayed: readonly Tap
       out.push(`${label}: recorded, but it did not run this time (an earlier run failed or the event file changed)`);
       continue;
     }
-    const diff = lineDiff(stablePretty(before.results), stablePretty(after));
+    const diff = lineDiff(stablePretty(storedResults(before.results)), stablePretty(storedResults(after)));
     if (diff.length > 0) out.push(`${label}: results changed`, ...diff.map((l) => `  ${l}`));
   }
   return out;

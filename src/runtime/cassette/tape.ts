@@ -67,7 +67,7 @@ export class TapeLog {
         });
       },
       onDelivered: (item) => this.tape(item.run_id).delivered.push(deliveredEntry(item)),
-      onObserved: (run_id, notice) => this.tape(run_id).observed.push(observedEntry(notice)),
+      onObserved: (run_id, notice) => this.tape(run_id).observed.push(observedEntry(run_id, notice)),
       onRunEnded: (outcome) => {
         const tape = this.tape(outcome.run_id);
         tape.results = tapeResults(outcome, tape.delivered, tape.observed);
