@@ -1,6 +1,8 @@
 // `lbot kb` through the built binary: ingest the Markdown of fixtures/skills/real and a PDF, re-add after an
 // edit (only that file re-indexed), search (BM25, filters, semantic via the fake server's concept embeddings,
-// rerank), and knowledge.list / knowledge.retrieve in real runs with a granted and an ungranted base.
+// rerank), and knowledge.list / knowledge.retrieve in real runs with a granted and an ungranted base; HTML and
+// JSON documents, `kb reindex` and `kb rm`.
+import Database from 'better-sqlite3';
 import { cp, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -149,5 +151,50 @@ describe('lbot kb', () => {
     const shown = await s.lbot(['--json', 'runs', 'show', runId], { env });
     expect(shown.stdout).toContain('"resource":"secret"');
     expect(shown.stdout).toContain('"resource":"knowledge_bases"');
+  });
+
+  it('ingests HTML and JSON, reindexes every document (dropping gone files), and removes a base', { timeout: 120_000 }, async () => {
+    const s = await scenario();
+    const site = path.join(s.root, 'site');
+    await cp(path.join(REPO_ROOT, 'fixtures/knowledge/site'), site, { recursive: true });
+    await json(s, ['kb', 'create', 'harbour']);
+    const added = await json<Summary>(s, ['kb', 'add', 'harbour', site]);
+    expect(added).toMatchObject({ indexed: 2, failed: 0, version: 1 });
+
+    // HTML: the title becomes metadata, headings and paragraphs are text, head/script/style/comments are not.
+    const surge = await search(s, 'harbour', 'barometer surge', '--top-k', '1');
+    expect(surge.mode).toBe('bm25');
+    expect(surge.results[0]).toMatchObject({
+      document_id: 'site/tide-tables.html',
+      metadata: { type: 'html', title: 'Tide tables & berthing windows', file_name: 'tide-tables.html' },
+    });
+    expect(surge.results[0]?.text).toContain('980 hPa');
+    expect((await search(s, 'harbour', 'analytics sans serif generated')).results).toEqual([]);
+    // JSON: one section per top-level key, values kept.
+    const ice = await search(s, 'harbour', 'ice plant', '--top-k', '1');
+    expect(ice.results[0]).toMatchObject({ document_id: 'site/berths.json', metadata: { type: 'json' } });
+    expect(ice.results[0]?.text).toContain('fishing_pier');
+
+    // reindex re-reads every document, unchanged ones too, and drops the file that is gone.
+    await rm(path.join(site, 'tide-tables.html'));
+    const re = await json<Summary>(s, ['kb', 'reindex', 'harbour']);
+    expect(re).toMatchObject({ files: 1, indexed: 1, unchanged: 0, removed: 1, failed: 0, version: 2 });
+    const after = (await search(s, 'harbour', 'barometer ice plant')).results;
+    expect(after.length).toBeGreaterThan(0);
+    expect(after.every((r) => r.document_id === 'site/berths.json')).toBe(true);
+
+    // rm removes the base with its chunks; a second rm and a search of it are kb.not_found.
+    await json(s, ['kb', 'create', 'other']);
+    expect(await json<{ removed: string }>(s, ['kb', 'rm', 'harbour'])).toEqual({ removed: 'harbour' });
+    const listed = await s.lbot(['--json', 'kb', 'list'], { env });
+    expect(listed.stdout).toContain('"kb_id":"other"');
+    expect(listed.stdout).not.toContain('"kb_id":"harbour"');
+    const again = await s.lbot(['kb', 'rm', 'harbour'], { env });
+    expect(again.exitCode).not.toBe(0);
+    expect(again.stderr).toContain('error[kb.not_found]');
+    const db = new Database(path.join(s.dataDir, 'lbot.db'), { readonly: true });
+    expect(db.prepare("SELECT count(*) AS n FROM kb_chunks WHERE base_id = 'harbour'").get()).toEqual({ n: 0 });
+    expect(db.prepare("SELECT count(*) AS n FROM kb_chunks_fts WHERE kb_chunks_fts MATCH 'fishing'").get()).toEqual({ n: 0 });
+    db.close();
   });
 });
