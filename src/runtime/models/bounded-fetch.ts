@@ -1,7 +1,8 @@
 // The fetch the provider SDKs use: every upstream body is counted while it is read, so a huge or endless
 // answer stops at a cap instead of being buffered whole (the SDKs read a non-streamed body in one go and
 // buffer a server-sent event until its line ends). A declared Content-Length over the cap is refused
-// before a byte is read; without one (chunked) or with a wrong one, the bytes themselves are counted.
+// before a byte is read; one within the cap bounds a plain body already (HTTP/1.1 framing stops the body there),
+// so that body passes untouched; without one (chunked) or compressed, the bytes themselves are counted.
 import { ApiError } from '../../core/host/api-error.js';
 
 /** The most bytes of one non-streamed upstream body: a 1,000,000-character reply JSON-escaped, or 256 wide embeddings. */
@@ -53,16 +54,27 @@ function failing(err: ApiError): ReadableStream<Uint8Array> {
   });
 }
 
+/** No Content-Encoding: the bytes read are the bytes declared (a compressed body can inflate past its length). */
+function identity(headers: Headers): boolean {
+  const encoding = (headers.get('content-encoding') ?? '').trim().toLowerCase();
+  return encoding === '' || encoding === 'identity';
+}
+
 /** `fetch` whose response bodies are bounded by `limits`; errors carry `payload_too_large` (`upstream_body_too_large`). */
 export function boundedFetch(model_id: string, limits: BodyLimits = DEFAULT_LIMITS, inner: typeof fetch = globalThis.fetch): typeof fetch {
   return async (input, init) => {
     const res = await inner(input, init);
     if (!res.body) return res;
     const eventStream = (res.headers.get('content-type') ?? '').toLowerCase().includes('text/event-stream');
-    const declared = Number(res.headers.get('content-length') ?? Number.NaN);
+    const length = res.headers.get('content-length')?.trim() ?? '';
+    const declared = /^\d+$/.test(length) ? Number(length) : Number.NaN;
     let body: ReadableStream<Uint8Array>;
     if (eventStream) {
       body = res.body.pipeThrough(counter(limits.eventBytes, true, () => tooLarge(model_id, 'event', limits.eventBytes)));
+    } else if (declared <= limits.bodyBytes && identity(res.headers)) {
+      // HTTP/1.1 framing ends the body at its declared length (a longer one cannot be read as this body), so a
+      // declared length within the cap bounds it already: the body is passed on as it is, without a copy.
+      return res;
     } else if (declared > limits.bodyBytes) {
       await res.body.cancel();
       body = failing(tooLarge(model_id, `body (Content-Length ${declared})`, limits.bodyBytes));

@@ -37,15 +37,41 @@ export function apiKeyOf(model: ModelConfig, env: NodeJS.ProcessEnv): string | u
   return value;
 }
 
-/** The call's signal joined with the run deadline, and the per-attempt timeout it leaves. */
-function bounded(model: ModelConfig, deadline_at: number | null, signal: AbortSignal): { signal: AbortSignal; timeoutMs: number; stopped: () => StopReason } {
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * The call's signal joined with the run deadline, and the per-attempt timeout it leaves. One controller and
+ * one timer per call, both let go by `release` (AbortSignal.any would keep every call's signal tied to the
+ * run's until the run ends).
+ */
+function bounded(
+  model: ModelConfig,
+  deadline_at: number | null,
+  signal: AbortSignal,
+): { signal: AbortSignal; timeoutMs: number; stopped: () => StopReason; release: () => void } {
   const left = deadline_at === null ? Number.POSITIVE_INFINITY : deadline_at * 1000 - Date.now();
   if (left <= 0) throw new ApiError('deadline_exceeded', 'the run deadline has passed', 'run_deadline', { model_id: model.id });
-  const deadline = Number.isFinite(left) ? AbortSignal.timeout(Math.ceil(left)) : null;
+  const timeoutMs = Math.max(1, Math.min(model.timeout_ms, Math.ceil(left)));
+  // A deadline past what a timer can hold (about 24.8 days) is left to the per-attempt timeout.
+  if (!(left <= MAX_TIMER_MS)) return { signal, timeoutMs, stopped: () => (signal.aborted ? 'cancelled' : null), release: () => {} };
+  const joined = new AbortController();
+  let late = false;
+  const onAbort = () => joined.abort(signal.reason);
+  const timer = setTimeout(() => {
+    late = true;
+    joined.abort(new DOMException('the run deadline has passed', 'TimeoutError'));
+  }, Math.ceil(left));
+  timer.unref();
+  if (signal.aborted) onAbort();
+  else signal.addEventListener('abort', onAbort, { once: true });
   return {
-    signal: deadline ? AbortSignal.any([signal, deadline]) : signal,
-    timeoutMs: Math.max(1, Math.min(model.timeout_ms, Math.ceil(left))),
-    stopped: () => (signal.aborted ? 'cancelled' : deadline?.aborted ? 'deadline' : null),
+    signal: joined.signal,
+    timeoutMs,
+    stopped: () => (signal.aborted ? 'cancelled' : late ? 'deadline' : null),
+    release: () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+    },
   };
 }
 
@@ -106,6 +132,8 @@ export function createModelProvider(models: readonly ModelConfig[], opts: ModelP
       return result;
     } catch (err) {
       throw toUpstreamError(err, backend.errors, { model_id: model.id, endpoint: backend.endpoint, apiKey: backend.apiKey }, bound.stopped());
+    } finally {
+      bound.release();
     }
   }
 
