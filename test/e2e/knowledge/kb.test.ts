@@ -117,9 +117,14 @@ describe('lbot kb', () => {
     await json(s, ['kb', 'add', 'secret', pdf]);
     await s.editRunner((doc) => {
       const spec = doc.spec as Record<string, Record<string, unknown>>;
-      spec.permissions = { ...spec.permissions, knowledge_bases: ['list', 'retrieve'] };
+      spec.permissions = { ...spec.permissions, knowledge_bases: ['list', 'retrieve'], models: ['rerank'] };
       spec.capabilities = { ...spec.capabilities, knowledge_retrieval: true };
-      Object.assign(spec, { config: [{ name: 'kbs', type: 'knowledge-base-multi-selector' }] });
+      Object.assign(spec, {
+        config: [
+          { name: 'kbs', type: 'knowledge-base-multi-selector' },
+          { name: 'reranker', type: 'rerank-model-selector' },
+        ],
+      });
     });
     const script = [
       api('knowledge.list', {}),
@@ -128,11 +133,14 @@ describe('lbot kb', () => {
       api('knowledge.retrieve', { kb_id: 'docs', query_text: 'motorcar', top_k: 1 }),
       api('knowledge.retrieve', { kb_id: 'secret', query_text: 'tides' }),
       api('knowledge.retrieve', { kb_id: 'docs', query_text: 'x', filters: [{ field: 'type', operator: 'in', value: 'pdf' }] }),
+      api('knowledge.retrieve', { kb_id: 'docs', query_text: 'spring tide quay', top_k: 2, rerank_model_id: 'rr' }),
+      api('knowledge.retrieve', { kb_id: 'docs', query_text: 'spring tide quay', rerank_model_id: 'emb' }),
       done(),
     ];
-    const r = await s.run(script, { json: true, config: { kbs: ['docs'] }, env });
+    const reranksBefore = server?.requests.filter((q) => q.path === '/v1/rerank').length ?? 0;
+    const r = await s.run(script, { json: true, config: { kbs: ['docs'], reranker: 'rr' }, env });
     expect(r.exitCode, r.stderr).toBe(0);
-    const [list, plain, filtered, semantic, ungranted, badFilter] = reports(r.stdout) as Array<{
+    const [list, plain, filtered, semantic, ungranted, badFilter, reranked, ungrantedRerank] = reports(r.stdout) as Array<{
       ok: boolean;
       result?: Record<string, unknown>;
       error?: { code: string };
@@ -146,6 +154,9 @@ describe('lbot kb', () => {
     expect((semantic?.result?.results as Entry[])[0]?.document_id).toBe('real/garage.md');
     expect(ungranted).toMatchObject({ ok: false, error: { code: 'unauthorized' } });
     expect(badFilter).toMatchObject({ ok: false, error: { code: 'invalid_argument' } });
+    expect((reranked?.result?.results as Entry[])[0]?.document_id).toBe('harbour-manual.pdf');
+    expect((server?.requests.filter((q) => q.path === '/v1/rerank').length ?? 0) - reranksBefore).toBe(1);
+    expect(ungrantedRerank).toMatchObject({ ok: false, error: { code: 'unauthorized' } });
 
     const runId = String(summaries(r.stdout)[0]?.run_id ?? '');
     const shown = await s.lbot(['--json', 'runs', 'show', runId], { env });

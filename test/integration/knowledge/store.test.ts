@@ -95,4 +95,20 @@ describe('knowledge store', () => {
     expect(again.knowledge.listBases().map((b) => b.id)).toEqual(['docs']);
     again.close();
   });
+
+  it("BM25 finds a base's matches and filtered ones behind many better matches of another base", () => {
+    const kb = seeded();
+    kb.createBase({ id: 'noise', name: null, embedding_model: null, chunk_tokens: 100, chunk_overlap: 0 });
+    // 300 chunks that rank above every match in `docs` (the word repeated), spread over many batches.
+    const noisy = Array.from({ length: 300 }, () => ({ text: 'keeper keeper keeper', tokens: 3, embedding: null }));
+    kb.putDocument('noise', doc('n.md', { type: 'markdown' }), noisy, 1);
+    const hits = kb.searchText('docs', ftsQuery('keeper') ?? '', [], 10);
+    expect([...kb.chunks(hits.map((h) => h.row)).values()].map((c) => c.source).sort()).toEqual(['a.md', 'b.txt']);
+    const filtered = kb.searchText('docs', ftsQuery('keeper') ?? '', [{ field: 'type', operator: 'eq', value: 'text' }], 10);
+    expect([...kb.chunks(filtered.map((h) => h.row)).values()].map((c) => c.source)).toEqual(['b.txt']);
+    expect(kb.searchText('noise', ftsQuery('keeper') ?? '', [], 5)).toHaveLength(5);
+    // best first
+    const scores = kb.searchText('noise', ftsQuery('keeper') ?? '', [], 100).map((h) => h.score);
+    expect(scores).toEqual([...scores].sort((a, b) => b - a));
+  });
 });

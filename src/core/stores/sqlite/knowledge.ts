@@ -152,14 +152,33 @@ export class SqliteKnowledgeStore implements KnowledgeStore {
   }
 
   searchText(base_id: string, match: string, filters: readonly KnowledgeFilter[], limit: number): Array<{ row: number; score: number }> {
+    // FTS5 ranks fastest on its own index with no join: the best matches stream from it and are checked for the
+    // base and the filters a batch at a time until `limit` pass (a join would look up every match's row first).
     const f = filterSql(filters);
-    // The document join is only paid for when a filter needs it.
     const join = filters.length ? ' JOIN kb_documents d ON d.id = c.document_id' : '';
-    const sql = `SELECT c.id AS row, bm25(kb_chunks_fts) AS rank FROM kb_chunks_fts JOIN kb_chunks c ON c.id = kb_chunks_fts.rowid${join}
-      WHERE kb_chunks_fts MATCH ? AND c.base_id = ?${f.sql} ORDER BY rank LIMIT ?`;
-    return this.store.run('searching a knowledge base', () =>
-      rowsOf(this.store.prepare(sql).all(match, base_id, ...f.params, limit)).map((r) => ({ row: num(r, 'row'), score: -num(r, 'rank') })),
-    );
+    const ranked = this.store.prepare('SELECT rowid AS row, rank FROM kb_chunks_fts WHERE kb_chunks_fts MATCH ? ORDER BY rank');
+    const check = this.store.prepare(`SELECT c.id AS row FROM kb_chunks c${join} WHERE c.id IN (SELECT value FROM json_each(?)) AND c.base_id = ?${f.sql}`);
+    const batchSize = Math.max(64, limit * 4);
+    return this.store.run('searching a knowledge base', () => {
+      const out: Array<{ row: number; score: number }> = [];
+      let batch: Array<{ row: number; score: number }> = [];
+      const flush = () => {
+        const kept = new Set(rowsOf(check.all(JSON.stringify(batch.map((b) => b.row)), base_id, ...f.params)).map((r) => num(r, 'row')));
+        for (const b of batch) if (kept.has(b.row) && out.length < limit) out.push(b);
+        batch = [];
+      };
+      for (const r of ranked.iterate(match)) {
+        const [row] = rowsOf([r]);
+        if (!row) continue;
+        batch.push({ row: num(row, 'row'), score: -num(row, 'rank') });
+        if (batch.length >= batchSize) {
+          flush();
+          if (out.length >= limit) break;
+        }
+      }
+      if (batch.length && out.length < limit) flush();
+      return out;
+    });
   }
 
   searchVector(base_id: string, vector: readonly number[], filters: readonly KnowledgeFilter[], limit: number): Array<{ row: number; score: number }> {
