@@ -2,63 +2,23 @@
 // watch for crashes, reconnect with backoff (2/4/8 s, 4 attempts), honour tools/list_changed, and
 // call tools with a timeout. The ready signal fires exactly once per start.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ContentElement, JsonObject } from '../../core/protocol/event.js';
 import type { LbotError } from '../../core/errors.js';
 import { LBOT_VERSION } from '../../version.js';
-import { withTimeout } from '../process/timeout.js';
+import { settledOrAborted, sleepUnlessAborted, withTimeout } from '../process/timeout.js';
 import type { McpServerRecord } from './config.js';
-import type { McpConnection, McpConnector } from './connectors.js';
-import { clientCapabilities, installClientHandlers, type ElicitationMode, type ElicitationPrompt } from './client-capabilities.js';
+import type { McpConnection } from './connectors.js';
+import { clientCapabilities, installClientHandlers } from './client-capabilities.js';
 import { McpCallError, McpPhaseError, type McpErrorPhase } from './errors.js';
-import type { Sampler } from './sampling.js';
 import { redactText, secretValues } from './masking.js';
 import { convertToolResult, flattenError, McpToolError } from './results.js';
-import { ToolListCollector, ToolsListPageSchema, type ListedTool } from './tool-list.js';
+import { listToolPages, type ListedTool } from './tool-list.js';
+import { callError, connectionLostError, handshakeError } from './session-errors.js';
+import type { McpRuntimeInfo, McpStatus, SessionOptions } from './session-types.js';
 
-export type McpStatus = 'idle' | 'disabled' | 'connecting' | 'connected' | 'error' | 'closed';
+export type { McpRuntimeInfo, McpStatus, SessionOptions } from './session-types.js';
 
-/** `McpRuntimeInfo` (§3.1) plus lbot's fields (pid, timings, next retry). */
-export type McpRuntimeInfo = {
-  status: McpStatus;
-  error_message: string | null;
-  error_phase: McpErrorPhase | null;
-  /** mcp.auth_required / mcp.auth_failed when authorization stopped the session; its hint names the command. */
-  error_code: string | null;
-  error_hint: string | null;
-  retry_count: number;
-  tool_count: number;
-  tools: Array<{ name: string; description: string; parameters: JsonObject }>;
-  pid: number | null;
-  server_info: { name: string; version: string } | null;
-  instructions: string | null;
-  connected_at: string | null;
-  next_retry_at: string | null;
-  timings: { connect_ms: number | null; list_tools_ms: number | null };
-  box_session_id?: string;
-  box_enabled?: true;
-};
-
-export type SessionOptions = {
-  connector: McpConnector;
-  /** Start budget: how long start() may take before the session gives up (30 s; box: startup + 30 s). */
-  startTimeoutMs: number;
-  retryDelaysMs: readonly number[];
-  /** A connection that stayed up this long gets a fresh attempt budget. */
-  healthyResetMs?: number;
-  /** Ping interval of remote servers (their only crash signal). */
-  pingIntervalMs?: number;
-  transient?: boolean;
-  log?: (message: string) => void;
-  onChange?: () => void;
-  /** How `elicitation/create` is answered (lbot serve: not declared). */
-  elicitation?: ElicitationMode;
-  prompt?: ElicitationPrompt;
-  /** Answers `sampling/createMessage` with the model granted to the server; absent → refused. */
-  sampler?: Sampler | null;
-};
-
-const MAX_TOOL_PAGES = 100;
 const MAX_LOGGED_ERRORS = 20;
 const LIST_CHANGED_DEBOUNCE_MS = 100;
 
@@ -66,20 +26,6 @@ export type { ListedTool } from './tool-list.js';
 
 type Live = { conn: McpConnection; client: Client; closed: Promise<void> };
 
-function abortable(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
-
-/** Rejects with `onTimeout()` after `ms` unless `work` settles first. */
 export class McpSession {
   readonly record: McpServerRecord;
   readonly #o: SessionOptions;
@@ -215,7 +161,12 @@ export class McpSession {
       // callTool has validated the answer against the SDK's CallToolResultSchema; only the legacy union widens it.
       result = { ...raw, content: raw.content as CallToolResult['content'] };
     } catch (err) {
-      throw this.#callError(err, tool, opts);
+      throw callError(err, tool, opts, {
+        name: this.name,
+        conn: this.#live?.conn ?? null,
+        connected: this.#status === 'connected',
+        redact: (t) => this.#redact(t),
+      });
     } finally {
       opts.signal?.removeEventListener('abort', forward);
     }
@@ -225,41 +176,6 @@ export class McpSession {
       if (err instanceof McpToolError) throw new McpCallError('tool_error', this.#redact(err.message), this.name, tool, { cause: err });
       throw err;
     }
-  }
-
-  #callError(err: unknown, tool: string, opts: { signal?: AbortSignal | undefined; timeoutMs: number; deadline?: boolean }): McpCallError {
-    if (err instanceof McpCallError) return err;
-    const auth = this.#live?.conn.authError?.(err);
-    if (auth) return new McpCallError('unauthorized', `${auth.message}${auth.hint ? ` (${auth.hint})` : ''}`, this.name, tool, { cause: auth });
-    if (opts.signal?.aborted)
-      return new McpCallError('cancelled', `the call of ${tool} on MCP server ${this.name} was cancelled`, this.name, tool, { cause: err });
-    if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
-      const secs = Math.round(opts.timeoutMs / 100) / 10;
-      return opts.deadline
-        ? new McpCallError(
-            'deadline',
-            `the call of ${tool} on MCP server ${this.name} was stopped at the run deadline (${secs}s left when it started)`,
-            this.name,
-            tool,
-            { cause: err },
-          )
-        : new McpCallError('timeout', `the call of ${tool} on MCP server ${this.name} timed out after ${secs}s (mcp.call_timeout_sec)`, this.name, tool, {
-            cause: err,
-          });
-    }
-    if ((err instanceof McpError && err.code === ErrorCode.ConnectionClosed) || this.#status !== 'connected') {
-      const exit = this.#live?.conn.exitNote() ?? null;
-      return new McpCallError(
-        'connection_lost',
-        `MCP server ${this.name} went away during the call of ${tool}${exit ? ` (the server process ${exit})` : ''}`,
-        this.name,
-        tool,
-        { cause: err },
-      );
-    }
-    return new McpCallError('protocol', this.#redact(`MCP server ${this.name} refused tools/call ${tool}: ${flattenError(err)}`), this.name, tool, {
-      cause: err,
-    });
   }
 
   #redact(text: string): string {
@@ -335,7 +251,7 @@ export class McpSession {
       this.#fail(failure.phase, failure.message);
       this.#nextRetryAt = Date.now() + delay;
       this.#log(`${failure.message}; retrying in ${delay / 1000}s (attempt ${attempt + 1} of ${maxAttempts})`);
-      await abortable(delay, this.#shutdown.signal);
+      await sleepUnlessAborted(delay, this.#shutdown.signal);
       // After a good connection each reconnect gets a fresh start budget.
       if (everConnected) budgetEnd = Date.now() + this.#o.startTimeoutMs;
     }
@@ -387,14 +303,18 @@ export class McpSession {
         });
         this.#timings.connect_ms = Date.now() - started;
         const listStart = Date.now();
-        this.#tools = await withTimeout(this.#listTools(cl, Math.max(1, remaining()), attempt.signal), remaining(), {
-          abort: attempt,
-          error: () =>
-            new McpPhaseError('mcp_init', `connection timeout: MCP server ${this.name} did not list its tools within the ${budgetSecs}s start budget`),
-        });
+        this.#tools = await withTimeout(
+          listToolPages(cl, this.name, (m) => this.#log(m), Math.max(1, remaining()), attempt.signal),
+          remaining(),
+          {
+            abort: attempt,
+            error: () =>
+              new McpPhaseError('mcp_init', `connection timeout: MCP server ${this.name} did not list its tools within the ${budgetSecs}s start budget`),
+          },
+        );
         this.#timings.list_tools_ms = Date.now() - listStart;
       } catch (err) {
-        throw this.#handshakeError(err, c, budgetSecs);
+        throw handshakeError(this.name, err, c, budgetSecs);
       }
       const version = cl.getServerVersion();
       this.#serverInfo = version ? { name: version.name, version: version.version } : null;
@@ -416,67 +336,14 @@ export class McpSession {
     }
   }
 
-  /** Names the phase of a failed handshake: a process that exited did not start; otherwise the handshake failed. */
-  #handshakeError(err: unknown, conn: McpConnection, budgetSecs: number): McpPhaseError {
-    const stderr = conn.stderrTail().trim();
-    const stderrNote = stderr ? `; stderr: ${stderr.split('\n').slice(-10).join('\n')}` : '';
-    const exit = conn.exitNote();
-    const transportFailure = conn.transportFailure();
-    if (transportFailure) return new McpPhaseError('mcp_init', `MCP server ${this.name}: ${transportFailure}`, { cause: err });
-    const auth = conn.authError?.(err);
-    if (auth) return new McpPhaseError('mcp_init', `${auth.message}${auth.hint ? ` (${auth.hint})` : ''}`, { cause: err, auth });
-    if (exit) return new McpPhaseError('process_start', `MCP server ${this.name} ${exit} before completing the MCP handshake${stderrNote}`, { cause: err });
-    if (err instanceof McpPhaseError) return new McpPhaseError(err.phase, `${err.message}${stderrNote}`, { cause: err });
-    if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
-      return new McpPhaseError(conn.handshakePhase, `connection timeout: MCP server ${this.name} did not answer within ${budgetSecs}s${stderrNote}`, {
-        cause: err,
-      });
-    }
-    return new McpPhaseError(conn.handshakePhase, `MCP server ${this.name}: ${flattenError(err)}${stderrNote}`, { cause: err });
-  }
-
-  /**
-   * Lists the tools page by page. The result is read with a permissive schema and each tool is checked
-   * on its own (tool-list.ts), so one malformed tool is dropped instead of failing the whole listing.
-   */
-  async #listTools(client: Client, timeoutMs: number, signal?: AbortSignal): Promise<ListedTool[]> {
-    const out = new ToolListCollector(this.name, (m) => this.#log(m));
-    let cursor: string | undefined;
-    for (let page = 0; page < MAX_TOOL_PAGES; page++) {
-      const res = await client.request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, ToolsListPageSchema, {
-        timeout: timeoutMs,
-        ...(signal ? { signal } : {}),
-      });
-      out.add(res.tools);
-      if (out.full || !res.nextCursor || res.nextCursor === cursor) return out.finish();
-      cursor = res.nextCursor;
-    }
-    this.#log(`MCP server ${this.name}: stopped listing tools after ${MAX_TOOL_PAGES} pages`);
-    return out.finish();
-  }
-
   /** Waits while connected; resolves with the failure that ended the connection (or shutdown). */
   async #watch(live: Live): Promise<McpPhaseError> {
     const pinger = live.conn.pid === null && !live.conn.box ? this.#pingLoop(live) : null;
-    let onShutdown: (() => void) | undefined;
-    const stopping = new Promise<void>((resolve) => {
-      onShutdown = () => resolve();
-      if (this.#shutdown.signal.aborted) resolve();
-      else this.#shutdown.signal.addEventListener('abort', onShutdown, { once: true });
-    });
-    await Promise.race([live.closed, stopping]);
-    if (onShutdown) this.#shutdown.signal.removeEventListener('abort', onShutdown);
+    await settledOrAborted(live.closed, this.#shutdown.signal);
     pinger?.stop();
     await this.#teardown(live);
     if (this.#shutdown.signal.aborted) return new McpPhaseError('runtime', 'closed');
-    const exit = live.conn.exitNote();
-    const failure = live.conn.transportFailure();
-    const stderr = live.conn.stderrTail().trim();
-    const stderrNote = stderr ? `; stderr: ${stderr.split('\n').slice(-10).join('\n')}` : '';
-    const what =
-      failure ??
-      (exit ? `the server process ${exit} unexpectedly` : live.conn.box ? 'Box managed process exited unexpectedly' : 'the connection to the server was lost');
-    return new McpPhaseError('runtime', `MCP server ${this.name}: ${what}${stderrNote}`);
+    return connectionLostError(this.name, live.conn);
   }
 
   /** Remote servers have no process to watch: a failed ping every interval counts as a crash (§3.3). */
@@ -521,7 +388,7 @@ export class McpSession {
   async refreshTools(): Promise<void> {
     const live = this.#live;
     if (!live || this.#status !== 'connected') return;
-    const tools = await this.#listTools(live.client, 30_000);
+    const tools = await listToolPages(live.client, this.name, (m) => this.#log(m), 30_000);
     if (this.#live === live) {
       this.#tools = tools;
       this.#o.onChange?.();

@@ -1,6 +1,7 @@
 // A server's `tools/list` answer, checked tool by tool: a malformed tool is dropped with a warning
 // instead of failing the whole listing, descriptions are capped, and the listing as a whole is bounded
 // (docs/mcp.md "Tool listing limits").
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { z } from 'zod';
 import { isRecord } from '../../core/json.js';
 import type { JsonObject } from '../../core/protocol/event.js';
@@ -135,4 +136,32 @@ export class ToolListCollector {
     if (this.#unnamed > 0) this.#warn(`MCP server ${this.#server}: ${this.#unnamed} more tools were dropped or truncated (not named individually)`);
     return this.tools;
   }
+}
+
+const MAX_TOOL_PAGES = 100;
+
+/**
+ * Lists the tools page by page. The result is read with a permissive schema and each tool is checked
+ * on its own, so one malformed tool is dropped instead of failing the whole listing.
+ */
+export async function listToolPages(
+  client: Client,
+  server: string,
+  log: (message: string) => void,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<ListedTool[]> {
+  const out = new ToolListCollector(server, log);
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_TOOL_PAGES; page++) {
+    const res = await client.request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, ToolsListPageSchema, {
+      timeout: timeoutMs,
+      ...(signal ? { signal } : {}),
+    });
+    out.add(res.tools);
+    if (out.full || !res.nextCursor || res.nextCursor === cursor) return out.finish();
+    cursor = res.nextCursor;
+  }
+  log(`MCP server ${server}: stopped listing tools after ${MAX_TOOL_PAGES} pages`);
+  return out.finish();
 }

@@ -25,3 +25,34 @@ export function withTimeout<T>(work: Promise<T>, ms: number, opts: TimeoutOption
   });
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
+
+/** Waits `ms`, or less when `signal` aborts first; never rejects. */
+export function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+/** Settles when `work` settles or `signal` aborts, whichever comes first; never rejects. */
+export async function settledOrAborted(work: Promise<unknown>, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return;
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<void>((resolve) => {
+    onAbort = () => resolve();
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    await Promise.race([work.then(noop, noop), aborted]);
+  } finally {
+    if (onAbort) signal.removeEventListener('abort', onAbort);
+  }
+}
+
+function noop(): void {}
