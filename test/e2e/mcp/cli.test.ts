@@ -71,6 +71,8 @@ describe('lbot mcp (acceptance §7)', () => {
 
   it.skipIf(SLOW)(withReason('AC-153 crash on start: 4 attempts, then error', SLOW && 'LBOT_SKIP_SLOW is set: it waits for real retry delays'), async () => {
     const s = await scenario();
+    // The attempt count is what is checked here; the default delays (2, 4, 8 s) are checked in test/unit/mcp/config.test.ts.
+    await s.writeConfig({ mcp: { retry_delays_sec: [0.2, 0.2, 0.2] } });
     await s.lbot(['mcp', 'add', 'bad', '--', 'node', fixture('crash-on-start.js')]);
     const r = await mcpJson(s, ['test', 'bad']);
     expect(r.json).toMatchObject({ status: 'error', retry_count: 4 });
@@ -83,11 +85,13 @@ describe('lbot mcp (acceptance §7)', () => {
     withReason('AC-154 handshake timeout of a host stdio server', SLOW && 'LBOT_SKIP_SLOW is set: it waits for the 30 s handshake budget'),
     async () => {
       const s = await scenario();
+      // The message names the configured budget; the 30 s default is checked in test/unit/mcp/config.test.ts.
+      await s.writeConfig({ mcp: { start_timeout_sec: 3 } });
       await s.lbot(['mcp', 'add', 'mute', '--', 'node', fixture('no-handshake.js')]);
       const r = await mcpJson(s, ['test', 'mute']);
       expect(r.json).toMatchObject({ status: 'error', error_phase: 'mcp_init' });
       expect(String(r.json.error_message)).toMatch(/timeout/i);
-      expect(String(r.json.error_message)).toMatch(/30 s/);
+      expect(String(r.json.error_message)).toMatch(/\b3 s/);
     },
   );
 
