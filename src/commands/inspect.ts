@@ -21,6 +21,8 @@ const table = (rows: string[][]): string => {
 };
 const when = (s: number | null) => (s === null ? '-' : new Date(s * 1000).toISOString().replace('.000Z', 'Z'));
 
+// Over 100 lines because it is the command table of `lbot inspect`: one registration per record kind,
+// each reading a store and rendering; the logic lives in the stores.
 export function registerInspect(program: Command, getCtx: GetContext): void {
   const runs = program.command('runs').description('Inspect run records (status, audit of API calls, observed notices)');
   runs

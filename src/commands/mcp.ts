@@ -95,6 +95,8 @@ function parseArgsJson(text: string): Record<string, unknown> {
   return value;
 }
 
+// Over 100 lines because it is the command table of `lbot mcp`: one registration per subcommand, each
+// parsing flags and calling runtime/mcp; the logic lives there.
 export function registerMcp(program: Command, getCtx: GetContext): void {
   const mcp = program.command('mcp').description('Manage MCP servers whose tools runs may be granted');
 

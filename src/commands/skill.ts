@@ -144,6 +144,8 @@ async function promptNew(name: string, flags: z.output<typeof NewFlagsSchema>): 
   return { description, scripts };
 }
 
+// Over 100 lines because it is the command table of `lbot skill`: one registration per subcommand, each
+// parsing flags and calling core/skills; the logic lives there.
 export function registerSkill(program: Command, getCtx: GetContext): void {
   const skill = program.command('skill').description('Install, inspect and verify Agent Skills packages (SKILL.md folders)');
 

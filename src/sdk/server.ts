@@ -33,6 +33,8 @@ export type PluginServer = {
   stopAll(): void;
 };
 
+// Over 100 lines because it is one closure: the peer, the run handles and the model streams are shared
+// by every request handler; framing is core/protocol/lines.ts, the peer core/protocol/peer.ts.
 /** Creates the protocol server of one plugin process. */
 export function createPluginServer(opts: PluginServerOptions): PluginServer {
   const { plugin, info, send } = opts;

@@ -227,6 +227,8 @@ export class BwrapBackend implements SandboxBackend {
     return { available: true, reason: notes.join('; '), limits_mode: caps.limits, seccomp: 'filter' };
   }
 
+  // Over 100 lines because the steps of a session start are ordered and share the validated paths: pin
+  // host mounts, make the session dirs, build the argv, spawn the holder, undo it all on failure.
   async startSession(spec: BoxSpec, ctx: StartContext): Promise<{ backend_session_id: string; state: Record<string, unknown> }> {
     const caps = await this.#ready();
     const key = dirKey(spec.session_id);

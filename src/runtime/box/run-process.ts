@@ -54,6 +54,8 @@ function pump(stream: NodeJS.ReadableStream | null, capture: HeadTailCapture, si
   stream.on('error', () => undefined);
 }
 
+// Over 100 lines because it is one promise over the child, its two capped pipes and its timers, which
+// finish together; stopping is runtime/process/stop.ts.
 /** Spawns the command and resolves once it exited and its pipes are drained (or the grace ran out). */
 export function runProcess(req: RunRequest): Promise<RunOutcome> {
   return new Promise((resolve, reject) => {
