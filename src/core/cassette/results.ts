@@ -54,6 +54,30 @@ export function tapeResults(outcome: RunOutcome, delivered: Record<string, unkno
   };
 }
 
+/**
+ * Deltas carry the whole text so far, and how many of them a streamed reply yields depends on timing (a
+ * newer one replaces those the host had not sent yet). A run of deltas is compared by its last one.
+ */
+export function coalesceDeltas(delivered: readonly Record<string, unknown>[]): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const entry of delivered) {
+    const last = out.at(-1);
+    if (entry.type === 'message.delta' && last?.type === 'message.delta' && sequenceOf(entry) === sequenceOf(last)) out[out.length - 1] = entry;
+    else out.push(entry);
+  }
+  return out;
+}
+
+function sequenceOf(entry: Record<string, unknown>): unknown {
+  const data = isRecord(entry.data) ? entry.data : {};
+  return isRecord(data.chunk) ? data.chunk.msg_sequence : undefined;
+}
+
+function comparable(results: TapeResults): TapeResults {
+  const stored = storedResults(results);
+  return { ...stored, delivered: coalesceDeltas(stored.delivered) };
+}
+
 /** Diff lines between the recorded runs and the replayed ones; empty when they are the same. */
 export function compareRuns(recorded: readonly TapeRun[], replayed: readonly TapeResults[]): string[] {
   const out: string[] = [];
@@ -70,7 +94,7 @@ export function compareRuns(recorded: readonly TapeRun[], replayed: readonly Tap
       out.push(`${label}: recorded, but it did not run this time (an earlier run failed or the event file changed)`);
       continue;
     }
-    const diff = lineDiff(stablePretty(storedResults(before.results)), stablePretty(storedResults(after)));
+    const diff = lineDiff(stablePretty(comparable(before.results)), stablePretty(comparable(after)));
     if (diff.length > 0) out.push(`${label}: results changed`, ...diff.map((l) => `  ${l}`));
   }
   return out;

@@ -2,6 +2,7 @@
 // model ask for exec, the runner runs it in the box and feeds the result back, and the reply says 42;
 // the transcript, the audit, the event log and the box session show each step.
 import { randomUUID } from 'node:crypto';
+import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FakeScriptSchema, type FakeScriptInput } from '../../../src/runtime/models/fake-server-script.js';
@@ -47,7 +48,22 @@ async function agentScenario(server: FakeServer, runner_config: Record<string, u
     input: { text: 'what is 6*7?', contents: [{ type: 'text', text: 'what is 6*7?' }], attachments: [] },
     delivery: { surface: 'cli', supports_streaming: true },
   });
-  return { s, run: (extra: string[] = []) => s.lbot(['--json', '--verbose', 'run', '--event', event, '--binding', binding, ...extra], { env }) };
+  const argv = (extra: string[] = []) => [
+    '--data-dir',
+    s.dataDir,
+    '--plugins',
+    s.plugins.pluginsDir,
+    '--json',
+    '--verbose',
+    'run',
+    '--event',
+    event,
+    '--binding',
+    binding,
+    ...extra,
+  ];
+  const run = Object.assign((extra: string[] = []) => s.lbot(argv(extra), { env, globals: false }), { args: argv });
+  return { s, run };
 }
 
 const EXEC_42 = { id: 'call_exec42', name: 'exec', arguments: { command: "python3 -c 'print(6*7)'" } };
@@ -105,6 +121,36 @@ describe('local agent runner (built CLI, fake model server)', () => {
     expect(JSON.stringify(sessions)).toContain('conversation_c42');
     await s.lbot(['box', 'rm', 'conversation_c42']);
   });
+
+  it.skipIf(!box.usable)(
+    withReason('a cassette of the 42 run replays identically in a fresh data dir without the model server', !box.usable && box.reason),
+    async () => {
+      const server = await fake({ steps: [{ content: 'Let me compute that.', tool_calls: [EXEC_42] }, { content: '6*7 = 42' }] });
+      const { s, run } = await agentScenario(server);
+      const cassette = path.join(s.root, 'tapes', 'six-times-seven.json');
+      const rec = await run(['--record', cassette]);
+      expect(rec.exitCode, rec.stderr).toBe(0);
+      await s.lbot(['box', 'rm', 'conversation_c42']);
+      const tape = await readFile(cassette, 'utf8');
+      expect(tape).not.toContain(KEY);
+      await server.close();
+      servers = servers.filter((x) => x !== server);
+
+      // A fresh data dir: no model config, no box session, and the model server is gone.
+      const fresh = path.join(s.root, 'fresh');
+      await mkdir(fresh);
+      const args = run.args(['--replay', cassette, '--check']).map((a) => (a === s.dataDir ? fresh : a));
+      const replay = await s.lbot(args, { globals: false });
+      expect(replay.exitCode, replay.stdout + replay.stderr).toBe(0);
+      expect(completedTexts(replay.stdout)).toEqual(completedTexts(rec.stdout));
+      expect(completedTexts(replay.stdout).at(-1)).toContain('42');
+      const toolResult = (stdout: string) => parseLines(stdout).find((l) => l.type === 'tool.call.completed');
+      expect(pick(toolResult(replay.stdout), 'data.result')).toEqual(pick(toolResult(rec.stdout), 'data.result'));
+      expect(summaries(replay.stdout)[0]).toMatchObject({ status: 'completed' });
+      const sessions = await s.lbot(['--data-dir', fresh, '--json', 'box', 'sessions'], { globals: false });
+      expect(sessions.stdout).not.toContain('conversation_c42');
+    },
+  );
 
   it('the iteration cap ends the run as completed with the limit message', async () => {
     const forever = { tool_calls: [{ name: 'exec', arguments: { command: 'true' } }] };

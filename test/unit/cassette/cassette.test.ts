@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { lineDiff } from '../../../src/core/cassette/diff.js';
 import { AnswerDeck } from '../../../src/core/cassette/match.js';
 import { stableJson, stableValue } from '../../../src/core/cassette/normalize.js';
-import { compareRuns } from '../../../src/core/cassette/results.js';
+import { coalesceDeltas, compareRuns } from '../../../src/core/cassette/results.js';
 import { CassetteSchema, type TapeAnswer, type TapeRun } from '../../../src/core/cassette/schema.js';
 
 const answer = (request: unknown, result: unknown, kind: TapeAnswer['kind'] = 'models.invoke'): TapeAnswer => ({
@@ -95,6 +95,17 @@ describe('compareRuns', () => {
     expect(diff[0]).toBe('run 1 (event ev-1): results changed');
     expect(diff).toContain('  -   "reply": "done",');
     expect(diff).toContain('  +   "reply": "changed",');
+  });
+
+  it('compares a run of cumulative deltas by its last one, per message', () => {
+    const d = (content: string, msg_sequence = 0) => ({ type: 'message.delta', data: { chunk: { role: 'assistant', content, msg_sequence } } });
+    const said = { type: 'message.completed', data: { message: { role: 'assistant', content: 'Hello' } } };
+    expect(coalesceDeltas([d('He'), d('Hell'), d('Hello'), said, d('A', 1), d('B', 2)])).toEqual([d('Hello'), said, d('A', 1), d('B', 2)]);
+    const recorded = tapeRun('Hello');
+    recorded.results.delivered = [d('He'), d('Hell'), d('Hello'), said];
+    const replayed = { ...tapeRun('Hello').results, delivered: [d('Hello'), said] };
+    expect(compareRuns([recorded], [replayed])).toEqual([]);
+    expect(compareRuns([recorded], [{ ...replayed, delivered: [d('Help'), said] }])[0]).toBe('run 1 (event ev-1): results changed');
   });
 
   it('names runs missing on either side', () => {
