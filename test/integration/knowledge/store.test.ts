@@ -1,10 +1,14 @@
 // The knowledge store on a real lbot.db: documents replaced atomically, BM25 and vector search, filters, cascade.
 import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LbotError } from '../../../src/core/errors.js';
 import { ftsQuery } from '../../../src/core/knowledge/fusion.js';
 import { openSqliteStores, type SqliteStores } from '../../../src/core/stores/sqlite/open.js';
-import { cosineDistance, installVectorFunctions, vectorBlob } from '../../../src/core/stores/sqlite/vector-functions.js';
+import { MIGRATIONS } from '../../../src/core/stores/sqlite/migrations.js';
+import { cosineDistance, hammingDistance, installVectorFunctions, signBits, vectorBlob } from '../../../src/core/stores/sqlite/vector-functions.js';
 import { openTempStores } from '../stores/temp-data-dir.js';
 
 let stores: SqliteStores | undefined;
@@ -110,5 +114,51 @@ describe('knowledge store', () => {
     // best first
     const scores = kb.searchText('noise', ftsQuery('keeper') ?? '', [], 100).map((h) => h.score);
     expect(scores).toEqual([...scores].sort((a, b) => b - a));
+  });
+
+  it('keeps one sign-bit row per stored vector, and Hamming distance agrees between sqlite-vec and JavaScript', () => {
+    const kb = seeded();
+    kb.putDocument('docs', doc('a.md'), [{ text: 'only one now', tokens: 3, embedding: [0, 0, 1] }], 2);
+    const db = new Database(stores?.dbFile ?? '', { readonly: true });
+    expect(db.prepare('SELECT count(*) AS n FROM kb_chunk_bits').get()).toEqual({ n: 2 });
+    db.close();
+    kb.removeBase('docs');
+    const after = new Database(stores?.dbFile ?? '', { readonly: true });
+    expect(after.prepare('SELECT count(*) AS n FROM kb_chunk_bits').get()).toEqual({ n: 0 });
+    after.close();
+
+    const a = signBits(vectorBlob([1, -1, 2, -2, 0, 3, 3, 3, -1]));
+    const b = signBits(vectorBlob([-1, -1, 2, 2, 0, 3, -3, 3, 1]));
+    expect([...a]).toEqual([0b11100101, 0]);
+    const native = new Database(':memory:');
+    installVectorFunctions(native);
+    const viaNative = (native.prepare('SELECT vec_distance_hamming(vec_bit(?), vec_bit(?)) AS d').get(a, b) as { d: number }).d;
+    native.close();
+    expect(hammingDistance(a, b)).toBe(viaNative);
+    expect(viaNative).toBe(4);
+  });
+
+  it('migration 7 gives vectors stored before it their sign bits', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'lbot-kb-m7-'));
+    try {
+      const db = new Database(path.join(dir, 'lbot.db'));
+      for (const m of MIGRATIONS) if (m.version <= 6) db.exec(m.sql ?? '');
+      db.pragma('user_version = 6');
+      db.prepare("INSERT INTO kb_bases (id, embedding_model, chunk_tokens, chunk_overlap, created_at, updated_at) VALUES ('old', 'emb', 10, 0, 0, 0)").run();
+      db.prepare(
+        "INSERT INTO kb_documents (id, base_id, source, origin, content_hash, metadata_json, version, bytes, chunk_count, created_at, updated_at) VALUES (1, 'old', 's.md', '/s.md', 'h', '{}', 1, 1, 2, 0, 0)",
+      ).run();
+      const chunk = db.prepare("INSERT INTO kb_chunks (document_id, base_id, ordinal, text, tokens, embedding) VALUES (1, 'old', ?, ?, 1, ?)");
+      chunk.run(0, 'north', vectorBlob([1, 0, 0]));
+      chunk.run(1, 'south', vectorBlob([-1, 0, 0]));
+      db.close();
+      stores = openSqliteStores(dir);
+      const near = stores.knowledge.searchVector('old', [-0.9, 0.1, 0], [], 1);
+      expect([...stores.knowledge.chunks(near.map((n) => n.row)).values()].map((c) => c.text)).toEqual(['south']);
+    } finally {
+      stores?.close();
+      stores = undefined;
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

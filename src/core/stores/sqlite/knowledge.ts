@@ -6,7 +6,10 @@ import { jsonObject, jsonText, num, numOrNull, rowOrNull, rowsOf, text, textOrNu
 import type { StoreDb } from './connection.js';
 import { filterSql } from './knowledge-filters.js';
 import { isUniqueViolation } from './store-errors.js';
-import { vectorBlob } from './vector-functions.js';
+import { signBits, vectorBlob } from './vector-functions.js';
+
+/** Chunks the sign-bit scan hands to exact cosine ranking (at least ten times the results asked for). */
+const VECTOR_CANDIDATES = 400;
 
 const BASE_COLUMNS = 'id, name, embedding_model, embedding_dims, chunk_tokens, chunk_overlap, version, created_at, updated_at';
 
@@ -108,10 +111,13 @@ export class SqliteKnowledgeStore implements KnowledgeStore {
         )
         .run(base_id, doc.source, doc.origin, doc.content_hash, jsonText(doc.metadata), version, doc.bytes, chunks.length, now, now);
       const insertChunk = this.store.prepare('INSERT INTO kb_chunks (document_id, base_id, ordinal, text, tokens, embedding) VALUES (?, ?, ?, ?, ?, ?)');
+      const insertBits = this.store.prepare('INSERT INTO kb_chunk_bits (chunk_id, base_id, bits) VALUES (?, ?, ?)');
       chunks.forEach((c, ordinal) => {
         if (c.embedding && c.embedding.length !== dims)
           throw new LbotError('kb.embedding_failed', `${doc.source}: embeddings of different lengths in one document`);
-        insertChunk.run(inserted.lastInsertRowid, base_id, ordinal, c.text, c.tokens, c.embedding ? vectorBlob(c.embedding) : null);
+        const blob = c.embedding ? vectorBlob(c.embedding) : null;
+        const chunk = insertChunk.run(inserted.lastInsertRowid, base_id, ordinal, c.text, c.tokens, blob);
+        if (blob) insertBits.run(chunk.lastInsertRowid, base_id, signBits(blob));
       });
       this.store.prepare('UPDATE kb_bases SET updated_at = ? WHERE id = ?').run(now, base_id);
     });
@@ -182,14 +188,30 @@ export class SqliteKnowledgeStore implements KnowledgeStore {
   }
 
   searchVector(base_id: string, vector: readonly number[], filters: readonly KnowledgeFilter[], limit: number): Array<{ row: number; score: number }> {
-    const f = filterSql(filters);
-    const join = filters.length ? ' JOIN kb_documents d ON d.id = c.document_id' : '';
-    const sql = `SELECT c.id AS row, vec_distance_cosine(c.embedding, ?) AS distance FROM kb_chunks c${join}
-      WHERE c.base_id = ? AND c.embedding IS NOT NULL AND length(c.embedding) = ?${f.sql} ORDER BY distance LIMIT ?`;
     const blob = vectorBlob(vector);
-    return this.store.run('searching a knowledge base by vector', () =>
-      rowsOf(this.store.prepare(sql).all(blob, base_id, blob.length, ...f.params, limit)).map((r) => ({ row: num(r, 'row'), score: 1 - num(r, 'distance') })),
-    );
+    const exact = (candidates: string | null) => {
+      const f = filterSql(filters);
+      const join = filters.length ? ' JOIN kb_documents d ON d.id = c.document_id' : '';
+      const among = candidates === null ? '' : ' AND c.id IN (SELECT value FROM json_each(?))';
+      const sql = `SELECT c.id AS row, vec_distance_cosine(c.embedding, ?) AS distance FROM kb_chunks c${join}
+        WHERE c.base_id = ? AND c.embedding IS NOT NULL AND length(c.embedding) = ?${among}${f.sql} ORDER BY distance LIMIT ?`;
+      const params = [blob, base_id, blob.length, ...(candidates === null ? [] : [candidates]), ...f.params, limit];
+      return rowsOf(this.store.prepare(sql).all(...params)).map((r) => ({ row: num(r, 'row'), score: 1 - num(r, 'distance') }));
+    };
+    return this.store.run('searching a knowledge base by vector', () => {
+      // A filter may pass few chunks: those are ranked exactly. Otherwise the compact sign bits are scanned by
+      // Hamming distance for candidates, which exact cosine then ranks (exact outright on a base this small).
+      if (filters.length) return exact(null);
+      const bits = signBits(blob);
+      const candidates = rowsOf(
+        this.store
+          .prepare(
+            'SELECT chunk_id AS row FROM kb_chunk_bits WHERE base_id = ? AND length(bits) = ? ORDER BY vec_distance_hamming(vec_bit(bits), vec_bit(?)) LIMIT ?',
+          )
+          .all(base_id, bits.length, bits, Math.max(VECTOR_CANDIDATES, limit * 10)),
+      ).map((r) => num(r, 'row'));
+      return exact(JSON.stringify(candidates));
+    });
   }
 
   chunks(rows: readonly number[]): Map<number, KbChunk> {

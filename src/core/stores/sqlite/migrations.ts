@@ -4,6 +4,7 @@ import { StateScopeSchema } from '../../protocol/binding.js';
 import { migrateLegacyScopeKey } from '../state-scope-key.js';
 import { textOrNull, rowsOf, text, num } from './columns.js';
 import { storeUnavailable } from './store-errors.js';
+import { signBits } from './vector-functions.js';
 
 /** `sql` runs first, then `up` (a data rewrite SQL alone cannot express), in the same transaction. */
 export type Migration = { version: number; name: string; sql: string; up?: (db: Database.Database) => void };
@@ -13,6 +14,15 @@ export type Migration = { version: number; name: string; sql: string; up?: (db: 
  * identity columns rebuild it exactly or it has exactly one reading; any other key stays as it was
  * (listed by `lbot state list`, no longer reached by runs).
  */
+/** Migration 7: the sign bits of every vector stored before the table existed. */
+function backfillChunkBits(db: Database.Database): void {
+  const insert = db.prepare('INSERT INTO kb_chunk_bits (chunk_id, base_id, bits) VALUES (?, ?, ?)');
+  for (const row of rowsOf(db.prepare('SELECT id, base_id, embedding FROM kb_chunks WHERE embedding IS NOT NULL').all())) {
+    const embedding = row.embedding;
+    if (Buffer.isBuffer(embedding)) insert.run(num(row, 'id'), text(row, 'base_id'), signBits(embedding));
+  }
+}
+
 function escapeStateScopeKeys(db: Database.Database): void {
   const update = db.prepare('UPDATE OR IGNORE agent_runner_state SET scope_key = ? WHERE id = ?');
   const rows = rowsOf(
@@ -311,6 +321,24 @@ CREATE TRIGGER kb_chunks_ad AFTER DELETE ON kb_chunks BEGIN
   INSERT INTO kb_chunks_fts (kb_chunks_fts, rowid, text) VALUES ('delete', old.id, old.text);
 END;
 `,
+  },
+  {
+    version: 7,
+    name: 'sign bits of knowledge vectors',
+    sql: `
+-- One sign bit per dimension of a chunk's vector (docs/knowledge.md, Speed): scanned by Hamming distance
+-- for candidates that are then ranked by exact cosine.
+CREATE TABLE kb_chunk_bits (
+  chunk_id INTEGER PRIMARY KEY,
+  base_id  TEXT NOT NULL,
+  bits     BLOB NOT NULL
+);
+CREATE INDEX kb_chunk_bits_base ON kb_chunk_bits (base_id);
+CREATE TRIGGER kb_chunks_bits_ad AFTER DELETE ON kb_chunks BEGIN
+  DELETE FROM kb_chunk_bits WHERE chunk_id = old.id;
+END;
+`,
+    up: backfillChunkBits,
   },
 ];
 

@@ -21,7 +21,32 @@ export function cosineDistance(a: unknown, b: unknown): number | null {
   return na === 0 || nb === 0 ? 1 : 1 - dot / Math.sqrt(na * nb);
 }
 
-/** Makes `vec_distance_cosine(a, b)` callable on `db`; says which implementation answers. */
+/** One bit per dimension of a float32 blob, set when the value is positive (sqlite-vec's binary quantization). */
+export function signBits(blob: Buffer): Buffer {
+  const dims = Math.floor(blob.length / 4);
+  const out = Buffer.alloc(Math.ceil(dims / 8));
+  for (let i = 0; i < dims; i++) if (blob.readFloatLE(i * 4) > 0) out[i >> 3] = (out[i >> 3] ?? 0) | (1 << (i & 7));
+  return out;
+}
+
+const POPCOUNT = Uint8Array.from({ length: 256 }, (_, i) => {
+  let n = 0;
+  for (let v = i; v; v >>= 1) n += v & 1;
+  return n;
+});
+
+/** Bits that differ between two bit blobs of the same length; null otherwise. */
+export function hammingDistance(a: unknown, b: unknown): number | null {
+  if (!Buffer.isBuffer(a) || !Buffer.isBuffer(b) || a.length !== b.length) return null;
+  let n = 0;
+  for (let i = 0; i < a.length; i++) n += POPCOUNT[(a[i] ?? 0) ^ (b[i] ?? 0)] ?? 0;
+  return n;
+}
+
+/**
+ * Makes `vec_distance_cosine(a, b)`, `vec_distance_hamming(a, b)` and `vec_bit(blob)` callable on `db`; says which
+ * implementation answers.
+ */
 export function installVectorFunctions(db: Database.Database): VectorEngine {
   if (process.env.LBOT_SQLITE_VEC !== 'off') {
     try {
@@ -32,6 +57,8 @@ export function installVectorFunctions(db: Database.Database): VectorEngine {
     }
   }
   db.function('vec_distance_cosine', { deterministic: true }, cosineDistance);
+  db.function('vec_distance_hamming', { deterministic: true }, hammingDistance);
+  db.function('vec_bit', { deterministic: true }, (blob: unknown) => (Buffer.isBuffer(blob) ? blob : null));
   return 'javascript';
 }
 
