@@ -24,18 +24,13 @@ import {
   type RunReply,
 } from '../../core/protocol/index.js';
 import { createFrameReader, type Frame, type FrameViolation } from './framing.js';
-import { StderrTail } from './stderr-tail.js';
-import { stopEscalating } from '../process/stop.js';
-import { endGroup, signalGroup, trackGroup, untrackGroup } from '../process/group.js';
+import { PluginProcessLifecycle, type PluginWarning } from './plugin-process.js';
 import type { PluginProcess } from './spawn.js';
 
 /** Ids of finished runs remembered to tell "finished" from "unknown" in warnings. */
 const FINISHED_RUNS_KEPT = 1000;
-/** After the leader exits, how long to wait for its stdio to close before giving up on it. */
-const STDIO_CLOSE_WAIT_MS = 2000;
 
-/** A protocol warning that fails nothing (stray results, unexpected messages). */
-export type PluginWarning = { identity: string; message: string; run_id?: string };
+export type { PluginWarning };
 
 export type ConnectionOptions = {
   identity: string;
@@ -56,52 +51,36 @@ export type ConnectionOptions = {
 export { RpcErrorReply, RpcTimeoutError };
 
 type ActiveRun = { onResult: (result: unknown) => void; settle: (outcome: { reply: RunReply } | { error: Error }) => void };
-type StopReason = 'close' | 'kill';
-
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
-}
 
 export class StdioPluginConnection implements PluginConnection {
   readonly identity: string;
   readonly pgid: number | null;
   readonly exited: Promise<ConnectionFailure | null>;
 
-  readonly #child: PluginProcess;
-  readonly #command: string;
+  readonly #process: PluginProcessLifecycle;
   readonly #onApiCall: ProxyCallHandler;
-  readonly #onWarning: (warning: PluginWarning) => void;
   readonly #shutdownTimeoutMs: number;
-  readonly #graceMs: number;
-  readonly #exitNote: () => string | null;
   readonly #reader: LineSplitter;
   readonly #writer: LineWriter;
-  readonly #stderr: StderrTail;
   readonly #peer: RpcPeer<'host'>;
   readonly #runs = new Map<string, ActiveRun>();
   readonly #finishedRuns = new Set<string>();
-  #failure: ConnectionFailure | null = null;
-  #stopReason: StopReason | null = null;
-  #exitStatus: { code: number | null; signal: NodeJS.Signals | null } | null = null;
-  #spawnError: Error | null = null;
-  #finished = false;
   #closing: Promise<void> | undefined;
-  #resolveExited!: (failure: ConnectionFailure | null) => void;
 
   constructor(opts: ConnectionOptions) {
     this.identity = opts.identity;
-    this.#child = opts.child;
-    this.#command = opts.command;
     this.#onApiCall = opts.onApiCall;
-    this.#onWarning = opts.onWarning ?? (() => undefined);
     this.#shutdownTimeoutMs = opts.shutdownTimeoutMs ?? 1000;
-    this.#graceMs = opts.graceMs ?? 2000;
-    this.#exitNote = opts.exitNote ?? (() => null);
-    this.pgid = opts.child.pid ?? null;
-    this.exited = new Promise((resolve) => (this.#resolveExited = resolve));
     this.#writer = new LineWriter(opts.child.stdin);
     this.#reader = createFrameReader((frame) => this.#onFrame(frame));
-    this.#stderr = new StderrTail(opts.onStderr);
+    this.#process = new PluginProcessLifecycle({
+      ...opts,
+      onStdout: (chunk) => this.#reader.push(chunk),
+      inFlight: () => [...this.#runs.keys()],
+      onEnd: (error, how) => this.#rejectAll(error, how),
+    });
+    this.pgid = this.#process.pgid;
+    this.exited = this.#process.exited;
     this.#peer = new RpcPeer('host', {
       send: (message) => this.#writer.write(message),
       onRequest: (request) => this.#onRequest(request),
@@ -117,42 +96,30 @@ export class StdioPluginConnection implements PluginConnection {
         aborted: (method) => new LbotError('cancelled', `${method} request to plugin ${this.identity} was cancelled`),
       },
     });
-    if (this.pgid !== null) trackGroup(this.pgid);
-
-    const child = opts.child;
-    child.stdout.on('data', (chunk: Buffer) => this.#reader.push(chunk));
-    // Pipe errors surface as the process's exit; without a listener they would crash lbot.
-    child.stdout.on('error', () => undefined);
-    child.stderr.on('error', () => undefined);
-    // Raw bytes: the tail decodes them itself so invalid UTF-8 is kept escaped, not replaced.
-    child.stderr.on('data', (chunk: Buffer) => this.#stderr.push(chunk));
-    child.on('error', (err) => this.#onSpawnError(err));
-    child.on('exit', (code, signal) => this.#onExit(code, signal));
-    child.on('close', () => this.#finish());
   }
 
   /** The command line the process was started with. */
   get command(): string {
-    return this.#command;
+    return this.#process.command;
   }
 
   /** Set once the connection has failed or been stopped. */
   get failure(): ConnectionFailure | null {
-    return this.#failure;
+    return this.#process.failure;
   }
 
   /** The spawn error (ENOENT, EACCES) when the process never started. */
   get spawnError(): Error | null {
-    return this.#spawnError;
+    return this.#process.spawnError;
   }
 
   /** How the process ended, once it has. */
   get exitStatus(): { code: number | null; signal: NodeJS.Signals | null } | null {
-    return this.#exitStatus;
+    return this.#process.exitStatus;
   }
 
   stderrTail(): string {
-    return this.#stderr.text();
+    return this.#process.stderrTail();
   }
 
   activeRuns(): readonly string[] {
@@ -165,14 +132,14 @@ export class StdioPluginConnection implements PluginConnection {
     params: ControlParamsInput<M>,
     opts: { timeoutMs?: number; signal?: AbortSignal } = {},
   ): Promise<ControlResult<M>> {
-    const ended = this.#endedError();
+    const ended = this.#process.endedError();
     if (ended) return Promise.reject(ended);
     return this.#peer.request(method, params, opts);
   }
 
   run(params: RunParams, onResult: (result: unknown) => void): Promise<RunReply> {
     const { run_id } = params;
-    const ended = this.#endedError();
+    const ended = this.#process.endedError();
     if (ended) return Promise.reject(ended);
     if (this.#runs.has(run_id)) {
       return Promise.reject(new LbotError('internal', `run ${run_id} is already in flight on plugin ${this.identity}`));
@@ -204,32 +171,15 @@ export class StdioPluginConnection implements PluginConnection {
     return (this.#closing ??= this.#shutdown());
   }
 
-  async kill(): Promise<void> {
-    this.#stopReason ??= 'kill';
-    if (this.pgid !== null) signalGroup(this.pgid, 'SIGKILL');
-    await this.exited;
+  kill(): Promise<void> {
+    return this.#process.kill();
   }
 
-  async #shutdown(): Promise<void> {
-    if (this.#finished) return;
-    this.#stopReason ??= 'close';
-    if (!this.#failure) {
-      await this.request(WIRE_METHODS.shutdown, {}, { timeoutMs: this.#shutdownTimeoutMs }).catch(() => undefined);
-    }
-    await stopEscalating({
-      endInput: () => this.#writer.end(),
-      signal: (sig) => {
-        if (this.pgid !== null) signalGroup(this.pgid, sig);
-      },
-      exited: this.exited,
-      graceMs: this.#graceMs,
-    });
-  }
-
-  #endedError(): LbotError | null {
-    if (this.#failure) return new LbotError(this.#failure.code, this.#failure.message);
-    if (this.#stopReason || this.#finished) return new LbotError('cancelled', `plugin ${this.identity} is stopping; no new requests are accepted`);
-    return null;
+  #shutdown(): Promise<void> {
+    return this.#process.stop(
+      () => this.request(WIRE_METHODS.shutdown, {}, { timeoutMs: this.#shutdownTimeoutMs }).then(() => undefined),
+      () => this.#writer.end(),
+    );
   }
 
   #runError(run_id: string, err: unknown): Error {
@@ -256,27 +206,20 @@ export class StdioPluginConnection implements PluginConnection {
   }
 
   #warn(message: string, run_id?: string): void {
-    this.#onWarning(run_id === undefined ? { identity: this.identity, message } : { identity: this.identity, message, run_id });
+    this.#process.warn(message, run_id);
   }
 
   #onFrame(frame: Frame): void {
-    if (this.#isCorrupted()) return;
+    if (this.#process.isCorrupted()) return;
     if (frame.kind === 'violation') this.#corrupt(frame.violation);
     else this.#peer.receive(frame.message);
   }
 
-  #isCorrupted(): boolean {
-    return this.#failure?.code === 'runner.protocol_error';
-  }
-
   /** A bad line poisons the whole channel: fail everything in flight and stop the group. */
   #corrupt(violation: FrameViolation): void {
-    if (this.#failure) return;
-    const message = `plugin ${this.identity} broke the protocol: ${violation.reason}; the line starts with "${violation.excerpt}"`;
-    this.#fail({ code: 'runner.protocol_error', message });
+    if (this.#process.failure) return;
     this.#reader.stop();
-    this.#child.stdout.destroy();
-    if (this.pgid !== null) signalGroup(this.pgid, 'SIGKILL');
+    this.#process.corrupt(`plugin ${this.identity} broke the protocol: ${violation.reason}; the line starts with "${violation.excerpt}"`);
   }
 
   #onNotification(method: string, params: JsonObject): void {
@@ -347,82 +290,15 @@ export class StdioPluginConnection implements PluginConnection {
       );
   }
 
-  #onSpawnError(err: Error): void {
-    if (this.pgid !== null) {
-      this.#warn(`process error: ${err.message}`);
-      return;
-    }
-    this.#spawnError = err;
-    this.#fail({ code: 'runner.start_failed', message: `could not start plugin ${this.identity} (${this.#command}): ${err.message}` });
-    // Without a pid there is no 'exit' event to wait for.
-    queueMicrotask(() => this.#finish());
-  }
-
-  #onExit(code: number | null, signal: NodeJS.Signals | null): void {
-    this.#exitStatus = { code, signal };
-    // Children the plugin left in its group (or its sandbox) must not outlive it.
-    if (this.pgid !== null) endGroup(this.pgid);
-    const timer = setTimeout(() => {
-      this.#child.stdout.destroy();
-      this.#child.stderr.destroy();
-      this.#finish();
-    }, STDIO_CLOSE_WAIT_MS);
-    timer.unref();
-  }
-
   /** "exited with status 137; it was killed for exceeding its memory limit…" (the sandbox's limit note). */
   describeExit(): string {
-    const status = this.#exitStatus;
-    if (!status) return 'stopped';
-    const how = status.signal ? `was killed by ${status.signal}` : `exited with status ${status.code ?? 'unknown'}`;
-    const note = this.#exitNote();
-    return note ? `${how}; ${note}` : how;
-  }
-
-  /** Runs after the process exited and its stdout was fully read. */
-  #finish(): void {
-    if (this.#finished) return;
-    this.#finished = true;
-    this.#stderr.flush();
-    if (this.pgid !== null) untrackGroup(this.pgid);
-    this.#child.stdin.destroy();
-    if (!this.#failure && !this.#stopReason) {
-      const inFlight = this.#runs.size;
-      const during =
-        inFlight > 0 ? ` while ${plural(inFlight, 'run')} (${[...this.#runs.keys()].join(', ')}) ${inFlight === 1 ? 'was' : 'were'} in flight` : '';
-      const tail = this.#stderr.text().trim();
-      this.#fail({
-        code: 'runner.crashed',
-        message: `plugin ${this.identity} ${this.describeExit()}${during}${tail ? `; last stderr lines:\n${tail}` : '; it wrote nothing to stderr'}`,
-      });
-    }
-    this.#rejectAll('end');
-    this.#resolveExited(this.#failure);
-  }
-
-  #fail(failure: ConnectionFailure): void {
-    if (this.#failure || this.#stopReason) return;
-    this.#failure = failure;
-    this.#rejectAll('fail');
+    return this.#process.describeExit();
   }
 
   /** Fails every request and run in flight; at the end, inbound calls are aborted too. */
-  #rejectAll(how: 'fail' | 'end'): void {
-    const error =
-      this.#failure !== null
-        ? new LbotError(this.#failure.code, this.#failure.message, { details: this.#failureDetails() })
-        : new LbotError('cancelled', `plugin ${this.identity} was stopped by the host`);
+  #rejectAll(error: LbotError, how: 'fail' | 'end'): void {
     if (how === 'end') this.#peer.end(error);
     else this.#peer.failPending(error);
     for (const run of [...this.#runs.values()]) run.settle({ error });
-  }
-
-  #failureDetails(): Record<string, unknown> {
-    const details: Record<string, unknown> = { plugin: this.identity, stderr_tail: this.#stderr.text() };
-    if (this.#exitStatus) {
-      details.exit_code = this.#exitStatus.code;
-      details.signal = this.#exitStatus.signal;
-    }
-    return details;
   }
 }

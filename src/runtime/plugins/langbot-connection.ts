@@ -2,26 +2,23 @@
 // `run_agent` streams, plugin → host actions translated onto lbot's proxy table, cancel through
 // `run_get`, and the same stop escalation and crash reporting as lbot's own connection.
 import { randomInt } from 'node:crypto';
-import type { Writable } from 'node:stream';
 import { LbotError } from '../../core/errors.js';
 import { toApiError } from '../../core/host/api-error.js';
 import type { ConnectionFailure, PluginConnection, ProxyCall, ProxyCallHandler } from '../../core/host/ports.js';
 import { isRecord } from '../../core/json.js';
 import type { JsonObject, RunParams, RunReply } from '../../core/protocol/index.js';
-import { forwardedAction, isLocalAction, modelCallParams, type LocalAction } from '../../core/protocol/langbot/actions.js';
+import { forwardedAction, isLocalAction, type LocalAction } from '../../core/protocol/langbot/actions.js';
 import { LangbotDecoder, LangbotEncodeError, encodeLangbotMessage } from '../../core/protocol/langbot/codec.js';
 import { toLangbotContext } from '../../core/protocol/langbot/context.js';
 import { LANGBOT_MAX_ERROR_MESSAGE, type LangbotRequest, type LangbotResponse } from '../../core/protocol/langbot/frames.js';
-import { stopEscalating } from '../process/stop.js';
-import type { PluginWarning } from './connection.js';
-import { StderrTail } from './stderr-tail.js';
-import { endGroup, signalGroup, trackGroup, untrackGroup } from '../process/group.js';
+import { ActionRefusal, streamModelCall, unsupported } from './langbot-actions.js';
+import { LineQueue } from './line-queue.js';
+import { PluginProcessLifecycle, type PluginWarning } from './plugin-process.js';
 import type { PluginProcess } from './spawn.js';
 
 /** The SDK's own cap of in-flight actions per connection; beyond it calls are answered "busy". */
 const MAX_INBOUND = 128;
 const FINISHED_RUNS_KEPT = 1000;
-const STDIO_CLOSE_WAIT_MS = 2000;
 /** The version `get_langbot_version` reports: the LangBot line whose SDK wire lbot speaks. */
 export const LANGBOT_COMPAT_VERSION = '4.11.0';
 
@@ -48,75 +45,16 @@ type ActiveRun = {
   terminal: 'completed' | 'failed' | null;
 };
 
-/** An answer the connection sends back for a plugin's action. */
-class ActionRefusal extends Error {
-  constructor(
-    readonly wire: { code: string; message: string; retryable: boolean; details: Record<string, unknown> },
-    readonly exceptionName = 'AgentAPIError',
-  ) {
-    super(wire.message);
-  }
-}
-
-function unsupported(action: string): ActionRefusal {
-  return new ActionRefusal({
-    code: 'unsupported',
-    message: `lbot does not implement the LangBot action ${JSON.stringify(action)}`,
-    retryable: false,
-    details: { action },
-  });
-}
-
-/** A small line queue that respects `drain`; lines are already encoded. */
-class LineQueue {
-  #queue: string[] = [];
-  #blocked = false;
-  #closed = false;
-  constructor(private readonly stream: Writable) {
-    stream.on('drain', () => this.#flush());
-    stream.on('error', () => {
-      this.#closed = true;
-      this.#queue = [];
-    });
-  }
-  write(lines: readonly string[]): void {
-    if (this.#closed || this.stream.destroyed || this.stream.writableEnded) return;
-    for (const line of lines) {
-      if (this.#blocked) this.#queue.push(line);
-      else if (!this.stream.write(line)) this.#blocked = true;
-    }
-  }
-  end(): void {
-    if (this.#closed) return;
-    this.#closed = true;
-    const rest = this.#queue.join('');
-    this.#queue = [];
-    if (!this.stream.destroyed && !this.stream.writableEnded) this.stream.end(rest);
-  }
-  #flush(): void {
-    this.#blocked = false;
-    while (this.#queue.length > 0 && !this.#blocked) {
-      const line = this.#queue.shift();
-      if (line !== undefined && !this.stream.write(line)) this.#blocked = true;
-    }
-  }
-}
-
 export class LangbotPluginConnection implements PluginConnection {
   readonly identity: string;
   readonly pgid: number | null;
   readonly exited: Promise<ConnectionFailure | null>;
-  readonly command: string;
 
-  readonly #child: PluginProcess;
+  readonly #process: PluginProcessLifecycle;
   readonly #onApiCall: ProxyCallHandler;
-  readonly #onWarning: (warning: PluginWarning) => void;
   readonly #shutdownTimeoutMs: number;
-  readonly #graceMs: number;
-  readonly #exitNote: () => string | null;
   readonly #decoder = new LangbotDecoder();
   readonly #out: LineQueue;
-  readonly #stderr: StderrTail;
   readonly #pending = new Map<number, Pending>();
   readonly #runs = new Map<string, ActiveRun>();
   readonly #finishedRuns = new Map<string, 'completed' | 'failed' | 'cancelled'>();
@@ -124,50 +62,38 @@ export class LangbotPluginConnection implements PluginConnection {
   #seq = randomInt(1, 2 ** 30);
   #registration: Registration | null = null;
   #onRegistration: ((r: Registration) => void) | null = null;
-  #failure: ConnectionFailure | null = null;
-  #stopReason: 'close' | 'kill' | null = null;
-  #exitStatus: { code: number | null; signal: NodeJS.Signals | null } | null = null;
-  #spawnError: Error | null = null;
-  #finished = false;
   #closing: Promise<void> | undefined;
-  #resolveExited!: (failure: ConnectionFailure | null) => void;
 
   constructor(opts: LangbotConnectionOptions) {
     this.identity = opts.identity;
-    this.command = opts.command;
-    this.#child = opts.child;
     this.#onApiCall = opts.onApiCall;
-    this.#onWarning = opts.onWarning ?? (() => undefined);
     this.#shutdownTimeoutMs = opts.shutdownTimeoutMs ?? 1000;
-    this.#graceMs = opts.graceMs ?? 2000;
-    this.#exitNote = opts.exitNote ?? (() => null);
-    this.pgid = opts.child.pid ?? null;
-    this.exited = new Promise((resolve) => (this.#resolveExited = resolve));
     this.#out = new LineQueue(opts.child.stdin);
-    this.#stderr = new StderrTail(opts.onStderr);
-    if (this.pgid !== null) trackGroup(this.pgid);
-    const child = opts.child;
-    child.stdout.on('data', (chunk: Buffer) => this.#onStdout(chunk));
-    child.stdout.on('error', () => undefined);
-    child.stderr.on('error', () => undefined);
-    child.stderr.on('data', (chunk: Buffer) => this.#stderr.push(chunk));
-    child.on('error', (err) => this.#onSpawnError(err));
-    child.on('exit', (code, signal) => this.#onExit(code, signal));
-    child.on('close', () => this.#finish());
+    this.#process = new PluginProcessLifecycle({
+      ...opts,
+      onStdout: (chunk) => this.#onStdout(chunk),
+      inFlight: () => [...this.#runs.keys()],
+      onEnd: (error, how) => this.#rejectAll(error, how),
+    });
+    this.pgid = this.#process.pgid;
+    this.exited = this.#process.exited;
   }
 
+  get command(): string {
+    return this.#process.command;
+  }
   get failure(): ConnectionFailure | null {
-    return this.#failure;
+    return this.#process.failure;
   }
   get spawnError(): Error | null {
-    return this.#spawnError;
+    return this.#process.spawnError;
   }
   get exitStatus(): { code: number | null; signal: NodeJS.Signals | null } | null {
-    return this.#exitStatus;
+    return this.#process.exitStatus;
   }
 
   stderrTail(): string {
-    return this.#stderr.text();
+    return this.#process.stderrTail();
   }
 
   activeRuns(): readonly string[] {
@@ -177,11 +103,11 @@ export class LangbotPluginConnection implements PluginConnection {
   /** Resolves with the plugin's `register_plugin` request (it speaks first), or rejects when the process ends. */
   registration(): Promise<Registration> {
     if (this.#registration) return Promise.resolve(this.#registration);
-    const ended = this.#endedError();
+    const ended = this.#process.endedError();
     if (ended) return Promise.reject(ended);
     return new Promise((resolve, reject) => {
       this.#onRegistration = resolve;
-      void this.exited.then(() => reject(this.#endedError() ?? new LbotError('runner.crashed', `plugin ${this.identity} ended before registering`)));
+      void this.exited.then(() => reject(this.#process.endedError() ?? new LbotError('runner.crashed', `plugin ${this.identity} ended before registering`)));
     });
   }
 
@@ -192,7 +118,7 @@ export class LangbotPluginConnection implements PluginConnection {
 
   /** Sends one host → plugin request and resolves with its first answer frame; code ≠ 0 rejects. */
   request(action: string, data: Record<string, unknown>, opts: { timeoutMs: number; signal?: AbortSignal }): Promise<unknown> {
-    const ended = this.#endedError();
+    const ended = this.#process.endedError();
     if (ended) return Promise.reject(ended);
     return new Promise((resolve, reject) => {
       const seq_id = this.#nextSeq();
@@ -228,7 +154,7 @@ export class LangbotPluginConnection implements PluginConnection {
 
   run(params: RunParams, onResult: (result: unknown) => void): Promise<RunReply> {
     const { run_id } = params;
-    const ended = this.#endedError();
+    const ended = this.#process.endedError();
     if (ended) return Promise.reject(ended);
     if (this.#runs.has(run_id)) return Promise.reject(new LbotError('internal', `run ${run_id} is already in flight on plugin ${this.identity}`));
     return new Promise<RunReply>((resolve, reject) => {
@@ -265,35 +191,22 @@ export class LangbotPluginConnection implements PluginConnection {
     return (this.#closing ??= this.#shutdown());
   }
 
-  async kill(): Promise<void> {
-    this.#stopReason ??= 'kill';
-    if (this.pgid !== null) signalGroup(this.pgid, 'SIGKILL');
-    await this.exited;
+  kill(): Promise<void> {
+    return this.#process.kill();
   }
 
   describeExit(): string {
-    const status = this.#exitStatus;
-    if (!status) return 'stopped';
-    const how = status.signal ? `was killed by ${status.signal}` : `exited with status ${status.code ?? 'unknown'}`;
-    const note = this.#exitNote();
-    return note ? `${how}; ${note}` : how;
+    return this.#process.describeExit();
   }
 
-  async #shutdown(): Promise<void> {
-    if (this.#finished) return;
-    this.#stopReason ??= 'close';
+  #shutdown(): Promise<void> {
     // In --prod mode `shutdown` is only acknowledged; the plugin exits on stdin EOF.
-    if (!this.#failure && this.#registration) {
-      await this.request('shutdown', {}, { timeoutMs: this.#shutdownTimeoutMs }).catch(() => undefined);
-    }
-    await stopEscalating({
-      endInput: () => this.#out.end(),
-      signal: (sig) => {
-        if (this.pgid !== null) signalGroup(this.pgid, sig);
+    return this.#process.stop(
+      async () => {
+        if (this.#registration) await this.request('shutdown', {}, { timeoutMs: this.#shutdownTimeoutMs });
       },
-      exited: this.exited,
-      graceMs: this.#graceMs,
-    });
+      () => this.#out.end(),
+    );
   }
 
   #nextSeq(): number {
@@ -319,12 +232,6 @@ export class LangbotPluginConnection implements PluginConnection {
     this.#out.write(lines);
   }
 
-  #endedError(): LbotError | null {
-    if (this.#failure) return new LbotError(this.#failure.code, this.#failure.message);
-    if (this.#stopReason || this.#finished) return new LbotError('cancelled', `plugin ${this.identity} is stopping; no new requests are accepted`);
-    return null;
-  }
-
   #rememberFinished(run_id: string, status: 'completed' | 'failed' | 'cancelled'): void {
     this.#finishedRuns.set(run_id, status);
     if (this.#finishedRuns.size > FINISHED_RUNS_KEPT) {
@@ -334,11 +241,11 @@ export class LangbotPluginConnection implements PluginConnection {
   }
 
   #warn(message: string, run_id?: string): void {
-    this.#onWarning(run_id === undefined ? { identity: this.identity, message } : { identity: this.identity, message, run_id });
+    this.#process.warn(message, run_id);
   }
 
   #onStdout(chunk: Buffer): void {
-    if (this.#failure?.code === 'runner.protocol_error') return;
+    if (this.#process.isCorrupted()) return;
     const out = this.#decoder.push(chunk);
     for (const frame of out.frames) {
       if (frame.kind === 'response') this.#onResponse(frame.response);
@@ -348,10 +255,7 @@ export class LangbotPluginConnection implements PluginConnection {
   }
 
   #corrupt(reason: string): void {
-    if (this.#failure) return;
-    this.#fail({ code: 'runner.protocol_error', message: `plugin ${this.identity} broke the LangBot wire: ${reason}` });
-    this.#child.stdout.destroy();
-    if (this.pgid !== null) signalGroup(this.pgid, 'SIGKILL');
+    this.#process.corrupt(`plugin ${this.identity} broke the LangBot wire: ${reason}`);
   }
 
   #onResponse(frame: LangbotResponse): void {
@@ -472,91 +376,17 @@ export class LangbotPluginConnection implements PluginConnection {
     }
   }
 
-  /**
-   * `invoke_llm_stream`: lbot's `models.stream` chunks carry the text so far; the SDK wants deltas, then
-   * a final `is_final` chunk with the tool calls, an optional usage item, then `end`.
-   */
-  async #stream(seq_id: number, data: Record<string, unknown>, signal: AbortSignal): Promise<unknown> {
-    let sent = '';
-    let n = 0;
+  /** `invoke_llm_stream`: lbot's `models.stream` as deltas on this request's seq_id. */
+  #stream(seq_id: number, data: Record<string, unknown>, signal: AbortSignal): Promise<unknown> {
     const push = (item: JsonObject) => {
       if (!signal.aborted) this.#send({ seq_id, code: 0, message: 'success', data: item, chunk_status: 'continue' });
     };
-    const reply = await this.#call('models.stream', { ...modelCallParams(data), run_id: data.run_id }, signal, (_method, params) => {
-      const chunk = isRecord(params.chunk) ? params.chunk : {};
-      const text = typeof chunk.content === 'string' ? chunk.content : '';
-      if (!text.startsWith(sent) || text.length === sent.length) return;
-      push({ chunk: { role: 'assistant', content: text.slice(sent.length), is_final: false, msg_sequence: n++ } });
-      sent = text;
-    });
-    const r = isRecord(reply) ? reply : {};
-    const message = isRecord(r.message) ? r.message : {};
-    const full = typeof message.content === 'string' ? message.content : '';
-    const rest = full.startsWith(sent) ? full.slice(sent.length) : '';
-    push({ chunk: { role: 'assistant', content: rest, tool_calls: message.tool_calls ?? null, is_final: true, msg_sequence: n++ } });
-    if (isRecord(r.usage)) push({ usage: r.usage });
-    return {};
+    return streamModelCall((params, notify) => this.#call('models.stream', params, signal, notify), data, push);
   }
 
-  #onSpawnError(err: Error): void {
-    if (this.pgid !== null) {
-      this.#warn(`process error: ${err.message}`);
-      return;
-    }
-    this.#spawnError = err;
-    this.#fail({ code: 'runner.start_failed', message: `could not start plugin ${this.identity} (${this.command}): ${err.message}` });
-    queueMicrotask(() => this.#finish());
-  }
-
-  #onExit(code: number | null, signal: NodeJS.Signals | null): void {
-    this.#exitStatus = { code, signal };
-    if (this.pgid !== null) endGroup(this.pgid);
-    const timer = setTimeout(() => {
-      this.#child.stdout.destroy();
-      this.#child.stderr.destroy();
-      this.#finish();
-    }, STDIO_CLOSE_WAIT_MS);
-    timer.unref();
-  }
-
-  #finish(): void {
-    if (this.#finished) return;
-    this.#finished = true;
-    this.#stderr.flush();
-    if (this.pgid !== null) untrackGroup(this.pgid);
-    this.#child.stdin.destroy();
-    if (!this.#failure && !this.#stopReason) {
-      const inFlight = [...this.#runs.keys()];
-      const during =
-        inFlight.length > 0 ? ` while run${inFlight.length === 1 ? '' : 's'} ${inFlight.join(', ')} ${inFlight.length === 1 ? 'was' : 'were'} in flight` : '';
-      const tail = this.#stderr.text().trim();
-      this.#fail({
-        code: 'runner.crashed',
-        message: `plugin ${this.identity} ${this.describeExit()}${during}${tail ? `; last stderr lines:\n${tail}` : '; it wrote nothing to stderr'}`,
-      });
-    }
-    this.#rejectAll();
-    for (const c of this.#inbound.values()) c.abort();
-    this.#resolveExited(this.#failure);
-  }
-
-  #fail(failure: ConnectionFailure): void {
-    if (this.#failure || this.#stopReason) return;
-    this.#failure = failure;
-    this.#rejectAll();
-  }
-
-  #rejectAll(): void {
-    const details: Record<string, unknown> = { plugin: this.identity, stderr_tail: this.#stderr.text() };
-    if (this.#exitStatus) {
-      details.exit_code = this.#exitStatus.code;
-      details.signal = this.#exitStatus.signal;
-    }
-    const error =
-      this.#failure !== null
-        ? new LbotError(this.#failure.code, this.#failure.message, { details })
-        : new LbotError('cancelled', `plugin ${this.identity} was stopped by the host`);
+  #rejectAll(error: LbotError, how: 'fail' | 'end'): void {
     for (const p of [...this.#pending.values()]) p.fail(error);
     for (const run of [...this.#runs.values()]) run.settle({ error });
+    if (how === 'end') for (const c of this.#inbound.values()) c.abort();
   }
 }

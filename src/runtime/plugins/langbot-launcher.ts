@@ -11,12 +11,11 @@ import { z } from 'zod';
 import { LbotError } from '../../core/errors.js';
 import type { PluginConnection, PluginSpec, ProxyCallHandler } from '../../core/host/ports.js';
 import { isRecord } from '../../core/json.js';
-import type { PluginWarning } from './connection.js';
 import { childEnv } from '../process/env.js';
 import { buildPluginEnv } from './env.js';
 import { LangbotPluginConnection } from './langbot-connection.js';
-import { SANDBOX_HOME, type PluginSandbox } from './sandbox.js';
-import { describeCommand, spawnPlugin } from './spawn.js';
+import { SANDBOX_HOME } from './sandbox.js';
+import { spawnConnection, type SpawnOptions } from './spawn-connection.js';
 
 /** The SDK versions whose wire lbot speaks: 0.5.3 (the AgentRunner line) up to the 0.x releases after it. */
 export const SUPPORTED_SDK_RANGE = { min: [0, 5, 0], below: [1, 0, 0] } as const;
@@ -30,12 +29,7 @@ export type LangbotLaunchOptions = {
   hostEnv?: NodeJS.ProcessEnv;
   /** The whole handshake (register, initialize_plugin, get_plugin_container) must fit in this; default 20 s. */
   startTimeoutMs: number;
-  graceMs?: number;
-  shutdownTimeoutMs?: number;
-  sandbox?: PluginSandbox;
-  onWarning?: (warning: PluginWarning) => void;
-  onStderr?: (identity: string, line: string) => void;
-};
+} & SpawnOptions;
 
 /** Reads facts about the interpreter without running plugin code: find_spec and package metadata only. */
 const PROBE = [
@@ -177,23 +171,8 @@ export async function startLangbotPlugin(
     PYTHONUNBUFFERED: '1',
   };
   const cmd: { file: string; args: string[] } = { file: probe.executable, args: [...LANGBOT_SDK_ARGS] };
-  const command = describeCommand(cmd);
   const show = [...new Set([probe.prefix, probe.base_prefix])];
-  const isolate = sandbox
-    ? (c: typeof cmd, e: Record<string, string>) => sandbox.wrap(c, { identity: spec.identity, dir: spec.dir, network: spec.network === true, show }, e)
-    : undefined;
-  const { child, exitNote } = spawnPlugin(cmd, spec.dir, env, isolate);
-  const connection = new LangbotPluginConnection({
-    identity: spec.identity,
-    child,
-    command,
-    exitNote,
-    onApiCall,
-    onWarning: opts.onWarning,
-    onStderr: opts.onStderr ? (line) => opts.onStderr?.(spec.identity, line) : undefined,
-    graceMs: opts.graceMs,
-    shutdownTimeoutMs: opts.shutdownTimeoutMs,
-  });
+  const { connection, command } = spawnConnection(spec, cmd, env, onApiCall, opts, (o) => new LangbotPluginConnection(o), show);
   try {
     await handshake(connection, spec, capability, opts.startTimeoutMs, startOpts.signal);
   } catch (err) {

@@ -7,7 +7,8 @@ import { LBOT_VERSION } from '../../version.js';
 import { RpcErrorReply, RpcTimeoutError, StdioPluginConnection, type PluginWarning } from './connection.js';
 import { buildPluginEnv } from './env.js';
 import type { PluginSandbox } from './sandbox.js';
-import { DEFAULT_BOOTSTRAP, describeCommand, resolveCommand, spawnPlugin } from './spawn.js';
+import { DEFAULT_BOOTSTRAP, resolveCommand } from './spawn.js';
+import { spawnConnection } from './spawn-connection.js';
 import { startLangbotPlugin } from './langbot-launcher.js';
 
 export const DEFAULT_INITIALIZE_TIMEOUT_MS = 20_000;
@@ -28,8 +29,8 @@ export type PluginLauncherOptions = {
   sandbox?: PluginSandbox;
   /** The Python of LangBot SDK plugins (`execution.python`; config `langbot.python`). */
   langbotPython?: string | undefined;
-  /** Called with every connection right after its process is spawned, before `initialize` (cleanup checks). */
-  onSpawn?: (connection: StdioPluginConnection) => void;
+  /** Called with every connection right after its process is spawned, before `initialize` or the LangBot handshake (cleanup checks). */
+  onSpawn?: (connection: PluginConnection) => void;
 };
 
 function tailNote(connection: StdioPluginConnection): string {
@@ -64,24 +65,8 @@ export function createPluginLauncher(opts: PluginLauncherOptions = {}): Preparin
   const initializeTimeoutMs = opts.initializeTimeoutMs ?? DEFAULT_INITIALIZE_TIMEOUT_MS;
   const prepare = (spec: PluginSpec, onApiCall: ProxyCallHandler): PreparedPlugin => {
     const cmd = resolveCommand(spec.execution, spec.dir, opts.bootstrapPath ?? DEFAULT_BOOTSTRAP);
-    const command = describeCommand(cmd);
-    const sandbox = opts.sandbox;
-    const isolate = sandbox
-      ? (c: typeof cmd, env: Record<string, string>) => sandbox.wrap(c, { identity: spec.identity, dir: spec.dir, network: spec.network === true }, env)
-      : undefined;
-    const { child, exitNote } = spawnPlugin(cmd, spec.dir, buildPluginEnv(spec.identity, spec.env, opts.hostEnv), isolate);
-    const connection = new StdioPluginConnection({
-      identity: spec.identity,
-      child,
-      command,
-      exitNote,
-      onApiCall,
-      onWarning: opts.onWarning,
-      onStderr: opts.onStderr ? (line) => opts.onStderr?.(spec.identity, line) : undefined,
-      graceMs: opts.graceMs,
-      shutdownTimeoutMs: opts.shutdownTimeoutMs,
-    });
-    opts.onSpawn?.(connection);
+    const env = buildPluginEnv(spec.identity, spec.env, opts.hostEnv);
+    const { connection, command } = spawnConnection(spec, cmd, env, onApiCall, opts, (o) => new StdioPluginConnection(o));
     return { connection, initialize: (startOpts = {}) => initialize(spec, connection, command, startOpts) };
   };
   const initialize = async (
@@ -155,6 +140,7 @@ export function createPluginLauncher(opts: PluginLauncherOptions = {}): Preparin
             sandbox: opts.sandbox,
             onWarning: opts.onWarning,
             onStderr: opts.onStderr,
+            onSpawn: opts.onSpawn,
           },
           startOpts,
         );
