@@ -1,6 +1,4 @@
 // The bwrap backend: a detached holder per session owns its namespaces; every exec enters them with nsenter.
-import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import {
   chmodSync,
   chownSync,
@@ -9,42 +7,26 @@ import {
   existsSync,
   mkdirSync,
   openSync,
-  readFileSync,
   readdirSync,
   rmdirSync,
   rmSync,
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { statfs } from 'node:fs/promises';
 import path from 'node:path';
-import { z } from 'zod';
 import { LbotError } from '../../core/errors.js';
 import { fileSizeLimitBytes, measureUsage, quotaFilesystemBytes } from '../../core/box/quota.js';
 import { argvToCommand } from '../../core/box/shell.js';
-import { buildSeccompFilter, deniedSyscallNames, seccompArchFor } from '../../core/box/seccomp.js';
-import { sandboxRunAs, systemLinks } from './hardening.js';
+import { sandboxRunAs } from './hardening.js';
 import { Stage, assertSandboxAccess, pinMount, preparePrivateBase, verifyPins } from './bwrap-mounts.js';
 import type { BoxSpec, ManagedProcessSpec } from '../../core/box/model.js';
 import { writeJsonAtomic, readJson } from './files.js';
-import { identityOf, isIdentityAlive, type ProcessIdentity } from '../process/identity.js';
+import { isIdentityAlive, type ProcessIdentity } from '../process/identity.js';
 import { signalPid } from '../process/group.js';
-import {
-  cgroupHost,
-  createSessionCgroup,
-  joinCgroup,
-  probeLimits,
-  removeSessionCgroup,
-  sweepStaleCgroups,
-  warnLimitsOnce,
-  type LimitsMode,
-  type LimitsPlan,
-  type LimitsPreference,
-} from './limits.js';
+import { cgroupHost, createSessionCgroup, joinCgroup, removeSessionCgroup, sweepStaleCgroups } from './limits.js';
 import { runProcess, type RunOutcome } from './run-process.js';
-import { findExecutable, probeCommand } from './host-tools.js';
-import { HELPER_ENV, buildEnterArgv, buildExecScript, buildHolderArgv, orderMounts, type HostTools, type ShellLimits, type SystemLink } from './bwrap-args.js';
+import { HELPER_ENV, buildEnterArgv, buildExecScript, buildHolderArgv, orderMounts, type ShellLimits } from './bwrap-args.js';
 import {
   execRunOptions,
   type BackendProbe,
@@ -55,23 +37,9 @@ import {
   type SessionRecord,
   type StartContext,
 } from './backend.js';
-
-const IdentitySchema = z.strictObject({ pid: z.number().int(), start: z.string(), boot: z.string() });
-
-const BwrapStateSchema = z.strictObject({
-  dir: z.string(),
-  holder: IdentitySchema,
-  ns: IdentitySchema,
-  cgroups: z.array(z.string()),
-  limits_mode: z.enum(['cgroup2', 'cgroup1', 'rlimit']),
-  volume: z.boolean(),
-  workspace_dir: z.string(),
-  tmp_dir: z.string(),
-  home_dir: z.string(),
-  /** Root hosts: the unprivileged uid/gid the sandbox and every exec run as. */
-  run_as: z.strictObject({ uid: z.number().int(), gid: z.number().int() }).nullable().default(null),
-});
-type BwrapState = z.infer<typeof BwrapStateSchema>;
+import { detectBwrap, type BwrapProbeOptions, type Capabilities } from './bwrap-capabilities.js';
+import { spawnHolder } from './bwrap-holder.js';
+import { BwrapStateSchema, dirKey, parseState, type BwrapState } from './bwrap-state.js';
 
 const OPEN_FILES = 256;
 /** RLIMIT_CPU of a one-shot exec in rlimit mode: its timeout plus this many seconds. */
@@ -80,52 +48,14 @@ const CPU_GRACE_SEC = 5;
 const HOLDER_SECCOMP_FD = 5;
 /** How often a holder's keeper checks its TTL and whether its state dir still exists. */
 const KEEPER_INTERVAL_SEC = 5;
-const HOLDER_START_TIMEOUT_MS = 10_000;
 
-export type BwrapOptions = {
-  bin: string;
-  baseDir: string;
-  limits: LimitsPreference;
+export type BwrapOptions = BwrapProbeOptions & {
   /** lbot's node binary, bound into sandboxes for the file tools' helper. */
   nodeBinary: string | null;
   /** Root hosts: the unprivileged uid/gid sandboxes run as (box.bwrap.sandbox_uid / sandbox_gid). */
   sandboxUid?: number;
   sandboxGid?: number;
-  /** The compiled seccomp exec helper (dist/native/lbot-seccomp-exec). */
-  seccompHelper?: string;
-  /** Where the cgroup filesystems are mounted (default /sys/fs/cgroup; tests point it at a temp dir). */
-  cgroupRoot?: string;
-  /** Where the limits warning goes (once per process); default: stderr. */
-  warn?: (message: string) => void;
 };
-
-// The same relative path from src/runtime/box (tests) and dist/runtime/box (the built CLI).
-const DEFAULT_SECCOMP_HELPER = fileURLToPath(new URL('../../../dist/native/lbot-seccomp-exec', import.meta.url));
-
-type Capabilities = {
-  tools: HostTools & { bwrap: string };
-  limits: LimitsMode;
-  limitsPlan: LimitsPlan;
-  limitsReason: string;
-  volume: boolean;
-  /** util-linux unshare ≥ 2.38 (`--map-user`), needed for the quota volume on non-root hosts. */
-  mapUser: boolean;
-  nprocFlag: '-u' | '-p' | null;
-  systemLinks: SystemLink[];
-  seccomp: { helper: string; filter: Buffer; denied: string[] };
-};
-
-function parseState(record: SessionRecord): BwrapState {
-  const parsed = BwrapStateSchema.safeParse(record.backend_state);
-  if (!parsed.success) throw new LbotError('box.validation', `session ${record.info.session_id} has a damaged bwrap record; remove it with lbot box rm`);
-  return parsed.data;
-}
-
-/** A directory-safe, bounded form of a session id. */
-function dirKey(sessionId: string): string {
-  const body = sessionId.replace(/[^A-Za-z0-9_.-]/g, '-').slice(0, 40);
-  return `${body}_${randomBytes(4).toString('hex')}`;
-}
 
 export class BwrapBackend implements SandboxBackend {
   readonly name = 'bwrap' as const;
@@ -141,73 +71,8 @@ export class BwrapBackend implements SandboxBackend {
 
   /** Probes once per instance: binaries, a smoke sandbox, the limits mode, the quota volume. */
   #capabilities(): Promise<Capabilities | string> {
-    this.#caps ??= this.#detect();
+    this.#caps ??= detectBwrap(this.#opts);
     return this.#caps;
-  }
-
-  async #detect(): Promise<Capabilities | string> {
-    const bwrap = findExecutable(this.#opts.bin);
-    if (!bwrap) return `bubblewrap (${this.#opts.bin}) is not installed; on Debian/Ubuntu: apt-get install -y bubblewrap`;
-    const nsenter = findExecutable('nsenter');
-    const setpriv = findExecutable('setpriv');
-    const unshare = findExecutable('unshare');
-    if (!nsenter || !setpriv) return 'nsenter and setpriv (util-linux) are required next to bubblewrap';
-    const links = systemLinks();
-    const smoke = [bwrap, '--unshare-all', '--die-with-parent', '--ro-bind', '/usr', '/usr'];
-    for (const l of links) smoke.push(...(l.target !== null ? ['--symlink', l.target, l.path] : ['--ro-bind-try', l.path, l.path]));
-    smoke.push('--proc', '/proc', '--dev', '/dev', '--', '/usr/bin/true');
-    const run = await probeCommand(smoke, 5000);
-    if (!run.ok) return `bubblewrap cannot create namespaces here (${run.detail || 'smoke test failed'}); unprivileged user namespaces may be disabled`;
-    const seccomp = await this.#probeSeccomp();
-    if (typeof seccomp === 'string') return seccomp;
-    const limits = probeLimits(this.#opts.limits, cgroupHost(this.#opts.cgroupRoot));
-    if (!limits.usable) return limits.reason;
-    if (limits.warning) warnLimitsOnce(limits.warning, this.#opts.warn);
-    let volume = false;
-    let mapUser = false;
-    if (unshare) {
-      mapUser = (await probeCommand([unshare, '--help'], 5000)).output.includes('--map-user');
-      const v = await probeCommand(
-        [unshare, '--user', '--map-root-user', '--mount', '--propagation', 'private', '--', '/bin/sh', '-c', 'mount -t tmpfs -o size=1048576 lbot-probe /tmp'],
-        5000,
-      );
-      volume = v.ok;
-    }
-    let nprocFlag: Capabilities['nprocFlag'] = null;
-    if ((await probeCommand(['/bin/sh', '-c', 'ulimit -u 64'], 5000)).ok) nprocFlag = '-u';
-    else if ((await probeCommand(['/bin/sh', '-c', 'ulimit -p 64'], 5000)).ok) nprocFlag = '-p';
-    return {
-      tools: { bwrap, nsenter, setpriv, unshare: unshare ?? 'unshare' },
-      limits: limits.plan.mode,
-      limitsPlan: limits.plan,
-      limitsReason: limits.reason,
-      volume,
-      mapUser,
-      nprocFlag,
-      systemLinks: links,
-      seccomp,
-    };
-  }
-
-  /** The filter for this machine's architecture, checked by loading it once through the helper. */
-  async #probeSeccomp(): Promise<Capabilities['seccomp'] | string> {
-    const arch = seccompArchFor(process.arch);
-    if (!arch) return `no seccomp filter for the ${process.arch} architecture; the bwrap backend supports x64 and arm64`;
-    const helper = this.#opts.seccompHelper ?? DEFAULT_SECCOMP_HELPER;
-    if (!existsSync(helper))
-      return `the seccomp helper ${helper} is missing: it is compiled by npm run build (needs a C compiler: apt-get install -y gcc libc6-dev)`;
-    const filter = buildSeccompFilter(arch);
-    mkdirSync(this.#opts.baseDir, { recursive: true, mode: 0o700 });
-    const probeFile = path.join(this.#opts.baseDir, `seccomp-probe-${process.pid}.bpf`);
-    writeFileSync(probeFile, filter, { mode: 0o600 });
-    try {
-      // unshare -U must be refused by the filter: proves the helper loads it on this kernel.
-      const r = await probeCommand([helper, probeFile, '/bin/sh', '-c', 'true && ! unshare -U true 2>/dev/null'], 5000);
-      if (!r.ok) return `the seccomp filter could not be applied here (${r.detail || `exit ${r.code}`})`;
-    } finally {
-      rmSync(probeFile, { force: true });
-    }
-    return { helper, filter, denied: deniedSyscallNames(arch) };
   }
 
   async #ready(): Promise<Capabilities> {
@@ -321,7 +186,7 @@ export class BwrapBackend implements SandboxBackend {
     );
     let started: { holder: ProcessIdentity; ns: ProcessIdentity } | null = null;
     try {
-      started = await this.#spawnHolder(argv, dir, seccompFd);
+      started = await spawnHolder(argv, dir, seccompFd);
       verifyPins(started.ns.pid, pins);
       joinCgroup(cgroups, started.ns.pid);
       const state: BwrapState = {
@@ -349,76 +214,6 @@ export class BwrapBackend implements SandboxBackend {
   }
 
   /** Starts the holder detached and reads bwrap's info JSON for the pid owning the namespaces. */
-  #spawnHolder(argv: string[], dir: string, seccompFd: number): Promise<{ holder: ProcessIdentity; ns: ProcessIdentity }> {
-    return new Promise((resolve, reject) => {
-      const logFd = openSync(path.join(dir, 'holder.log'), 'a', 0o600);
-      const [cmd, ...args] = argv;
-      const child = spawn(cmd ?? 'bwrap', args, { detached: true, stdio: ['ignore', 'ignore', logFd, 'pipe', 'pipe', seccompFd], env: { ...HELPER_ENV } });
-      closeSync(logFd);
-      let text = '';
-      let done = false;
-      let nsPidFromInfo: number | null = null;
-      let ready = false;
-      const info = child.stdio[3];
-      const readyPipe = child.stdio[4];
-      const fail = (why: string) => {
-        if (done) return;
-        done = true;
-        clearTimeout(timer);
-        if (child.pid) signalPid(-child.pid, 'SIGKILL');
-        let log = '';
-        try {
-          log = readFileSync(path.join(dir, 'holder.log'), 'utf8').trim().slice(-300);
-        } catch {
-          // no log
-        }
-        reject(
-          new LbotError('box.unavailable', `the bwrap session holder did not start: ${why}${log ? `: ${log}` : ''}`, {
-            details: { reason: 'backend_missing' },
-          }),
-        );
-      };
-      const timer = setTimeout(() => fail(`no namespace info within ${HOLDER_START_TIMEOUT_MS} ms`), HOLDER_START_TIMEOUT_MS);
-      child.on('error', (err) => fail(err.message));
-      child.on('exit', (code) => fail(`it exited with code ${code}`));
-      // bwrap writes the info in several pieces and closes the fd when done; reading to EOF avoids
-      // killing the holder with SIGPIPE by closing our end early.
-      info?.on('data', (chunk: Buffer) => {
-        text += chunk.toString('utf8');
-      });
-      // The namespaces exist once bwrap closes the info fd; the mounts are done once the keeper says ready.
-      const settle = () => {
-        if (done || nsPidFromInfo === null || !ready) return;
-        const ns = identityOf(nsPidFromInfo);
-        const holder = child.pid ? identityOf(child.pid) : null;
-        if (!ns || !holder) return fail('the sandbox exited right after starting');
-        done = true;
-        clearTimeout(timer);
-        child.removeAllListeners('exit');
-        info?.destroy();
-        readyPipe?.destroy();
-        child.unref();
-        resolve({ holder, ns });
-      };
-      info?.on('end', () => {
-        const m = /"child-pid"\s*:\s*(\d+)/.exec(text);
-        if (!m) return fail('bwrap reported no child pid');
-        nsPidFromInfo = Number(m[1]);
-        settle();
-      });
-      info?.on('error', () => undefined);
-      let readyText = '';
-      readyPipe?.on('data', (chunk: Buffer) => {
-        readyText += chunk.toString('utf8');
-        if (readyText.includes('ready')) {
-          ready = true;
-          settle();
-        }
-      });
-      readyPipe?.on('error', () => undefined);
-    });
-  }
-
   /**
    * The rlimits of an exec (`exec` null: a managed process). In rlimit mode one-shot commands and managed
    * processes get RLIMIT_DATA (memory_mb) — never RLIMIT_AS, which kills JIT runtimes such as a Node MCP

@@ -1,28 +1,18 @@
 // The box service: spec building, mount policy, quota, sessions, exec, managed processes, status, reaping.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Writable } from 'node:stream';
 import type { BoxConfig } from '../../core/config.js';
 import { boxError, validationError } from '../../core/box/errors.js';
-import { assertNoSymlinkOnPath, createMountPolicy, validateSpecMounts, type MountPolicy } from '../../core/box/mounts.js';
-import { getProfile } from '../../core/box/profiles.js';
-import { QUOTA_MARGIN_BYTES, quotaExceeded, quotaLimitBytes, quotaUnreadable, measureUsage, unmeasurablePath, type QuotaPhase } from '../../core/box/quota.js';
+import { createMountPolicy, type MountPolicy } from '../../core/box/mounts.js';
 import { assertSessionId } from '../../core/box/session-id.js';
-import { buildSpec, isUnderPath, type SpecRequest } from '../../core/box/spec.js';
-import { truncateText } from '../../core/box/truncate.js';
-import {
-  ManagedProcessSpecSchema,
-  type BackendName,
-  type BoxSpec,
-  type BoxStatus,
-  type ErrorRecord,
-  type ManagedProcessInfo,
-  type ManagedProcessSpec,
-  type SessionInfo,
-  type ToolResult,
-} from '../../core/box/model.js';
+import { toolResult } from './exec-result.js';
+import { effectiveSpec } from './effective-spec.js';
+import { boxStatus } from './box-status.js';
+import { parseProcessRequest, type ProcessRequest } from './process-request.js';
+import { startInterval } from './interval.js';
+import { type BackendName, type BoxSpec, type BoxStatus, type ErrorRecord, type ManagedProcessInfo, type ManagedProcessSpec } from '../../core/box/model.js';
 import { toLbotError } from '../../core/errors.js';
 import { assertSafeEnv } from '../../core/env-policy.js';
 import { attachToSocket, type Attachment } from './attach-client.js';
@@ -33,45 +23,14 @@ import { identityOf } from '../process/identity.js';
 import { ProcessManager } from './processes.js';
 import { createBackends, selectBackend, type BackendSet } from './select.js';
 import { SessionStore, backendConflict } from './sessions.js';
-import { clearQuotaStop, ensureQuotaWatcher, markCommand, pendingQuotaStops, stopQuotaWatcher, takeQuotaStop } from './quota-watch.js';
-import type { RunOutcome } from './run-process.js';
+import { clearQuotaStop, markCommand, stopQuotaWatcher, takeQuotaStop } from './quota-watch.js';
+import { checkQuotaAfter, checkQuotaBefore, quotaStopsField, quotaWatchdog, watchSessionQuota } from './exec-quota.js';
 import type { Owner, SandboxBackend, SessionRecord } from './backend.js';
+import type { BoxServiceOptions, ExecInput, ExecOptions, ExecOutput, RawExecOutput, SessionView } from './service-types.js';
 
-/** A request as the CLI or a tool sends it; unset fields come from config and the profile. */
-export type ExecInput = SpecRequest & {
-  session_id?: string | null;
-  cmd: string;
-  profile?: string | null;
-  query_id?: string | null;
-};
-
-export type ExecOptions = {
-  sinks?: { stdout?: Writable; stderr?: Writable };
-  signal?: AbortSignal;
-  stdin?: Buffer;
-  /** lbot's own helpers: no address-space rlimit, big capture, no error record. */
-  internal?: boolean;
-};
-
-export type ExecOutput = { result: ToolResult; effective_spec: BoxSpec };
-export type RawExecOutput = { outcome: RunOutcome; spec: BoxSpec; backend: BackendName };
-
-export type SessionView = SessionInfo & { backend: BackendName; alive: boolean; managed_processes: number; one_shot: boolean };
-
-export type BoxServiceOptions = {
-  dataDir: string;
-  config: BoxConfig;
-  /** Who owns sessions created through this service: a one-shot CLI (default) or a `serve` process. */
-  owner?: 'cli' | 'serve';
-  /** Per-command `--backend`. */
-  backend?: BackendName | null;
-  warn?: (message: string) => void;
-  /** Test seam: replace backends. */
-  backends?: Partial<BackendSet>;
-};
+export type { BoxServiceOptions, ExecInput, ExecOptions, ExecOutput, RawExecOutput, SessionView } from './service-types.js';
 
 const INTERNAL_CAPTURE_BYTES = 16 * 1024 * 1024;
-const WATCHDOG_INTERVAL_MS = 250;
 /** How long a command waits for the one before it in the same session. */
 const EXEC_LOCK_WAIT_MS = 60 * 60_000;
 const HOST_WARNING = 'the host backend runs commands directly on this machine, without any isolation';
@@ -127,31 +86,9 @@ export class BoxService {
     return this.#policy;
   }
 
-  /** The shared default workspace (box.workspace_scope: shared), created on first use. */
-  #sharedWorkspace(): string | null {
-    if (this.config.workspace_scope !== 'shared') return null;
-    const dir = this.config.default_workspace ? path.resolve(this.config.default_workspace) : path.join(this.layout.root, 'default');
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    return dir;
-  }
-
   /** Builds and checks the effective spec of a request (profile merge, validation, mount policy). */
   buildSpec(input: ExecInput, sessionId: string): BoxSpec {
-    const profile = getProfile(input.profile ?? this.config.profile);
-    const shared = this.#sharedWorkspace();
-    const { profile: _p, query_id: _q, ...fields } = input;
-    let spec = buildSpec(
-      { ...fields, session_id: sessionId },
-      { profile, image: this.config.image, workspace_quota_mb: this.config.workspace_quota_mb, shared_workspace: shared },
-    );
-    const builtInShared = shared !== null && !this.config.default_workspace && spec.host_path === shared;
-    spec = validateSpecMounts(spec, this.policy, { skipPrimary: builtInShared });
-    for (const m of spec.extra_mounts) {
-      if (spec.host_path !== null && spec.host_path_mode !== 'none' && isUnderPath(m.mount_path, spec.mount_path) && m.mount_path !== spec.mount_path) {
-        assertNoSymlinkOnPath(spec.host_path, path.posix.relative(spec.mount_path, m.mount_path), `mount ${m.host_path}:${m.mount_path}`);
-      }
-    }
-    return spec;
+    return effectiveSpec(input, sessionId, this.config, this.policy, this.layout);
   }
 
   async #select(): Promise<SandboxBackend> {
@@ -176,42 +113,12 @@ export class BoxService {
     throw backendConflict(record.info.session_id, stored, requested);
   }
 
-  /** Usage for a quota check; a workspace lbot cannot measure counts as over quota (box.quota_exceeded). */
-  async #usage(phase: QuotaPhase, measure: () => Promise<number>, limit: number, where: string, sid: string): Promise<number> {
-    try {
-      return await measure();
-    } catch (err) {
-      if (unmeasurablePath(err) !== null) throw quotaUnreadable(phase, err, limit, where, sid);
-      throw err;
-    }
-  }
-
   /** A quota stop the session's watcher recorded is reported by the next command on that id (the session is removed). */
   async #reportQuotaStop(sid: string): Promise<void> {
     const stopped = takeQuotaStop(this.layout, sid);
     if (!stopped) return;
     await this.#store.drop(sid);
     throw stopped;
-  }
-
-  /**
-   * Starts the session's quota watcher when its quota is not enforced by a size-limited filesystem: it
-   * outlives this command and stops the session's processes (background ones too) on a breach.
-   */
-  async #watchQuota(record: SessionRecord, backend: SandboxBackend): Promise<boolean> {
-    const info = record.info;
-    if (info.workspace_quota_mb <= 0 || (record.backend_state.volume === true && info.host_path === null)) return false;
-    const plan = backend.quotaWatch?.(record) ?? null;
-    if (!plan) return false;
-    const limit = quotaLimitBytes(info.workspace_quota_mb);
-    await ensureQuotaWatcher(this.layout, record, plan, {
-      limitBytes: limit,
-      thresholdBytes: limit + QUOTA_MARGIN_BYTES,
-      where: info.host_path ?? 'the session workspace',
-      errorsFile: this.layout.errorsFile,
-      errorsLock: path.join(this.layout.locksDir, 'errors.lock'),
-    });
-    return true;
   }
 
   #ensureEnabled(): void {
@@ -250,24 +157,11 @@ export class BoxService {
       if (existing) this.#assertBackend(existing);
       const backend = existing ? this.#backendOf(existing) : await this.#select();
       if (existing && backend.name === 'host') this.#warn(HOST_WARNING);
-      const limit = quotaLimitBytes(spec.workspace_quota_mb);
-      const where = spec.host_path ?? 'the session workspace';
-      if (spec.workspace_quota_mb > 0) {
-        const hostPath = spec.host_path;
-        const used = await this.#usage(
-          'before',
-          () => (existing ? backend.usage(existing) : hostPath ? measureUsage([hostPath]) : Promise.resolve(0)),
-          limit,
-          where,
-          sid,
-        );
-        if (used > limit) throw quotaExceeded('before', used, limit, where, sid);
-      }
+      await checkQuotaBefore(spec, backend, existing);
       const got = await this.#store.getOrCreate(spec, backend, { oneShot, known: existing });
       created = got.created;
       const record = got.record;
-      const hardQuota = record.backend_state.volume === true && spec.host_path === null;
-      if (!oneShot && (await this.#watchQuota(record, backend))) unmark = markCommand(this.layout, sid);
+      if (!oneShot && (await watchSessionQuota(this.layout, record, backend))) unmark = markCommand(this.layout, sid);
       const outcome = await backend.exec(record, {
         cmd: spec.cmd,
         workdir: spec.workdir,
@@ -278,40 +172,14 @@ export class BoxService {
         ...(opts.stdin ? { stdin: opts.stdin } : {}),
         ...(opts.sinks ? { sinks: opts.sinks } : {}),
         ...(opts.signal ? { signal: opts.signal } : {}),
-        ...(spec.workspace_quota_mb > 0 && !hardQuota
-          ? {
-              watchdog: {
-                intervalMs: WATCHDOG_INTERVAL_MS,
-                check: async () => {
-                  let used: number;
-                  try {
-                    used = await backend.usage(record);
-                  } catch (err) {
-                    const unreadable = unmeasurablePath(err);
-                    if (unreadable !== null) return `lbot: stopped: the workspace cannot be measured for its quota (${unreadable} cannot be read by lbot)`;
-                    throw err;
-                  }
-                  return used > limit + QUOTA_MARGIN_BYTES
-                    ? `lbot: stopped: the workspace quota of ${spec.workspace_quota_mb} MiB was exceeded (${used} bytes used)`
-                    : null;
-                },
-              },
-            }
-          : {}),
+        ...quotaWatchdog(spec, backend, record),
       });
       this.#store.touch(sid);
       if (!oneShot) await this.#reportQuotaStop(sid);
       if (outcome.status === 'timed_out') {
         await this.#store.drop(sid);
-      } else if (spec.workspace_quota_mb > 0) {
-        const used = await this.#usage('after', () => backend.usage(record), limit, where, sid).catch(async (err: unknown) => {
-          await this.#store.drop(sid);
-          throw err;
-        });
-        if (used > limit) {
-          await this.#store.drop(sid);
-          throw quotaExceeded('after', used, limit, where, sid);
-        }
+      } else {
+        await checkQuotaAfter(spec, backend, record, () => this.#store.drop(sid));
       }
       if (outcome.watchdog_note !== null) outcome.stderr.push(Buffer.from(`\n${outcome.watchdog_note}\n`));
       return { outcome, spec, backend: backend.name };
@@ -328,64 +196,30 @@ export class BoxService {
   /** `run` plus tool-output truncation (box.md §7.4): what `lbot box exec --json` and the exec tool return. */
   async exec(input: ExecInput, opts: ExecOptions = {}): Promise<ExecOutput> {
     const { outcome, spec, backend } = await this.run(input, opts);
-    const limit = this.config.output_limit_chars;
-    const out = outcome.stdout.text(limit);
-    let stderrRaw = outcome.stderr.text(limit);
-    if (outcome.status === 'timed_out' && outcome.stderr.totalBytes === 0)
-      stderrRaw = { text: `Command timed out after ${spec.timeout_sec} seconds.`, truncated: false };
-    const err = stderrRaw.truncated ? stderrRaw : truncateText(stderrRaw.text, limit);
-    const exitCode = outcome.status === 'timed_out' ? null : outcome.exit_code;
-    const status = outcome.status === 'timed_out' ? 'timed_out' : 'completed';
-    return {
-      result: {
-        session_id: spec.session_id,
-        backend,
-        status,
-        ok: status === 'completed' && exitCode === 0,
-        exit_code: exitCode,
-        stdout: out.text,
-        stderr: err.text,
-        stdout_truncated: out.truncated,
-        stderr_truncated: err.truncated,
-        duration_ms: outcome.duration_ms,
-      },
-      effective_spec: spec,
-    };
+    return { result: toolResult(outcome, spec, backend, this.config.output_limit_chars), effective_spec: spec };
   }
 
   /** All sessions with their last use, liveness and managed-process count. */
   async sessions(): Promise<SessionView[]> {
     const out: SessionView[] = [];
-    for (const record of this.#store.list()) {
-      const info = this.#store.info(record);
-      out.push({
-        ...info,
-        backend: info.backend_name,
-        alive: await this.#store.isAlive(record),
-        managed_processes: this.#procs.running(info.session_id).length,
-        one_shot: record.one_shot,
-      });
-    }
+    for (const record of this.#store.list()) out.push(await this.#view(record, this.#procs.running(record.info.session_id).length));
     return out.sort((a, b) => a.created_at.localeCompare(b.created_at));
   }
 
   /** One session with its managed processes; unknown id → box.session_not_found. */
   async session(id: string): Promise<SessionView & { processes: ManagedProcessInfo[] }> {
     const record = this.#requireSession(id);
-    const info = this.#store.info(record);
     const processes = this.#procs
       .ids(id)
       .map((p) => this.#procs.readState(id, p))
       .filter((s) => s !== null)
       .map((s) => this.#procs.info(s));
-    return {
-      ...info,
-      backend: info.backend_name,
-      alive: await this.#store.isAlive(record),
-      managed_processes: processes.filter((p) => p.status === 'running').length,
-      one_shot: record.one_shot,
-      processes,
-    };
+    return { ...(await this.#view(record, processes.filter((p) => p.status === 'running').length)), processes };
+  }
+
+  async #view(record: SessionRecord, running: number): Promise<SessionView> {
+    const info = this.#store.info(record);
+    return { ...info, backend: info.backend_name, alive: await this.#store.isAlive(record), managed_processes: running, one_shot: record.one_shot };
   }
 
   #requireSession(id: string): SessionRecord {
@@ -413,34 +247,17 @@ export class BoxService {
   /** Availability, backend, counts (box.md §10.3); never throws. */
   async status(): Promise<BoxStatus> {
     const records = this.#store.list();
-    const running = records.reduce((n, r) => n + this.#procs.running(r.info.session_id).length, 0);
-    const base = {
-      enabled: this.config.enabled,
-      profile: this.config.profile,
-      active_sessions: records.length,
-      managed_processes: running,
-      session_ttl_sec: this.config.session_ttl_sec,
-      recent_error_count: this.errors().length,
-      ...quotaStopsField(pendingQuotaStops(this.layout)),
-    };
-    try {
-      const { backend, probe } = await selectBackend(this.#backends, this.config, this.#override);
-      return {
-        ...base,
-        available: true,
-        backend: {
-          name: backend.name,
-          available: true,
-          reason: probe.reason,
-          ...(probe.limits_mode ? { limits_mode: probe.limits_mode } : {}),
-          ...(probe.seccomp ? { seccomp: probe.seccomp } : {}),
-        },
-      };
-    } catch (err) {
-      const e = toLbotError(err);
-      const name = this.#override ?? (this.config.backend === 'auto' ? null : this.config.backend);
-      return { ...base, available: false, backend: { name, available: false, reason: e.message }, connector_error: e.message };
-    }
+    return boxStatus({
+      config: this.config,
+      override: this.#override,
+      backends: this.#backends,
+      counts: {
+        active_sessions: records.length,
+        managed_processes: records.reduce((n, r) => n + this.#procs.running(r.info.session_id).length, 0),
+        recent_error_count: this.errors().length,
+        ...quotaStopsField(this.layout),
+      },
+    });
   }
 
   /** Probes every backend (for `lbot doctor`). */
@@ -452,28 +269,17 @@ export class BoxService {
   // ---- managed processes ----
 
   /** Starts a managed process (creating the session with the default spec when it does not exist). */
-  async startProcess(
-    sessionId: string,
-    raw: { process_id?: string; command: string; args?: string[]; env?: Record<string, string>; cwd?: string },
-    opts: { replace?: boolean } = {},
-  ): Promise<ManagedProcessInfo> {
+  async startProcess(sessionId: string, raw: ProcessRequest, opts: { replace?: boolean } = {}): Promise<ManagedProcessInfo> {
     this.#ensureEnabled();
     const sid = assertSessionId(sessionId);
-    const parsed = ManagedProcessSpecSchema.safeParse({
-      process_id: raw.process_id ?? 'default',
-      command: raw.command,
-      args: raw.args ?? [],
-      env: raw.env ?? {},
-      cwd: raw.cwd ?? '/workspace',
-    });
-    if (!parsed.success) throw validationError(parsed.error.issues[0]?.message ?? 'invalid managed process spec');
+    const spec = parseProcessRequest(raw);
     try {
-      assertSafeEnv(parsed.data.env, `managed process ${parsed.data.process_id} env`);
+      assertSafeEnv(spec.env, `managed process ${spec.process_id} env`);
     } catch (err) {
       await this.#errors.record(err, null);
       throw err;
     }
-    return withLock(this.layout.execLock(sid), () => this.#startProcess(sid, parsed.data, opts), { timeoutMs: EXEC_LOCK_WAIT_MS, what: `box session ${sid}` });
+    return withLock(this.layout.execLock(sid), () => this.#startProcess(sid, spec, opts), { timeoutMs: EXEC_LOCK_WAIT_MS, what: `box session ${sid}` });
   }
 
   async #startProcess(sid: string, spec: ManagedProcessSpec, opts: { replace?: boolean }): Promise<ManagedProcessInfo> {
@@ -484,7 +290,7 @@ export class BoxService {
       record = (await this.#store.getOrCreate(spec, await this.#select())).record;
     } else this.#assertBackend(record);
     const rec = record;
-    await this.#watchQuota(rec, this.#backendOf(rec));
+    await watchSessionQuota(this.layout, rec, this.#backendOf(rec));
     return withLock(this.layout.sessionLock(sid), () =>
       this.#procs.start(rec, this.#backendOf(rec), spec, {
         ...(opts.replace ? { replace: true } : {}),
@@ -552,19 +358,11 @@ export class BoxService {
   startReaper(): { close(): void } {
     const ttl = this.config.session_ttl_sec;
     const every = Math.max(1, Math.min(this.config.limits.reaper_interval_sec, ttl > 0 ? ttl : Infinity)) * 1000;
-    let running = false;
-    const timer = setInterval(() => {
-      if (running) return;
-      running = true;
-      this.reapExpired()
-        .then(() => this.cleanupOrphans())
-        .catch((err: unknown) => this.#warn(`box reaper: ${err instanceof Error ? err.message : String(err)}`))
-        .finally(() => {
-          running = false;
-        });
-    }, every);
-    timer.unref();
-    return { close: () => clearInterval(timer) };
+    return startInterval(
+      every,
+      () => this.reapExpired().then(() => this.cleanupOrphans()),
+      (err) => this.#warn(`box reaper: ${err instanceof Error ? err.message : String(err)}`),
+    );
   }
 
   /** `serve` shutdown: removes the non-persistent sessions this process created. */
@@ -576,12 +374,6 @@ export class BoxService {
       if (o.kind === 'serve' && o.pid === me.pid && o.start === me.start && !record.info.persistent) await this.#store.drop(record.info.session_id);
     }
   }
-}
-
-/** Sessions the quota watcher stopped whose stop no command has reported yet (absent when none). */
-function quotaStopsField(stops: ReturnType<typeof pendingQuotaStops>): Pick<BoxStatus, 'quota_stops'> {
-  if (stops.length === 0) return {};
-  return { quota_stops: stops.map((s) => ({ session_id: s.session_id, code: s.code, message: s.message, stopped_at: s.stopped_at })) };
 }
 
 /** Creates the box service of a data dir. */
