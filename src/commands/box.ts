@@ -10,6 +10,7 @@ import { EXIT } from './shared/exit-codes.js';
 import { collect, parseFlags, parseKeyValues } from './shared/flags.js';
 import type { CliContext } from './shared/context.js';
 import type { GetContext } from './shared/context.js';
+import { table } from './shared/table.js';
 
 const ExecFlagsSchema = z.object({
   session: z.string().optional(),
@@ -60,18 +61,6 @@ async function openBox(ctx: CliContext, backend?: (typeof BACKEND_NAMES)[number]
   await box.reapExpired();
   await box.cleanupOrphans();
   return box;
-}
-
-function table(rows: string[][]): string {
-  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
-  return rows
-    .map((r) =>
-      r
-        .map((c, i) => c.padEnd(widths[i] ?? 0))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
 }
 
 function registerExec(box: Command, getCtx: GetContext): void {

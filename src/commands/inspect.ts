@@ -7,18 +7,8 @@ import { parseFlags } from './shared/flags.js';
 import { IntFlag, LimitFlag } from './shared/schemas.js';
 import { withStores } from './shared/stores.js';
 import type { GetContext } from './shared/context.js';
+import { table } from './shared/table.js';
 
-const table = (rows: string[][]): string => {
-  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
-  return rows
-    .map((r) =>
-      r
-        .map((c, i) => c.padEnd(widths[i] ?? 0))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
-};
 const when = (s: number | null) => (s === null ? '-' : new Date(s * 1000).toISOString().replace('.000Z', 'Z'));
 
 // Over 100 lines because it is the command table of `lbot inspect`: one registration per record kind,

@@ -197,8 +197,14 @@ export async function discoverPlugin(pluginDir: string): Promise<DiscoveryResult
     result.warnings.push(`${dir}: skipped plugin: ${loaded.error}`);
     return result;
   }
+  admit(result, dir, loaded);
+  return result;
+}
+
+/** Adds a loaded plugin, its runners and its warnings to a catalog. */
+function admit(result: DiscoveryResult, dir: string, loaded: PluginLoad): void {
   const { manifest } = loaded;
-  const identity = `${manifest.metadata.author}/${manifest.metadata.name}`;
+  const identity = pluginIdentity(manifest);
   result.warnings.push(...loaded.warnings);
   result.plugins.set(identity, {
     identity,
@@ -209,8 +215,9 @@ export async function discoverPlugin(pluginDir: string): Promise<DiscoveryResult
     manifest,
   });
   result.runners.push(...loaded.runners);
-  return result;
 }
+
+const pluginIdentity = (manifest: PluginManifest): string => `${manifest.metadata.author}/${manifest.metadata.name}`;
 
 /**
  * Lists every runner plugin under `pluginsDir` (each direct subdirectory holding manifest.yaml).
@@ -238,23 +245,13 @@ export async function discoverPlugins(pluginsDir: string): Promise<DiscoveryResu
       result.warnings.push(`${dir}: skipped plugin: ${loaded.error}`);
       continue;
     }
-    const { manifest } = loaded;
-    const identity = `${manifest.metadata.author}/${manifest.metadata.name}`;
+    const identity = pluginIdentity(loaded.manifest);
     const clash = result.plugins.get(identity);
     if (clash) {
       result.warnings.push(`${dir}: skipped plugin: ${identity} is already provided by ${clash.dir}`);
       continue;
     }
-    result.warnings.push(...loaded.warnings);
-    result.plugins.set(identity, {
-      identity,
-      dir,
-      execution: manifest.execution,
-      network: manifest.spec.permissions.network,
-      version: manifest.metadata.version,
-      manifest,
-    });
-    result.runners.push(...loaded.runners);
+    admit(result, dir, loaded);
   }
   return result;
 }
