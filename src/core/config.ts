@@ -160,6 +160,8 @@ export const ConfigSchema = z.looseObject({
         .prefault({}),
     })
     .prefault({}),
+  /** LangBot SDK plugins (docs/langbot-plugins.md): the Python they run on; else LBOT_LANGBOT_PYTHON, the plugin's .venv, python3. */
+  langbot: z.looseObject({ python: z.string().min(1).optional() }).prefault({}),
   models: z.array(ModelConfigSchema).default([]),
   knowledge_bases: z.array(KnowledgeBaseConfigSchema).default([]),
   bindings: z.array(BindingSchema).default([]),

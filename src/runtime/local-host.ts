@@ -93,6 +93,7 @@ export function openLocalHost(opts: LocalHostOptions): LocalHost {
     opts.launcher ??
     createPluginLauncher({
       onWarning: (w) => opts.warn(w.message),
+      langbotPython: opts.config.langbot.python,
       sandbox: pluginSandboxFor(opts.config, opts.dataDir, { warn: opts.warn, ...(opts.isolation ? { mode: opts.isolation } : {}) }),
     });
   const catalog = opts.catalog ?? cachedCatalog(() => loadCatalog(opts.pluginsDir, opts.pluginDir), CATALOG_TTL_MS);

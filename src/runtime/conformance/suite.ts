@@ -157,6 +157,7 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
         graceMs: CLOSE_GRACE_MS,
         shutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS,
         onWarning,
+        langbotPython: config.langbot.python,
         sandbox,
       }),
     );

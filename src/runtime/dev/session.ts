@@ -119,7 +119,14 @@ export async function startDev(opts: DevOptions): Promise<DevSession> {
   const reloader = new Reloader({ load, emit: (e) => bus.emit(e), onSettled: persist }, await load());
   const isolation = isolationModeFor(opts.configFile.config, !isLoopbackHost(opts.host ?? opts.configFile.config.serve.host));
   const sandbox = pluginSandboxFor(opts.configFile.config, opts.dataDir, { warn: opts.warn, mode: isolation });
-  const launcher = new StandbyLauncher(createPluginLauncher({ bootstrapPath: LAZY_BOOTSTRAP, onWarning: (w) => opts.warn(w.message), sandbox }));
+  const launcher = new StandbyLauncher(
+    createPluginLauncher({
+      bootstrapPath: LAZY_BOOTSTRAP,
+      onWarning: (w) => opts.warn(w.message),
+      langbotPython: opts.configFile.config.langbot.python,
+      sandbox,
+    }),
+  );
   serve = await startServe({
     dataDir: opts.dataDir,
     pluginsDir,

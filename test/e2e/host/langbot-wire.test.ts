@@ -133,6 +133,18 @@ describe.skipIf(!hasPython)(withReason('LangBot wire through lbot run', !hasPyth
     expect(String(errorOf(oversize.stdout)?.message)).toMatch(/longer than 131072 bytes/);
   });
 
+  it('langbot.python in the config chooses the Python the plugin runs on', async () => {
+    const s = await wire();
+    await s.writeConfig({
+      langbot: { python: '/nonexistent/python3' },
+      models: [{ id: 'm-fake', provider: 'fake', reply: 'FAKE_PONG', tokenizer: 'o200k_base' }],
+    });
+    const r = await say(s, 'echo x');
+    expect(r.exitCode).not.toBe(0);
+    expect(errorOf(r.stdout)?.code).toBe('runner.start_failed');
+    expect(String(errorOf(r.stdout)?.message)).toMatch(/could not run the Python for LangBot plugins \(\/nonexistent\/python3\)/);
+  });
+
   it('a plugin that registers as someone else is refused', async () => {
     const s = await wire({ mode: 'wrong-identity' });
     const r = await say(s, 'echo x');

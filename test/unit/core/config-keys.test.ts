@@ -21,6 +21,10 @@ describe('config keys', () => {
     expect(resolveKey('mcp.servers.fs.url').steps[2]).toEqual({ kind: 'element', selector: 'fs' });
     expect(allowedValues(resolveKey('plugins.isolation').schema)).toBe('one of auto, sandbox, none');
     expect(allowedValues(resolveKey('plugins.limits.memory_mb').schema)).toBe('a number');
+    expect(resolveKey('langbot.python').steps).toEqual([
+      { kind: 'field', name: 'langbot' },
+      { kind: 'field', name: 'python' },
+    ]);
   });
 
   it('refuses a typo naming the closest key and the keys that exist', () => {
