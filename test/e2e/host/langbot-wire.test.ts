@@ -5,6 +5,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../../helpers/plugins.js';
 import { withReason } from '../../helpers/skip.js';
 import { completedTexts, errorOf, firstLine, scenario, str, summaries, type Scenario } from './harness.js';
 
@@ -24,7 +25,7 @@ async function wire(opts: { mode?: string } = {}): Promise<Scenario> {
   return s;
 }
 
-async function say(s: Scenario, text: string, extra: { env?: Record<string, string> } = {}) {
+async function say(s: Scenario, text: string, extra: { env?: Record<string, string>; args?: string[] } = {}) {
   const event = await s.writeJson(`ev-${Math.random().toString(36).slice(2)}.json`, {
     event_id: `ev-${Math.random().toString(36).slice(2)}`,
     event_type: 'message.received',
@@ -131,6 +132,22 @@ describe.skipIf(!hasPython)(withReason('LangBot wire through lbot run', !hasPyth
     const oversize = await say(s, 'oversize');
     expect(errorOf(oversize.stdout)?.code).toBe('runner.protocol_error');
     expect(String(errorOf(oversize.stdout)?.message)).toMatch(/longer than 131072 bytes/);
+  });
+
+  it('call_tool reaches a granted MCP tool, and history_page pages the conversation so far', async () => {
+    const s = await wire();
+    await s.writeConfig({
+      models: [{ id: 'm-fake', provider: 'fake', reply: 'FAKE_PONG', tokenizer: 'o200k_base' }],
+      mcp: { servers: [{ name: 'echo', command: [process.execPath, path.join(REPO_ROOT, 'fixtures', 'mcp', 'echo.js')] }] },
+    });
+    const binding = await s.writeJson('binding.json', { binding_id: 'b1', runner_id: RUNNER, resource_policy: { allowed_tool_names: ['echo'] } });
+    const tool = await say(s, 'tool echo {"text":"héllo"}', { args: ['--binding', binding] });
+    expect(tool.exitCode, tool.stderr).toBe(0);
+    expect(completedTexts(tool.stdout)).toEqual([expect.stringMatching(/^tool .*héllo/)]);
+    const history = await say(s, 'history');
+    expect(history.exitCode, history.stderr).toBe(0);
+    // The tool run's message and reply, then this run's message (Python prints its bool as False).
+    expect(completedTexts(history.stdout)).toEqual(['history 3 has_more=False']);
   });
 
   it('langbot.python in the config chooses the Python the plugin runs on', async () => {
