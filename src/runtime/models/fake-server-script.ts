@@ -39,6 +39,11 @@ export const FakeStepSchema = z.strictObject({
   fault: FaultSchema.optional(),
   first_token_delay_ms: z.number().int().nonnegative().optional(),
   chunk_delay_ms: z.number().int().nonnegative().optional(),
+  /**
+   * A stream stops before its last event until the test calls `release()` on the in-process server (or the
+   * client goes away): proves a consumer sees the first deltas while the upstream has not finished.
+   */
+  hold_last_event: z.boolean().optional(),
   /** Answer this step this many times before moving on (e.g. `{fault: {status: 500}, times: 3}`). */
   times: z.number().int().positive().default(1),
 });

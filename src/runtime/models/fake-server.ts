@@ -31,6 +31,10 @@ export type FakeServer = {
   readonly requests: readonly FakeRequest[];
   /** Streamed responses (and huge bodies) whose client went away before they ended (a cancelled call, a size cap). */
   readonly abortedStreams: number;
+  /** Streams waiting before their last event (`hold_last_event`). */
+  readonly heldStreams: number;
+  /** Lets every held stream send its last event. */
+  release(): void;
   close(): Promise<void>;
 };
 
@@ -42,6 +46,7 @@ export async function startFakeModelServer(script: FakeScript, opts: { host?: st
   const cursor = new ScriptCursor(script.steps);
   const requests: FakeRequest[] = [];
   let aborted = 0;
+  const held = new Set<() => void>();
   let seq = 0;
 
   const authorized = (req: IncomingMessage, kind: 'openai' | 'anthropic'): boolean => {
@@ -77,6 +82,17 @@ export async function startFakeModelServer(script: FakeScript, opts: { host?: st
       if (i === 1 && step?.fault === 'drop') {
         res.socket?.destroy();
         return;
+      }
+      if (i === events.length - 1 && step?.hold_last_event) {
+        await new Promise<void>((resolve) => {
+          const go = () => {
+            held.delete(go);
+            resolve();
+          };
+          held.add(go);
+          res.once('close', go);
+        });
+        if (closed) return;
       }
       res.write(ev);
     }
@@ -354,6 +370,12 @@ export async function startFakeModelServer(script: FakeScript, opts: { host?: st
     anthropicBaseUrl: url,
     port,
     requests,
+    get heldStreams() {
+      return held.size;
+    },
+    release: () => {
+      for (const go of [...held]) go();
+    },
     get abortedStreams() {
       return aborted;
     },
