@@ -6,24 +6,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { openSqliteStores } from '../dist/core/stores/sqlite/open.js';
+import { prng } from './stats.mjs';
 
 const ROWS = Number(process.env.LBOT_BENCH_ROWS ?? 1_000_000);
 const BASELINE_ROWS = 10_000;
 const CONVERSATIONS = 100;
 const PAGE_SAMPLES = 2000;
 const SEARCH_SAMPLES = 100;
-
-/** Seeded PRNG (mulberry32) so every run stores the same rows. */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A vocabulary of pronounceable pseudo-words with a skewed (Zipf-like) frequency, as in real text. */
 function vocabulary(rand, size) {

@@ -21,7 +21,7 @@ import { openSqliteStores } from '../dist/core/stores/sqlite/open.js';
 import { vectorBlob } from '../dist/core/stores/sqlite/vector-functions.js';
 import { createKnowledgeEngine } from '../dist/runtime/knowledge/engine.js';
 import { chunkTokenizer, ingest } from '../dist/runtime/knowledge/ingest.js';
-import { fmt, percentile, ratio } from './stats.mjs';
+import { fmt, percentile, prng, ratio } from './stats.mjs';
 
 const CHUNKS = Number(process.env.LBOT_BENCH_KB_CHUNKS ?? 100_000);
 const DIMS = Number(process.env.LBOT_BENCH_KB_DIMS ?? 384);
@@ -31,18 +31,6 @@ const QUERIES = 120;
 const ROUNDS = 3;
 const TOP_K = 10;
 const TARGETS = { bm25_p50_ms: 10, hybrid_p50_ms: 30 };
-
-/** Seeded PRNG (mulberry32) so every run stores the same text. */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Pronounceable pseudo-words; picked with a skewed (Zipf-like) frequency, as in real text. */
 function vocabulary(rand, size) {
