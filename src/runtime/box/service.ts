@@ -11,7 +11,7 @@ import { toolResult } from './exec-result.js';
 import { effectiveSpec } from './effective-spec.js';
 import { boxStatus } from './box-status.js';
 import { parseProcessRequest, type ProcessRequest } from './process-request.js';
-import { startInterval } from './interval.js';
+import { startInterval } from '../interval.js';
 import { type BackendName, type BoxSpec, type BoxStatus, type ErrorRecord, type ManagedProcessInfo, type ManagedProcessSpec } from '../../core/box/model.js';
 import { toLbotError } from '../../core/errors.js';
 import { assertSafeEnv } from '../../core/env-policy.js';

@@ -9,6 +9,7 @@ import { execa } from 'execa';
 import { LbotError } from '../../core/errors.js';
 import type { DownloadRequest, GitCloneRequest, SkillFetcher } from '../../core/skills/fetcher.js';
 import { LBOT_VERSION } from '../../version.js';
+import { startInterval } from '../interval.js';
 
 export const GIT_TIMEOUT_MS = 120_000;
 export const DOWNLOAD_TIMEOUT_MS = 120_000;
@@ -98,8 +99,7 @@ async function treeBytes(dir: string, stopAt: number): Promise<number> {
  */
 class CloneBudget {
   readonly #controller = new AbortController();
-  #timer: NodeJS.Timeout | null = null;
-  #busy = false;
+  #timer: { close(): void } | null = null;
   exceeded: LbotError | null = null;
 
   constructor(private readonly req: GitCloneRequest) {}
@@ -109,18 +109,17 @@ class CloneBudget {
   }
 
   start(): void {
-    this.#timer = setInterval(() => {
-      if (this.#busy || this.exceeded) return;
-      this.#busy = true;
-      void this.check()
-        .catch(() => undefined)
-        .finally(() => (this.#busy = false));
-    }, CLONE_WATCH_MS);
-    this.#timer.unref();
+    this.#timer = startInterval(
+      CLONE_WATCH_MS,
+      async () => {
+        if (!this.exceeded) await this.check();
+      },
+      () => undefined,
+    );
   }
 
   stop(): void {
-    if (this.#timer) clearInterval(this.#timer);
+    this.#timer?.close();
     this.#timer = null;
   }
 
