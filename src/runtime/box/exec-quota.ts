@@ -9,13 +9,15 @@ import type { ExecRequest, SandboxBackend, SessionRecord } from './backend.js';
 
 const WATCHDOG_INTERVAL_MS = 250;
 
+/** Where the quota applies, as errors name it. */
+const whereOf = (spec: BoxSpec): string => spec.host_path ?? 'the session workspace';
+
 /** Usage for a quota check; a workspace lbot cannot measure counts as over quota (box.quota_exceeded). */
 async function usage(phase: QuotaPhase, measure: () => Promise<number>, spec: BoxSpec): Promise<number> {
   try {
     return await measure();
   } catch (err) {
-    if (unmeasurablePath(err) !== null)
-      throw quotaUnreadable(phase, err, quotaLimitBytes(spec.workspace_quota_mb), spec.host_path ?? 'the session workspace', spec.session_id);
+    if (unmeasurablePath(err) !== null) throw quotaUnreadable(phase, err, quotaLimitBytes(spec.workspace_quota_mb), whereOf(spec), spec.session_id);
     throw err;
   }
 }
@@ -27,7 +29,7 @@ export async function checkQuotaBefore(spec: BoxSpec, backend: SandboxBackend, e
   const measure = () => (existing ? backend.usage(existing) : hostPath ? measureUsage([hostPath]) : Promise.resolve(0));
   const used = await usage('before', measure, spec);
   const limit = quotaLimitBytes(spec.workspace_quota_mb);
-  if (used > limit) throw quotaExceeded('before', used, limit, spec.host_path ?? 'the session workspace', spec.session_id);
+  if (used > limit) throw quotaExceeded('before', used, limit, whereOf(spec), spec.session_id);
 }
 
 /** Whether the quota is over after a command; `onBreach` runs (the session is dropped) before the error is thrown. */
@@ -40,7 +42,7 @@ export async function checkQuotaAfter(spec: BoxSpec, backend: SandboxBackend, re
   const limit = quotaLimitBytes(spec.workspace_quota_mb);
   if (used > limit) {
     await onBreach();
-    throw quotaExceeded('after', used, limit, spec.host_path ?? 'the session workspace', spec.session_id);
+    throw quotaExceeded('after', used, limit, whereOf(spec), spec.session_id);
   }
 }
 
