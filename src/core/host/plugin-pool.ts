@@ -23,13 +23,24 @@ export type Lease = { connection: Promise<PluginConnection>; release(): void };
 class Generation {
   #leases = 0;
   #idle: Array<() => void> = [];
+  #started: PluginConnection | null = null;
 
   constructor(
     readonly identity: string,
     readonly env: Readonly<Record<string, string>>,
     readonly network: boolean,
     readonly connection: Promise<PluginConnection>,
-  ) {}
+  ) {
+    connection.then(
+      (conn) => (this.#started = conn),
+      () => undefined,
+    );
+  }
+
+  /** A process that failed or is stopping takes no new run, even before it has exited. */
+  get spent(): boolean {
+    return this.#started !== null && !this.#started.accepting;
+  }
 
   lease(): Lease {
     this.#leases++;
@@ -68,7 +79,7 @@ export class PluginPool {
     const network = plugin.network === true && binding.network !== false;
     const key = keyOf(identity, env, network);
     const existing = this.#live.get(key);
-    if (existing) return existing.lease();
+    if (existing && !existing.spent) return existing.lease();
     const started = this.#startSlot(key, identity).then(() => this.#start(plugin, env, network));
     const generation = this.#install(key, identity, env, network, started);
     started.catch(() => this.#live.get(key) === generation && this.#live.delete(key));

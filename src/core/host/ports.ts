@@ -64,6 +64,8 @@ export interface PluginConnection {
   kill(): Promise<void>;
   /** Resolves when the process has exited, with the failure that ended it (null after close()). */
   readonly exited: Promise<ConnectionFailure | null>;
+  /** False from the moment the connection failed or began stopping, before the process has exited. */
+  readonly accepting: boolean;
 }
 
 export interface PluginLauncher {

@@ -78,6 +78,9 @@ export class ConnectionWatch {
       },
       activeRuns: () => conn.activeRuns(),
       stderrTail: () => conn.stderrTail(),
+      get accepting() {
+        return conn.accepting;
+      },
       close: () => conn.close(),
       kill: () => {
         traceKills();

@@ -122,6 +122,10 @@ export class StdioPluginConnection implements PluginConnection {
     return this.#process.stderrTail();
   }
 
+  get accepting(): boolean {
+    return this.#process.accepting;
+  }
+
   activeRuns(): readonly string[] {
     return [...this.#runs.keys()];
   }

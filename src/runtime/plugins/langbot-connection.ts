@@ -96,6 +96,10 @@ export class LangbotPluginConnection implements PluginConnection {
     return this.#process.stderrTail();
   }
 
+  get accepting(): boolean {
+    return this.#process.accepting;
+  }
+
   activeRuns(): readonly string[] {
     return [...this.#runs.keys()];
   }

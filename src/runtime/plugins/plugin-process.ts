@@ -109,6 +109,10 @@ export class PluginProcessLifecycle {
     this.#onWarning(run_id === undefined ? { identity: this.identity, message } : { identity: this.identity, message, run_id });
   }
 
+  get accepting(): boolean {
+    return !this.#failure && !this.#stopReason && !this.#finished;
+  }
+
   /** Why no new request may be sent, or null while the connection is usable. */
   endedError(): LbotError | null {
     if (this.#failure) return new LbotError(this.#failure.code, this.#failure.message);

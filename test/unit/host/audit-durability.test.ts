@@ -63,6 +63,7 @@ function setup(): {
     cancel: () => undefined,
     activeRuns: () => [],
     stderrTail: () => '',
+    accepting: true,
     close: async () => undefined,
     kill: async () => undefined,
     exited: new Promise(() => undefined),

@@ -5,7 +5,7 @@ import { PluginPool } from '../../../src/core/host/plugin-pool.js';
 import type { Clock, ConnectionFailure, PluginConnection, PluginLauncher, PluginSpec, RunnerCatalog } from '../../../src/core/host/ports.js';
 import { LbotError } from '../../../src/core/errors.js';
 
-type FakeConn = PluginConnection & { spec: PluginSpec; closed: boolean; die(): void };
+type FakeConn = PluginConnection & { spec: PluginSpec; closed: boolean; accepting: boolean; die(): void };
 
 function fakeLauncher(opts: { failNext?: () => boolean } = {}) {
   const started: FakeConn[] = [];
@@ -17,6 +17,7 @@ function fakeLauncher(opts: { failNext?: () => boolean } = {}) {
       const conn: FakeConn = {
         spec,
         closed: false,
+        accepting: true,
         identity: spec.identity,
         pgid: null,
         run: async () => ({ status: 'completed' }),
@@ -100,6 +101,21 @@ describe('PluginPool', () => {
   it('an unknown plugin is runner.not_found', async () => {
     const { launcher } = fakeLauncher();
     await expect(pool(launcher).acquire(catalog, 'acme/none', { env: {} }).connection).rejects.toMatchObject({ code: 'runner.not_found' });
+  });
+
+  it('a process that failed but has not exited yet takes no new run: the next one starts a fresh process', async () => {
+    const { launcher, started } = fakeLauncher();
+    const p = pool(launcher);
+    const first = await p.acquire(catalog, 'acme/p', { env: {} }).connection;
+    expect(await p.acquire(catalog, 'acme/p', { env: {} }).connection).toBe(first);
+    started[0]!.accepting = false; // a corrupt line: the group is killed, its exit not yet reaped
+    const next = await p.acquire(catalog, 'acme/p', { env: {} }).connection;
+    expect(next).not.toBe(first);
+    expect(started).toHaveLength(2);
+    started[0]!.die(); // the old exit arrives late and must not evict the fresh process
+    await flush();
+    expect(await p.acquire(catalog, 'acme/p', { env: {} }).connection).toBe(next);
+    await p.close();
   });
 
   it('replaces a dead process on next use, backing off after five starts in ten seconds', async () => {
