@@ -69,6 +69,11 @@ export const FakeScriptSchema = z.strictObject({
     .array(z.array(z.string().min(1).max(64)).min(1).max(64))
     .max(256)
     .optional(),
+  /**
+   * Embedding calls after the first this many wait, unanswered, until the test calls `release()` on the
+   * in-process server (or the client goes away): a client is provably mid-ingestion while one is held.
+   */
+  hold_embeddings_after: z.number().int().nonnegative().optional(),
   max_body_bytes: z
     .number()
     .int()

@@ -31,9 +31,9 @@ export type FakeServer = {
   readonly requests: readonly FakeRequest[];
   /** Streamed responses (and huge bodies) whose client went away before they ended (a cancelled call, a size cap). */
   readonly abortedStreams: number;
-  /** Streams waiting before their last event (`hold_last_event`). */
+  /** Streams waiting before their last event (`hold_last_event`) and embedding calls held (`hold_embeddings_after`). */
   readonly heldStreams: number;
-  /** Lets every held stream send its last event. */
+  /** Lets every held stream send its last event and every held embedding call be answered. */
   release(): void;
   close(): Promise<void>;
 };
@@ -48,6 +48,7 @@ export async function startFakeModelServer(script: FakeScript, opts: { host?: st
   let aborted = 0;
   const held = new Set<() => void>();
   let seq = 0;
+  let embeddingCalls = 0;
 
   const authorized = (req: IncomingMessage, kind: 'openai' | 'anthropic'): boolean => {
     if (!script.api_key) return true;
@@ -56,6 +57,22 @@ export async function startFakeModelServer(script: FakeScript, opts: { host?: st
     return kind === 'openai' ? bearer : bearer || req.headers['x-api-key'] === script.api_key;
   };
   const knownModel = (model: string) => !script.models || script.models.includes(model);
+
+  /** Waits until `release()` or until the client goes away; true when it went away. */
+  const holdUntilReleased = (res: ServerResponse) =>
+    new Promise<boolean>((resolve) => {
+      const go = () => {
+        held.delete(go);
+        res.off('close', gone);
+        resolve(false);
+      };
+      const gone = () => {
+        held.delete(go);
+        resolve(true);
+      };
+      held.add(go);
+      res.once('close', gone);
+    });
 
   /** Writes SSE events with the step's delays; false when the client went away or a fault ended the stream. */
   async function streamEvents(res: ServerResponse, step: FakeStep | null, events: string[], kind: 'openai' | 'anthropic'): Promise<void> {
@@ -84,15 +101,7 @@ export async function startFakeModelServer(script: FakeScript, opts: { host?: st
         return;
       }
       if (i === events.length - 1 && step?.hold_last_event) {
-        await new Promise<void>((resolve) => {
-          const go = () => {
-            held.delete(go);
-            resolve();
-          };
-          held.add(go);
-          res.once('close', go);
-        });
-        if (closed) return;
+        if ((await holdUntilReleased(res)) || closed) return;
       }
       res.write(ev);
     }
@@ -322,6 +331,9 @@ export async function startFakeModelServer(script: FakeScript, opts: { host?: st
     if (path === '/v1/embeddings') {
       const v = validateWith(OaEmbeddingsSchema, body);
       if (!v.ok) return refuse(v.refusal);
+      if (script.hold_embeddings_after !== undefined && ++embeddingCalls > script.hold_embeddings_after) {
+        if (await holdUntilReleased(res)) return;
+      }
       const input = typeof v.req.input === 'string' ? [v.req.input] : v.req.input;
       const dims = v.req.dimensions ?? script.embedding_dims;
       const data = input.map((text, index) => {
