@@ -20,6 +20,7 @@ import { pluginSandboxFor, type IsolationMode } from './plugins/sandbox.js';
 import { openMcpHost } from './mcp/host-wiring.js';
 import type { RunTools } from './tools/run-tools.js';
 import type { BoxService } from './box/service.js';
+import type { ConfigFollower } from './config-follower.js';
 
 export type LocalHostOptions = {
   dataDir: string;
@@ -42,6 +43,11 @@ export type LocalHostOptions = {
   observer?: HostObserver | undefined;
   /** MCP servers (when `tools` is not given): `serve` starts them at boot and follows config edits; `run` starts them on first need. */
   mcpMode?: 'serve' | 'run';
+  /**
+   * A long-lived host follows config edits: each run reads the bindings' models and the config as they are
+   * now, and MCP servers are reconciled. Without it the host keeps `config`.
+   */
+  follow?: ConfigFollower | undefined;
 };
 
 type ToolsFactory = (req: { binding: Binding; run_id: string }) => Promise<ToolProvider | undefined>;
@@ -97,9 +103,13 @@ export function openLocalHost(opts: LocalHostOptions): LocalHost {
       sandbox: pluginSandboxFor(opts.config, opts.dataDir, { warn: opts.warn, ...(opts.isolation ? { mode: opts.isolation } : {}) }),
     });
   const catalog = opts.catalog ?? cachedCatalog(() => loadCatalog(opts.pluginsDir, opts.pluginDir), CATALOG_TTL_MS);
-  const models = createModelProvider(opts.config.models);
+  const follow = opts.follow;
+  const currentConfig = (): Config => follow?.current() ?? opts.config;
+  const models = createModelProvider(() => currentConfig().models);
   const decoratedModels = opts.decorateModels ? opts.decorateModels(models) : models;
-  const mcp = opts.tools ? null : openMcpHost({ dataDir: opts.dataDir, config: opts.config, warn: opts.warn, mode: opts.mcpMode ?? 'run', host: () => host });
+  const mcp = opts.tools
+    ? null
+    : openMcpHost({ dataDir: opts.dataDir, config: opts.config, warn: opts.warn, mode: opts.mcpMode ?? 'run', follow, host: () => host });
   // Box and tool modules load on the first run that may call tools (most `lbot run`s never do).
   let runTools: Promise<RunTools> | undefined;
   const getRunTools = () =>
@@ -118,7 +128,10 @@ export function openLocalHost(opts: LocalHostOptions): LocalHost {
     stores,
     launcher,
     catalog,
-    config: opts.config,
+    // Read at each run (bindings' models, plugin settings), so a followed config edit reaches the next run.
+    get config() {
+      return currentConfig();
+    },
     models: decoratedModels,
     ...(tools ? { tools } : {}),
     knowledge: createKnowledgeEngine({ store: stores.knowledge, models: decoratedModels, configBases: opts.config.knowledge_bases }),

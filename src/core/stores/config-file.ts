@@ -18,6 +18,11 @@ export type ConfigFile = {
   raw(): Record<string, unknown>;
   /** Reads the file as written (no env, no defaults), edits it and writes it back atomically. */
   update(edit: (raw: Record<string, unknown>) => void): Promise<Config>;
+  /**
+   * Re-reads the file (another process may have edited it) and makes it the effective config. A file that
+   * does not load throws config.invalid and leaves the effective config as it was.
+   */
+  reload(): Config;
 };
 
 /**
@@ -83,6 +88,10 @@ export function openConfigFile(dataDir: string, env: NodeJS.ProcessEnv = process
       db.data = raw;
       await db.write();
       config = load(raw);
+      return config;
+    },
+    reload() {
+      config = load(readRaw(file));
       return config;
     },
   };

@@ -9,6 +9,7 @@ import type { JsonObject } from '../../core/protocol/event.js';
 import { ToolManager } from '../../core/tools/manager.js';
 import { BridgeServer } from './bridge-server.js';
 import { readMcpConfig } from './config.js';
+import type { ConfigFollower } from '../config-follower.js';
 import type { McpManager } from './manager.js';
 import type { McpToolSource } from './tool-source.js';
 
@@ -18,6 +19,8 @@ export type McpHostOptions = {
   warn(message: string): void;
   /** serve: start servers at boot, follow config edits, publish state as `serve`. */
   mode: 'serve' | 'run';
+  /** serve: the config follower whose edits the MCP servers follow. */
+  follow?: ConfigFollower | undefined;
   /** The host the bridge routes calls through (bound late: the host is built after this). */
   host(): Host;
 };
@@ -42,12 +45,12 @@ export function openMcpHost(opts: McpHostOptions): McpHost {
       ([{ McpManager }, { createBoxConnector }]) =>
         new McpManager({
           dataDir: opts.dataDir,
-          config: opts.config,
+          config: opts.follow?.current() ?? opts.config,
           warn: opts.warn,
           boxConnector: createBoxConnector({ dataDir: opts.dataDir, config: opts.config.box, owner: serve ? 'serve' : 'cli', warn: opts.warn }),
           publishAs: opts.mode,
           eager: serve,
-          watchConfig: serve,
+          follow: serve ? opts.follow : undefined,
         }),
     ));
   if (serve) void getManager().catch((err: unknown) => opts.warn(`MCP servers could not start: ${err instanceof Error ? err.message : String(err)}`));

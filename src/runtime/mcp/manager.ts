@@ -1,11 +1,9 @@
 // The MCP client manager: one session per configured server, started eagerly (serve) or on first need
 // (run), reconciled with config edits, published for `lbot mcp list`, and closed with its host.
-import { watch, type FSWatcher } from 'node:fs';
-import path from 'node:path';
 import type { Config, ModelConfig } from '../../core/config.js';
 import type { ModelProvider } from '../../core/host/ports.js';
 import type { Binding } from '../../core/protocol/binding.js';
-import { CONFIG_FILE_NAME, openConfigFile } from '../../core/stores/config-file.js';
+import type { ConfigFollower } from '../config-follower.js';
 import { readMcpConfig, type McpServerRecord, type McpSettings } from './config.js';
 import { connectHostStdio, remoteConnector, type McpConnector } from './connectors.js';
 import { McpPhaseError } from './errors.js';
@@ -16,7 +14,7 @@ import { McpSession, type McpRuntimeInfo, type SessionOptions } from './session.
 import { bindingMayUseMcp, McpToolSource } from './tool-source.js';
 
 export type McpManagerOptions = {
-  /** The data dir (live state files, config file to watch). */
+  /** The data dir (live state files). */
   dataDir: string;
   config: Config;
   warn(message: string): void;
@@ -24,8 +22,8 @@ export type McpManagerOptions = {
   boxConnector?: McpConnector | undefined;
   /** Publish runtime info under `<data-dir>/mcp/live/` with this owner kind (`serve`, `run`). */
   publishAs?: string | undefined;
-  /** Re-read the config file when it changes (serve). */
-  watchConfig?: boolean;
+  /** Reconcile with every config edit the follower reports (serve). */
+  follow?: ConfigFollower | undefined;
   /** Start every enabled server at once instead of on first need. */
   eager?: boolean;
 };
@@ -33,7 +31,6 @@ export type McpManagerOptions = {
 export type McpServerStatus = { record: McpServerRecord; runtime_info: McpRuntimeInfo };
 
 const BOX_START_EXTRA_MS = 30_000;
-const CONFIG_DEBOUNCE_MS = 150;
 
 /** The connector for box-hosted servers when no box is wired in. */
 const noBox: McpConnector = (record) =>
@@ -48,8 +45,7 @@ export class McpManager {
   #provider: Promise<ModelProvider> | null = null;
   #live: LiveStateWriter | null = null;
   #liveTimer: NodeJS.Timeout | null = null;
-  #watcher: FSWatcher | null = null;
-  #watchTimer: NodeJS.Timeout | null = null;
+  #unfollow: (() => void) | null = null;
   #closing: Promise<void> | undefined;
 
   constructor(opts: McpManagerOptions) {
@@ -60,7 +56,12 @@ export class McpManager {
     if (opts.publishAs) this.#live = new LiveStateWriter(opts.dataDir, opts.publishAs);
     for (const record of mcp.servers) this.#sessions.set(record.name, this.#createSession(record, false));
     if (opts.eager) this.startAll();
-    if (opts.watchConfig) this.#watchConfig();
+    if (opts.follow) {
+      this.#unfollow = opts.follow.subscribe((config) => {
+        if (this.#closing) return;
+        this.reconcile(config).catch((err: unknown) => this.#o.warn(`MCP: applying the changed config failed: ${flattenError(err)}`));
+      });
+    }
   }
 
   get settings(): McpSettings {
@@ -158,31 +159,6 @@ export class McpManager {
     this.#publishSoon();
   }
 
-  #watchConfig(): void {
-    const file = path.join(this.#o.dataDir, CONFIG_FILE_NAME);
-    try {
-      this.#watcher = watch(path.dirname(file), (_event, name) => {
-        if (name !== null && name !== CONFIG_FILE_NAME) return;
-        if (this.#watchTimer) clearTimeout(this.#watchTimer);
-        this.#watchTimer = setTimeout(() => {
-          this.#watchTimer = null;
-          if (this.#closing) return;
-          let config: Config;
-          try {
-            config = openConfigFile(this.#o.dataDir).config;
-          } catch (err) {
-            this.#o.warn(`MCP: the changed config file was not applied: ${flattenError(err)}`);
-            return;
-          }
-          this.reconcile(config).catch((err: unknown) => this.#o.warn(`MCP: applying the changed config failed: ${flattenError(err)}`));
-        }, CONFIG_DEBOUNCE_MS);
-      });
-      this.#watcher.on('error', (err) => this.#o.warn(`MCP: watching ${file} failed: ${err.message}`));
-    } catch (err) {
-      this.#o.warn(`MCP: cannot watch ${file} for changes: ${flattenError(err)}`);
-    }
-  }
-
   #publishSoon(): void {
     if (!this.#live || this.#liveTimer || this.#closing) return;
     this.#liveTimer = setTimeout(() => {
@@ -206,8 +182,7 @@ export class McpManager {
   /** Stops every session and its server process. Idempotent. */
   close(): Promise<void> {
     return (this.#closing ??= (async () => {
-      this.#watcher?.close();
-      if (this.#watchTimer) clearTimeout(this.#watchTimer);
+      this.#unfollow?.();
       if (this.#liveTimer) clearTimeout(this.#liveTimer);
       const all = [...this.#sessions.values()];
       this.#sessions.clear();

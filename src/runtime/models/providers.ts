@@ -95,13 +95,19 @@ export type ModelProviderOptions = {
   bodyLimits?: BodyLimits;
 };
 
-/** Creates the provider for the configured models. */
-export function createModelProvider(models: readonly ModelConfig[], opts: ModelProviderOptions = {}): ModelProvider {
+/**
+ * Creates the provider for the configured models: a list, or a function giving the list as it is now (a
+ * running serve follows `lbot model add|remove`; each call looks its model up afresh).
+ */
+export function createModelProvider(configured: readonly ModelConfig[] | (() => readonly ModelConfig[]), opts: ModelProviderOptions = {}): ModelProvider {
   const env = opts.env ?? process.env;
-  const backends = new Map<string, Backend>();
+  const current = typeof configured === 'function' ? configured : () => configured;
+  // Keyed by the model's config object: an edited model (new base_url, key) gets a new client.
+  const backends = new WeakMap<ModelConfig, Backend>();
+  const lookupNow = (id: string) => lookup(current(), id);
 
   const backendOf = (model: ModelConfig): Backend => {
-    const cached = backends.get(model.id);
+    const cached = backends.get(model);
     if (cached) return cached;
     const apiKey = apiKeyOf(model, env);
     let backend: Backend;
@@ -113,7 +119,7 @@ export function createModelProvider(models: readonly ModelConfig[], opts: ModelP
       const openai = createOpenAiBackend(model, apiKey, model.base_url, opts.bodyLimits);
       backend = { chat: openai.chat, errors: OPENAI_ERRORS, endpoint: model.base_url, apiKey, openai };
     }
-    backends.set(model.id, backend);
+    backends.set(model, backend);
     return backend;
   };
 
@@ -138,7 +144,7 @@ export function createModelProvider(models: readonly ModelConfig[], opts: ModelP
   }
 
   const prepare = (req: ModelCall) => {
-    const model = lookup(models, req.model_id);
+    const model = lookupNow(req.model_id);
     const args = resolveExtraArgs(model, req.extra_args);
     return { model, args, tools: toolsOf(model, req.tools), think: req.remove_think ?? model.remove_think };
   };
@@ -176,17 +182,17 @@ export function createModelProvider(models: readonly ModelConfig[], opts: ModelP
       return think ? withoutThink(reply) : reply;
     },
     async rerank(req) {
-      const model = lookup(models, req.model_id);
+      const model = lookupNow(req.model_id);
       if (model.provider === 'fake') return fakeRerank(req.query, req.documents);
       return await upstream(model, req, (b, s) => requireOpenAi(model, b, 'rerank').rerank(req.query, req.documents, req.top_n ?? null, s));
     },
     async embed(req) {
-      const model = lookup(models, req.model_id);
+      const model = lookupNow(req.model_id);
       if (model.provider === 'fake') return fakeEmbed(req.input);
       return await upstream(model, req, (b, s) => requireOpenAi(model, b, 'embed').embed(req.input, s));
     },
     async countTokens(req) {
-      return await countTokens(lookup(models, req.model_id), req);
+      return await countTokens(lookupNow(req.model_id), req);
     },
   };
 }

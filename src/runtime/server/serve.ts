@@ -11,6 +11,7 @@ import { Scheduler } from '../schedule/scheduler.js';
 import { startEventRun } from './event-router.js';
 import { resolveServeToken } from './token.js';
 import type { Config } from '../../core/config.js';
+import { followConfig } from '../config-follower.js';
 import { isolationModeFor, pluginSandboxFor, type IsolationMode } from '../plugins/sandbox.js';
 
 export type ServeOptions = {
@@ -108,7 +109,30 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
   checkRemoteBind(host, env, opts.warn);
   const isolation = checkRemoteIsolation(host, opts.configFile.config, opts.dataDir, opts.warn);
   const { token, file } = resolveServeToken(opts.dataDir, env);
-  const local = openLocalHost({ dataDir: opts.dataDir, pluginsDir: opts.pluginsDir, config, warn: opts.warn, mcpMode: 'serve', isolation, ...opts.hostHooks });
+  // One watcher on the config file; whatever reads opts.configFile.config at use (bindings on each event, the
+  // models of each run, MCP servers by reconciling) follows edits made while serve runs.
+  const follow = followConfig({ dataDir: opts.dataDir, configFile: opts.configFile, warn: opts.warn });
+  follow.subscribe((next) => opts.log?.(`config reloaded: ${next.bindings.length} bindings, ${next.models.length} models`));
+  let local: LocalHost;
+  try {
+    local = openLocalHost({
+      dataDir: opts.dataDir,
+      pluginsDir: opts.pluginsDir,
+      config,
+      warn: opts.warn,
+      mcpMode: 'serve',
+      isolation,
+      follow,
+      ...opts.hostHooks,
+    });
+  } catch (err) {
+    follow.close();
+    throw err;
+  }
+  const closeLocal = async () => {
+    follow.close();
+    await local.close();
+  };
   // Box sessions: clean up what a crashed serve left, then reap idle sessions on a schedule (AC-110, AC-115).
   const box = await local.box();
   if (box) {
@@ -147,7 +171,7 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
   } catch (err) {
     reaper?.close();
     await delivery.close();
-    await local.close();
+    await closeLocal();
     throw err;
   }
   const scheduler = new Scheduler({
@@ -164,7 +188,7 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
     await Promise.allSettled(pollers.map((p) => p.close()));
     reaper?.close();
     await delivery.close();
-    await local.close();
+    await closeLocal();
     throw new LbotError('invalid_argument', `cannot listen on ${host}:${port}: ${err instanceof Error ? err.message : String(err)}`, {
       hint: 'pick another --port',
     });
@@ -181,7 +205,7 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
     await Promise.allSettled((opts.onClose ?? []).map((fn) => fn()));
     reaper?.close();
     await box?.shutdown().catch((err: unknown) => opts.warn(`stopping box sessions failed: ${String(err)}`));
-    await local.close();
+    await closeLocal();
   };
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${boundPort}`,
