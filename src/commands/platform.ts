@@ -25,8 +25,8 @@ export function registerPlatform(program: Command, getCtx: GetContext): void {
     .command('add <name>')
     .description('add an account; the token stays in the env variable named by --token-env')
     .requiredOption('--platform <platform>', DELIVERY_PLATFORMS.join('|'))
-    .option('--token-env <VAR>', 'env variable holding the bot token (Lark: the app secret)')
-    .option('--api-base <url>', 'API base URL (self-hosted Bot API servers, emulators)')
+    .option('--token-env <VAR>', 'env variable holding the bot token (Lark: the app secret; http: the signing secret)')
+    .option('--api-base <url>', 'API base URL (self-hosted Bot API servers, emulators; http: the callback URL)')
     .option('--bot-id <id>', 'the bot_id of the events this account answers (default <platform>:<name>)')
     .option('--app-id <id>', 'Lark: the app id')
     .option('--replace', 'replace an existing account with the same name')
@@ -38,6 +38,10 @@ export function registerPlatform(program: Command, getCtx: GetContext): void {
           hint: 'name the env variable that holds the token, e.g. --token-env TELEGRAM_BOT_TOKEN',
         });
       if (f.platform === 'lark' && !f.appId) throw new LbotError('invalid_argument', '--app-id is required for lark');
+      if (f.platform === 'http' && !f.apiBase)
+        throw new LbotError('invalid_argument', '--api-base is required for http: the callback URL replies are POSTed to', {
+          hint: 'e.g. --api-base https://backend.example/lbot/callback',
+        });
       const value = {
         name,
         platform: f.platform,

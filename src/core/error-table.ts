@@ -63,6 +63,8 @@ export const ERROR_TABLE = {
   'binding.not_found': notFound,
   /** Cancelling a run that already ended. */
   'run.not_in_flight': conflict,
+  /** An HTTP bot message whose idempotency key was already accepted (docs/http-bot.md). */
+  'http_bot.duplicate': conflict,
   unknown: failed,
   // host: the lbot process running a run ended (crash, kill -9) before the run finished; retryable
   'host.interrupted': failed,

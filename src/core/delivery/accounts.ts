@@ -3,7 +3,8 @@
 import { z } from 'zod';
 import { LbotError } from '../errors.js';
 
-export const DELIVERY_PLATFORMS = ['telegram', 'slack', 'discord', 'lark', 'onebot'] as const;
+/** `http` is lbot's generic HTTP bot (the LangBot HTTP-bot contract, docs/http-bot.md): replies go to a callback URL. */
+export const DELIVERY_PLATFORMS = ['telegram', 'slack', 'discord', 'lark', 'onebot', 'http'] as const;
 export type DeliveryPlatform = (typeof DELIVERY_PLATFORMS)[number];
 
 /** Where each platform's API lives unless the account says otherwise (self-hosted servers, emulators). */
@@ -14,6 +15,8 @@ export const DEFAULT_API_BASE: Record<DeliveryPlatform, string | null> = {
   lark: 'https://open.feishu.cn',
   // OneBot implementations listen wherever they were configured; there is no public default.
   onebot: null,
+  // The HTTP bot's api_base is the caller's callback URL.
+  http: null,
 };
 
 const EnvNameSchema = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name');
@@ -21,7 +24,10 @@ const EnvNameSchema = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an e
 export const PlatformAccountSchema = z.strictObject({
   name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'names are 1-64 letters, digits, dots, dashes or underscores'),
   platform: z.enum(DELIVERY_PLATFORMS),
-  /** The env variable holding the bot token (Lark: the app secret). Optional for OneBot without an access token. */
+  /**
+   * The env variable holding the bot token (Lark: the app secret; http: the signing secret). Optional for
+   * OneBot without an access token.
+   */
   token_env: EnvNameSchema.nullable().default(null),
   api_base: z
     .url({ protocol: /^https?$/ })

@@ -67,4 +67,16 @@ export type DeliveryStore = {
   /** The latest tick that fired, or null. */
   lastTick(schedule: string): number | null;
   ticks(schedule: string, limit: number): Array<{ tick_at: number; run_ids: string[]; created_at: number }>;
+
+  /**
+   * Claims an HTTP bot's idempotency key; true for exactly one caller. Keys older than `ttlS` are
+   * forgotten first (a request that late is a new message).
+   */
+  claimHttpKey(bot: string, key: string, eventId: string, nowS: number, ttlS: number): boolean;
+  /** Gives a claimed key back (its run could not start), so the caller's retry is not a duplicate. */
+  releaseHttpKey(bot: string, key: string): void;
+  /** The current generation of an HTTP bot session (0 until it is reset). */
+  sessionGeneration(bot: string, sessionId: string): number;
+  /** Moves the session to its next generation and returns it. */
+  resetSession(bot: string, sessionId: string, nowS: number): number;
 };

@@ -123,7 +123,7 @@ export class OutboxWorker {
     const sender = SENDERS[account.platform];
     const base = accountApiBase(account);
     const token = account.platform === 'lark' ? await this.#larkToken(account, base) : accountToken(account, this.o.env);
-    const answer = await exchange(sender.request({ base, token, item }));
+    const answer = await exchange(sender.request({ base, token, item, nowS: this.#now() / 1000 }));
     return sender.read(answer);
   }
 

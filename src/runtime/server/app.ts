@@ -17,6 +17,7 @@ import { StateScopeSchema } from '../../core/protocol/binding.js';
 import { sendHttpError } from './http-errors.js';
 import { registerAdminRoutes, type AdminDeps } from './admin-routes.js';
 import { registerDeliveryRoutes } from './delivery-routes.js';
+import { registerHttpBotRoutes } from './http-bot-routes.js';
 import { startEventRun } from './event-router.js';
 import { registerScheduleRoutes } from './schedule-routes.js';
 import type { RunManager, StreamItem } from './run-manager.js';
@@ -35,6 +36,8 @@ export type ServerDeps = {
   log?(line: string): void;
   /** Refusals worth an operator's eye (a body asking for a process env); default: none. */
   warn?(message: string): void;
+  /** Where secrets named in the config are read (HTTP bot signing secrets); default process.env. */
+  env?: NodeJS.ProcessEnv;
   /** Box, skill and MCP routes (absent in tests that serve runs only). */
   admin?: AdminDeps;
 };
@@ -138,6 +141,13 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   if (deps.admin) registerAdminRoutes(app, deps.admin);
   registerDeliveryRoutes(app, deps.stores.delivery);
   registerScheduleRoutes(app, deps);
+  registerHttpBotRoutes(app, {
+    stores: deps.stores,
+    runs: deps.runs,
+    config: deps.config,
+    env: deps.env ?? process.env,
+    rawBody: (req) => rawBodies.get(req) ?? '',
+  });
 
   /** A binding of the server's config by id; unknown or disabled ids are binding.not_found. */
   function configuredBinding(id: string): Binding {

@@ -159,6 +159,7 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
     runs,
     config: () => opts.configFile.config,
     token,
+    env,
     admin,
     warn: opts.warn,
     ...(opts.log ? { log: opts.log } : {}),

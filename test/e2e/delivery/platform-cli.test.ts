@@ -51,7 +51,7 @@ describe('lbot platform', () => {
     expect((await lbot(dataDir, ['platform', 'rm', 'tg'])).exitCode).toBe(3);
   });
 
-  it('refuses a bad account: missing token env, bad env name, a non-http api base, lark without app id', async () => {
+  it('refuses a bad account: missing token env, bad env name, a non-http api base, lark without app id, http without callback', async () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'lbot-platform-'));
     dirs.push(dataDir);
     const cases: Array<[string[], string]> = [
@@ -59,6 +59,8 @@ describe('lbot platform', () => {
       [['platform', 'add', 'a', '--platform', 'slack', '--token-env', 'BAD-NAME'], 'token_env'],
       [['platform', 'add', 'a', '--platform', 'discord', '--token-env', 'T', '--api-base', 'file:///etc/passwd'], 'api_base'],
       [['platform', 'add', 'a', '--platform', 'lark', '--token-env', 'T'], '--app-id'],
+      [['platform', 'add', 'a', '--platform', 'http', '--token-env', 'T'], '--api-base is required for http'],
+      [['platform', 'add', 'a', '--platform', 'http', '--api-base', 'http://127.0.0.1:1/cb'], '--token-env is required'],
       [['platform', 'add', '../x', '--platform', 'onebot'], 'name'],
     ];
     for (const [args, needle] of cases) {

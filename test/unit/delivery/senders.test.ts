@@ -34,7 +34,7 @@ function requestFor(platform: DeliveryPlatform, gateway: 'telegram' | 'slack' | 
     created_at: 0,
     updated_at: 0,
   };
-  const req = SENDERS[platform].request({ base: 'http://api.test', token: 'TOKEN', item });
+  const req = SENDERS[platform].request({ base: 'http://api.test', token: 'TOKEN', item, nowS: 1 });
   return { req, body: JSON.parse(req.body) as Record<string, unknown>, event };
 }
 

@@ -14,7 +14,8 @@ export type Outcome =
   | { kind: 'reauth'; error: OutboxError }
   | { kind: 'failed'; error: OutboxError };
 
-export type SendInput = { base: string; token: string | null; item: OutboxRecord };
+/** `nowS`: when the request is built (the HTTP bot signs its callbacks with it). */
+export type SendInput = { base: string; token: string | null; item: OutboxRecord; nowS: number };
 
 export type PlatformSender = {
   /** The request for one outbox row; throws invalid_argument when its target cannot be answered. */

@@ -222,4 +222,38 @@ export class SqliteDeliveryStore implements DeliveryStore {
       return { tick_at: num(r, 'tick_at'), run_ids: ids.success ? ids.data : [], created_at: num(r, 'created_at') };
     });
   }
+
+  claimHttpKey(bot: string, key: string, eventId: string, nowS: number, ttlS: number): boolean {
+    return this.s.write('claiming an http bot idempotency key', () => {
+      this.s.prepare('DELETE FROM http_bot_keys WHERE created_at < ?').run(nowS - ttlS);
+      return (
+        this.s.prepare('INSERT INTO http_bot_keys (bot, key, event_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING').run(bot, key, eventId, nowS)
+          .changes === 1
+      );
+    });
+  }
+
+  releaseHttpKey(bot: string, key: string): void {
+    this.s.write('releasing an http bot idempotency key', () => this.s.prepare('DELETE FROM http_bot_keys WHERE bot = ? AND key = ?').run(bot, key));
+  }
+
+  sessionGeneration(bot: string, sessionId: string): number {
+    const row = this.s.run('reading an http bot session', () =>
+      rowOrNull(this.s.prepare('SELECT generation FROM http_bot_sessions WHERE bot = ? AND session_id = ?').get(bot, sessionId)),
+    );
+    return row ? num(row, 'generation') : 0;
+  }
+
+  resetSession(bot: string, sessionId: string, nowS: number): number {
+    return this.s.write('resetting an http bot session', () => {
+      this.s
+        .prepare(
+          `INSERT INTO http_bot_sessions (bot, session_id, generation, updated_at) VALUES (?, ?, 1, ?)
+           ON CONFLICT (bot, session_id) DO UPDATE SET generation = generation + 1, updated_at = excluded.updated_at`,
+        )
+        .run(bot, sessionId, nowS);
+      const row = rowOrNull(this.s.prepare('SELECT generation FROM http_bot_sessions WHERE bot = ? AND session_id = ?').get(bot, sessionId));
+      return row ? num(row, 'generation') : 1;
+    });
+  }
 }

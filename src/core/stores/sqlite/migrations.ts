@@ -340,6 +340,29 @@ END;
 `,
     up: backfillChunkBits,
   },
+  {
+    version: 8,
+    name: 'http bot idempotency keys and session generations',
+    sql: `
+-- One row per idempotency key an HTTP bot accepted (docs/http-bot.md): a second request with the key is a duplicate.
+CREATE TABLE http_bot_keys (
+  bot        TEXT NOT NULL,
+  key        TEXT NOT NULL,
+  event_id   TEXT NOT NULL,
+  created_at REAL NOT NULL,
+  PRIMARY KEY (bot, key)
+);
+CREATE INDEX http_bot_keys_created ON http_bot_keys (created_at);
+-- A session's generation: /bots/{bot}/reset moves it on, and with it the conversation its messages go to.
+CREATE TABLE http_bot_sessions (
+  bot        TEXT NOT NULL,
+  session_id TEXT NOT NULL,
+  generation INTEGER NOT NULL,
+  updated_at REAL NOT NULL,
+  PRIMARY KEY (bot, session_id)
+);
+`,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
