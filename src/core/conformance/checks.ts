@@ -87,7 +87,8 @@ export const CHECKS: readonly CheckSpec[] = [
       if (e.files.manifestError) return blocked('manifest.yaml did not load');
       if (e.files.componentWarnings.length > 0) return fail(e.files.componentWarnings.join('; '));
       if (e.files.runners.length === 0) return fail('the plugin declares no runner (spec.components.AgentRunner.fromDirs holds no AgentRunner YAML)');
-      return pass(`${e.files.runners.length} runner(s): ${e.files.runners.map((r) => r.runner_name).join(', ')}`);
+      const noted = e.files.setAside.length > 0 ? `; set aside: ${e.files.setAside.join('; ')}` : '';
+      return pass(`${e.files.runners.length} runner(s): ${e.files.runners.map((r) => r.runner_name).join(', ')}${noted}`);
     },
   },
   {
@@ -145,6 +146,33 @@ export const CHECKS: readonly CheckSpec[] = [
           }),
         ].join('; '),
       );
+    },
+  },
+  {
+    id: 'run.answered',
+    title: 'a run that sent its terminal result is answered (lbot: the run reply; LangBot: the end of the run_agent stream)',
+    severity: 'error',
+    judge: (e) => {
+      const why = noRuns(e);
+      if (why) return blocked(why);
+      // Cancel and deadline runs are judged by cancel.honoured and deadline.honoured.
+      const judged = e.runs.filter(
+        (r) =>
+          r.probe !== 'cancel' &&
+          r.probe !== 'deadline' &&
+          !cutShort(r) &&
+          !crashed(r) &&
+          !r.killed &&
+          r.status !== 'timed_out' &&
+          r.results.some((x) => x.type !== null && (TERMINAL_RESULT_TYPES as readonly string[]).includes(x.type)),
+      );
+      if (judged.length === 0) return blocked('no probe run sent a terminal result (see run.terminal_result)');
+      const unanswered = judged.filter((r) => r.reply === null);
+      return unanswered.length === 0
+        ? pass(`${judged.length} probe run(s) answered after their terminal result`)
+        : fail(
+            `${unanswered.map(label).join('; ')}: sent a terminal result but never answered the run within the ${e.graceMs} ms grace period (the host waited, then let the run go)`,
+          );
     },
   },
   {

@@ -9,6 +9,8 @@ export type PluginFiles = {
   manifestError: string | null;
   /** One line per skipped or incompatible runner component. */
   componentWarnings: string[];
+  /** A LangBot plugin's declarations lbot does not have, set aside by discovery (not failures). */
+  setAside: string[];
   identity: string | null;
   runners: Array<{ id: string; runner_name: string; capabilities: Capabilities }>;
 };

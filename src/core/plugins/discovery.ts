@@ -14,7 +14,7 @@ import {
   type RunnerDescriptor,
 } from '../protocol/index.js';
 import type { PluginSpec } from '../host/ports.js';
-import { describeUnrecognized, isLangbotExecution, setAsideUnrecognized } from './langbot-manifest.js';
+import { isLangbotExecution, setAsideUnrecognized, unrecognizedNote } from './langbot-manifest.js';
 
 /** What the host needs to start a discovered plugin; the binding adds `env`. */
 export type DiscoveredPlugin = Omit<PluginSpec, 'env'> & { version: string; manifest: PluginManifest };
@@ -167,7 +167,7 @@ async function loadComponents(manifest: PluginManifest, pluginDir: string, label
       const descriptor = buildDescriptor(manifest, parsed.data, pluginDir);
       if (lenient.unrecognized) {
         descriptor.unrecognized = lenient.unrecognized;
-        warnings.push(`${where}: lbot does not understand ${describeUnrecognized(lenient.unrecognized)}; ignored (they grant nothing)`);
+        warnings.push(`${where}: ${unrecognizedNote(lenient.unrecognized)}`);
       }
       if (!descriptor.compatible && descriptor.incompatible_reason) warnings.push(`${where}: ${descriptor.incompatible_reason}`);
       runners.push(descriptor);

@@ -65,3 +65,8 @@ export function describeUnrecognized(u: Unrecognized): string {
   ];
   return names.join('; ');
 }
+
+/** The discovery warning's text for a runner's set-aside declarations (after `<file>: `). */
+export function unrecognizedNote(u: Unrecognized): string {
+  return `lbot does not understand ${describeUnrecognized(u)}; ignored (they grant nothing)`;
+}

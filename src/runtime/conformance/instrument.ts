@@ -6,6 +6,14 @@ import type { RawResult } from '../../core/conformance/evidence.js';
 import { isRecord } from '../../core/json.js';
 import { LbotError } from '../../core/errors.js';
 import { StdioPluginConnection } from '../plugins/connection.js';
+import { LangbotPluginConnection } from '../plugins/langbot-connection.js';
+
+/** The connection classes whose failure and exit the suite can observe: lbot's protocol and LangBot's wire. */
+export type WatchedConnection = StdioPluginConnection | LangbotPluginConnection;
+
+function watched(conn: PluginConnection): WatchedConnection | null {
+  return conn instanceof StdioPluginConnection || conn instanceof LangbotPluginConnection ? conn : null;
+}
 
 export type RunTrace = {
   results: RawResult[];
@@ -20,7 +28,7 @@ export class ConnectionWatch {
   readonly #traces = new Map<string, RunTrace>();
   readonly #listeners = new Map<string, (r: RawResult) => void>();
   /** Every connection started, for the shutdown check. */
-  readonly connections: StdioPluginConnection[] = [];
+  readonly connections: WatchedConnection[] = [];
 
   trace(run_id: string): RunTrace {
     let t = this.#traces.get(run_id);
@@ -44,7 +52,8 @@ export class ConnectionWatch {
   }
 
   #wrapConnection(conn: PluginConnection): PluginConnection {
-    if (conn instanceof StdioPluginConnection) this.connections.push(conn);
+    const seen = watched(conn);
+    if (seen) this.connections.push(seen);
     const traceKills = () => {
       for (const id of conn.activeRuns()) this.trace(id).killed = true;
     };
@@ -66,7 +75,7 @@ export class ConnectionWatch {
             trace.repliedAt = performance.now();
           },
           (err: unknown) => {
-            const failure = conn instanceof StdioPluginConnection ? conn.failure : null;
+            const failure = seen ? seen.failure : null;
             if (failure && err instanceof LbotError && err.code === failure.code) trace.channel = { code: failure.code, message: failure.message };
           },
         );

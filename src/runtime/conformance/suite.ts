@@ -9,6 +9,7 @@ import { LbotError, toLbotError } from '../../core/errors.js';
 import { createHost, type Host } from '../../core/host/host.js';
 import type { RunnerCatalog } from '../../core/host/ports.js';
 import { discoverPlugins } from '../../core/plugins/discovery.js';
+import { unrecognizedNote } from '../../core/plugins/langbot-manifest.js';
 import { defaultCliBinding } from '../../core/protocol/binding.js';
 import { runChecks } from '../../core/conformance/checks.js';
 import { PROBES, type Evidence, type PluginFiles, type ProbeName, type ProbeRun, type ShutdownEvidence } from '../../core/conformance/evidence.js';
@@ -53,7 +54,7 @@ const CLOSE_GRACE_MS = 2000;
 
 /** Reads the plugin in `dir` (and nothing else of its parent directory) with the host's own discovery. */
 async function loadFiles(dir: string): Promise<{ files: PluginFiles; catalog: RunnerCatalog | null }> {
-  const files: PluginFiles = { dir, manifestError: null, componentWarnings: [], identity: null, runners: [] };
+  const files: PluginFiles = { dir, manifestError: null, componentWarnings: [], setAside: [], identity: null, runners: [] };
   try {
     await stat(path.join(dir, 'manifest.yaml'));
   } catch {
@@ -71,7 +72,12 @@ async function loadFiles(dir: string): Promise<{ files: PluginFiles; catalog: Ru
   const plugins = new Map([...all.plugins].filter(([, p]) => path.resolve(p.dir) === dir));
   const runners = all.runners.filter((r) => path.resolve(r.plugin_dir) === dir);
   files.identity = [...plugins.keys()][0] ?? null;
-  files.componentWarnings = warnings.map((w) => (w.startsWith(`${dir}/`) ? w.slice(dir.length + 1) : w));
+  const relative = warnings.map((w) => (w.startsWith(`${dir}/`) ? w.slice(dir.length + 1) : w));
+  // A LangBot runner's unknown declarations are set aside by discovery: noted, not failures.
+  const notes = runners.flatMap((r) => (r.unrecognized ? [`: ${unrecognizedNote(r.unrecognized)}`] : []));
+  const setAside = (w: string) => notes.some((n) => w.endsWith(n));
+  files.setAside = relative.filter(setAside);
+  files.componentWarnings = relative.filter((w) => !setAside(w));
   files.runners = runners.map((r) => ({ id: r.id, runner_name: r.runner_name, capabilities: r.capabilities }));
   return { files, catalog: { runners, plugins, warnings } };
 }

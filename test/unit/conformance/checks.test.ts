@@ -49,6 +49,7 @@ function evidence(over: Partial<Evidence> = {}, runs: ProbeRun[] = PROBES.map((p
       dir: '/p/echo',
       manifestError: null,
       componentWarnings: [],
+      setAside: [],
       identity: 'acme/echo',
       runners: [{ id: RUNNER, runner_name: 'default', capabilities: caps }],
     },
@@ -95,6 +96,12 @@ describe('conformance checks', () => {
     const r = runChecks(withRuns((x) => ({ ...x, results: x.results.filter((y) => y.type !== 'run.completed') })));
     expect(failing(r)).toEqual(['run.terminal_result']);
     expect(r.find((c) => c.id === 'run.terminal_result')?.evidence).toContain('sent no run.completed or run.failed');
+  });
+
+  it('a terminal result without an answer to the run fails run.answered only', () => {
+    const r = runChecks(withRuns((x) => (x.probe === 'cancel' || x.probe === 'deadline' ? x : { ...x, reply: null })));
+    expect(failing(r)).toEqual(['run.answered']);
+    expect(r.find((c) => c.id === 'run.answered')?.evidence).toMatch(/probe message .*never answered the run within the 2000 ms grace/);
   });
 
   it('a corrupted channel fails stdout.protocol_only and blocks what it cut short', () => {
@@ -172,7 +179,7 @@ describe('conformance checks', () => {
   it('an invalid manifest fails manifest.valid and blocks the rest', () => {
     const r = runChecks(
       evidence({
-        files: { dir: '/p/x', manifestError: 'manifest.yaml is not valid YAML: bad indentation', componentWarnings: [], identity: null, runners: [] },
+        files: { dir: '/p/x', manifestError: 'manifest.yaml is not valid YAML: bad indentation', componentWarnings: [], setAside: [], identity: null, runners: [] },
         handshake: null,
         runs: [],
         shutdown: null,
