@@ -179,7 +179,14 @@ describe('conformance checks', () => {
   it('an invalid manifest fails manifest.valid and blocks the rest', () => {
     const r = runChecks(
       evidence({
-        files: { dir: '/p/x', manifestError: 'manifest.yaml is not valid YAML: bad indentation', componentWarnings: [], setAside: [], identity: null, runners: [] },
+        files: {
+          dir: '/p/x',
+          manifestError: 'manifest.yaml is not valid YAML: bad indentation',
+          componentWarnings: [],
+          setAside: [],
+          identity: null,
+          runners: [],
+        },
         handshake: null,
         runs: [],
         shutdown: null,
