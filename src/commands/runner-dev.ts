@@ -17,6 +17,7 @@ const InitFlagsSchema = z.object({
 const TestFlagsSchema = z.object({
   junit: z.string().min(1).optional(),
   strict: z.boolean().optional(),
+  agent: z.boolean().optional(),
   config: z.string().min(1).optional(),
   initTimeout: z.coerce.number().int().positive().optional(),
   probeTimeout: z.coerce.number().positive().optional(),
@@ -74,13 +75,14 @@ export function registerRunnerDev(runner: Command, getCtx: GetContext): void {
     .description('conformance suite: load the plugin in DIR, drive it with probe events through a real host, and check it against the protocol')
     .option('--junit <file>', 'also write the report as JUnit XML')
     .option('--strict', 'warning-level findings (undeclared result types) fail too')
+    .option('--agent', 'also run the agent checks: a fake model asks for tools (result fed back, iteration cap, refused tool)')
     .option('--config <file>', 'runner config JSON for the probe runs (for runners with required config keys)')
     .option('--init-timeout <ms>', 'how long initialize may take (default 10000)')
     .option('--probe-timeout <sec>', 'how long one probe run may take (default 10)')
     .option('--isolation <mode>', 'auto, sandbox or none: how the plugin runs (default: plugins.isolation)')
     .addHelpText(
       'after',
-      '\nStatuses: PASS, FAIL, WARN (a warning-level failure), BLOCKED (could not be checked), N/A.\nExit 0 when nothing fails, 1 otherwise.\n\nExample:\n  lbot runner test ./my-runner --junit reports/conformance.xml',
+      '\nStatuses: PASS, FAIL, WARN (a warning-level failure), BLOCKED (could not be checked), N/A.\nExit 0 when nothing fails, 1 otherwise.\n\nExamples:\n  lbot runner test ./my-runner --junit reports/conformance.xml\n  lbot runner test ./my-agent --agent      # a runner that calls models with tools',
     )
     .action(async (dir: string, raw: unknown) => {
       const ctx = getCtx();
@@ -90,6 +92,7 @@ export function registerRunnerDev(runner: Command, getCtx: GetContext): void {
       const report = await runRunnerTest({
         dir,
         strict: flags.strict ?? false,
+        agent: flags.agent ?? false,
         configFile: flags.config,
         junitFile: flags.junit,
         initializeTimeoutMs: flags.initTimeout,

@@ -4,56 +4,14 @@ import { parseRunnerId } from '../protocol/runner-id.js';
 import { RESULT_TYPES, TERMINAL_RESULT_TYPES } from '../protocol/results.js';
 import { isRecord } from '../json.js';
 import type { Evidence, ProbeRun } from './evidence.js';
+import { AGENT_CHECKS } from './agent-checks.js';
+import { blocked, crashed, cutShort, dataOf, fail, label, na, noRuns, pass, textOf, type CheckResult, type CheckSpec } from './judge.js';
 
-export type CheckStatus = 'pass' | 'fail' | 'blocked' | 'n/a';
-export type Severity = 'error' | 'warning';
-
-export type CheckResult = { id: string; title: string; severity: Severity; status: CheckStatus; evidence: string };
-
-type CheckSpec = { id: string; title: string; severity: Severity; judge(e: Evidence): { status: CheckStatus; evidence: string } };
+export type { CheckResult, CheckStatus, Severity } from './judge.js';
 
 const ID_PART = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 const MESSAGE_PROBES = new Set(['message', 'message_no_stream', 'join', 'friend']);
-
-const pass = (evidence: string) => ({ status: 'pass' as const, evidence });
-const fail = (evidence: string) => ({ status: 'fail' as const, evidence });
-const blocked = (evidence: string) => ({ status: 'blocked' as const, evidence });
-const na = (evidence: string) => ({ status: 'n/a' as const, evidence });
-
-/** Runs whose outcome another check already explains (corrupted channel, malformed result, no start). */
-function cutShort(r: ProbeRun): boolean {
-  return r.channel?.code === 'runner.protocol_error' || r.error?.code === 'runner.protocol_error' || r.error?.code === 'runner.start_failed';
-}
-
-function crashed(r: ProbeRun): boolean {
-  return r.channel?.code === 'runner.crashed' || r.error?.code === 'runner.crashed';
-}
-
 const NON_MESSAGE_PROBES = new Set(['join', 'friend']);
-
-function label(r: ProbeRun): string {
-  return `probe ${r.probe} (${r.runner_id})`;
-}
-
-function textOf(value: unknown): string | null {
-  if (!isRecord(value)) return null;
-  if (typeof value.content === 'string') return value.content;
-  if (Array.isArray(value.content)) return value.content.map((c) => (isRecord(c) && typeof c.text === 'string' ? c.text : '')).join('');
-  return null;
-}
-
-function dataOf(raw: unknown): Record<string, unknown> {
-  return isRecord(raw) && isRecord(raw.data) ? raw.data : {};
-}
-
-/** Blocked before any run happened: why. */
-function noRuns(e: Evidence): string | null {
-  if (e.files.manifestError) return 'the plugin could not be loaded (manifest.valid)';
-  if (e.handshake && !e.handshake.ok) return 'the plugin did not start (initialize.handshake)';
-  if (e.probesBlocked) return e.probesBlocked;
-  if (e.runs.length === 0) return 'no probe run took place';
-  return null;
-}
 
 function apiCheck(e: Evidence, pick: (r: ProbeRun, call: ProbeRun['api'][number]) => boolean, what: string) {
   const why = noRuns(e);
@@ -381,7 +339,10 @@ export const CHECKS: readonly CheckSpec[] = [
   },
 ];
 
+/** Every check: the protocol checks, then the agent checks (N/A unless `--agent`). */
+export const CATALOGUE: readonly CheckSpec[] = [...CHECKS, ...AGENT_CHECKS];
+
 /** Judges the evidence with every check of the catalogue, in catalogue order. */
 export function runChecks(e: Evidence): CheckResult[] {
-  return CHECKS.map((c) => ({ id: c.id, title: c.title, severity: c.severity, ...c.judge(e) }));
+  return CATALOGUE.map((c) => ({ id: c.id, title: c.title, severity: c.severity, ...c.judge(e) }));
 }

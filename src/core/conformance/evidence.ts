@@ -2,6 +2,7 @@
 // and its shutdown. The checks (checks.ts) judge this evidence and nothing else.
 import type { Capabilities } from '../protocol/manifest.js';
 import type { ApiCallAudit } from '../stores/types.js';
+import type { AgentProbeName } from './agent-plan.js';
 
 export type PluginFiles = {
   dir: string;
@@ -46,6 +47,28 @@ export type ProbeRun = {
   deadlineS: number;
 };
 
+/** One agent probe run: the run as for any probe, plus what the fake model and the probe tools saw. */
+export type AgentProbeRun = Omit<ProbeRun, 'probe'> & {
+  probe: AgentProbeName;
+  /** Bodies of the chat requests the fake model server received in this run, in order. */
+  modelRequests: unknown[];
+  /** Tool calls that reached the probe host's tool table, in order. */
+  toolCalls: Array<{ name: string; parameters: Record<string, unknown> }>;
+  /** The nonce the lookup tool answered with in this run. */
+  nonce: string;
+  /** The cap set through the runner's `max-tool-iterations`, or null when the runner declares no such key. */
+  cap: number | null;
+};
+
+/** The agent checks' evidence (`--agent`): which runners they applied to, and their runs. */
+export type AgentEvidence = {
+  /** Runners the checks could not be held to, and why (no model or tool permission). */
+  unfit: Array<{ runner_id: string; reason: string }>;
+  runs: AgentProbeRun[];
+  /** Why the agent probes could not run (a run could not be started), or null. */
+  blocked: string | null;
+};
+
 export type ShutdownEvidence = { exitedBySelf: boolean; ms: number; code: number | null; signal: string | null };
 
 export type Evidence = {
@@ -61,4 +84,6 @@ export type Evidence = {
   strayResults?: string[];
   /** Processes the plugin started that were still running after it exited (null: not observable). */
   leftovers?: Array<{ pid: number; command: string }> | null;
+  /** The agent probes' evidence; absent when the agent checks were not asked for. */
+  agent?: AgentEvidence;
 };

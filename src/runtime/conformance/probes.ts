@@ -3,6 +3,7 @@
 import { parseEnvelope } from '../../core/host/event-input.js';
 import type { EventEnvelope } from '../../core/protocol/event.js';
 import type { ProbeName } from '../../core/conformance/evidence.js';
+import { AGENT_PROBE_TEXT, type AgentProbeName } from '../../core/conformance/agent-plan.js';
 
 /** Seconds of the deadline the `deadline` probe sets through `runner_config.timeout`. */
 export const DEADLINE_PROBE_S = 1;
@@ -10,14 +11,14 @@ export const DEADLINE_PROBE_S = 1;
 export const CANCEL_AFTER_MS = 100;
 
 const actor = { actor_type: 'user', actor_id: 'u1', actor_name: 'Ann' };
-const message = (id: string, streaming: boolean) => ({
+const message = (id: string, streaming: boolean, text = 'ping') => ({
   event_id: id,
   event_type: 'message.received',
   source: 'api',
   conversation_id: 'conformance-c1',
   actor,
   subject: { subject_type: 'message', subject_id: `${id}-m` },
-  input: { text: 'ping', contents: [{ type: 'text', text: 'ping' }], attachments: [] },
+  input: { text, contents: [{ type: 'text', text }], attachments: [] },
   delivery: { surface: 'cli', supports_streaming: streaming },
 });
 
@@ -50,4 +51,13 @@ const RAW: Record<ProbeName, Record<string, unknown>> = {
 /** The envelope of one probe, parsed like any event the host receives. */
 export function probeEvent(probe: ProbeName, maxDataBytes: number): EventEnvelope {
   return parseEnvelope(RAW[probe], `conformance probe ${probe}`, maxDataBytes);
+}
+
+/** The message event of one agent probe: a streaming surface and a request the fake model answers with tool calls. */
+export function agentProbeEvent(probe: AgentProbeName, maxDataBytes: number): EventEnvelope {
+  return parseEnvelope(
+    { ...message(`conformance-${probe}`, true, AGENT_PROBE_TEXT), conversation_id: `conformance-${probe}` },
+    `conformance probe ${probe}`,
+    maxDataBytes,
+  );
 }

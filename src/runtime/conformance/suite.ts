@@ -15,7 +15,6 @@ import { runChecks } from '../../core/conformance/checks.js';
 import { PROBES, type Evidence, type PluginFiles, type ProbeName, type ProbeRun, type ShutdownEvidence } from '../../core/conformance/evidence.js';
 import { buildReport, renderJunit, type ConformanceReport } from '../../core/conformance/report.js';
 import { openSqliteStores } from '../../core/stores/sqlite/open.js';
-import type { Stores } from '../../core/stores/types.js';
 import { LBOT_VERSION } from '../../version.js';
 import { systemClock } from '../clock.js';
 import { createModelProvider } from '../models/providers.js';
@@ -27,6 +26,9 @@ import { ConnectionWatch } from './instrument.js';
 import { processesOf, processTreeObservable, reapLeftovers } from './leftovers.js';
 import { observeFamilyExit } from '../process/group.js';
 import { CANCEL_AFTER_MS, DEADLINE_PROBE_S, probeEvent } from './probes.js';
+import { driveRun, type ProbeContext } from './drive.js';
+import { startAgentRig } from './agent-probes.js';
+import type { ToolsRequest } from '../../core/host/host-types.js';
 
 export type ConformanceOptions = {
   dir: string;
@@ -36,6 +38,8 @@ export type ConformanceOptions = {
   /** Seconds a message probe may take. */
   probeTimeoutS?: number | undefined;
   strict: boolean;
+  /** Also hold tool-using runners to the agent checks, with the fake model server (`--agent`). */
+  agent?: boolean | undefined;
   /** How the plugin runs (plugins.isolation); default auto. */
   isolation?: IsolationMode | undefined;
   log?(line: string): void;
@@ -82,42 +86,16 @@ async function loadFiles(dir: string): Promise<{ files: PluginFiles; catalog: Ru
   return { files, catalog: { runners, plugins, warnings } };
 }
 
-type ProbeContext = { host: Host; stores: Stores; watch: ConnectionWatch; runnerConfig: Record<string, unknown>; probeTimeoutS: number; maxDataBytes: number };
-
 /** Runs one probe; rejects only when the run could not be started at all (bad config, unknown runner). */
 async function probe(p: ProbeContext, name: ProbeName, runner_id: string): Promise<ProbeRun> {
   const deadlineS = name === 'deadline' ? DEADLINE_PROBE_S : typeof p.runnerConfig.timeout === 'number' ? p.runnerConfig.timeout : p.probeTimeoutS;
-  const abort = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
-  const outcome = await p.host.run({
+  const run = await driveRun(p, {
     event: probeEvent(name, p.maxDataBytes),
     binding: defaultCliBinding(runner_id, { ...p.runnerConfig, timeout: deadlineS }),
-    signal: abort.signal,
-    onStarted: (run_id) => {
-      if (name !== 'cancel') return;
-      timer = setTimeout(() => abort.abort(), CANCEL_AFTER_MS);
-      p.watch.onResult(run_id, () => abort.abort());
-    },
-  });
-  clearTimeout(timer);
-  const trace = p.watch.trace(outcome.run_id);
-  const record = p.stores.runs.get(outcome.run_id);
-  return {
-    probe: name,
-    runner_id,
-    run_id: outcome.run_id,
-    status: outcome.status,
-    error: outcome.error ? { code: outcome.error.code, message: outcome.error.message } : null,
-    results: trace.results,
-    reply: trace.reply,
-    cancelSent: trace.cancelAt !== null,
-    cancelToReplyMs: trace.cancelAt !== null && trace.repliedAt !== null ? trace.repliedAt - trace.cancelAt : null,
-    killed: trace.killed,
-    channel: trace.channel,
-    api: record?.api_calls ?? [],
-    warnings: record?.warnings ?? [],
     deadlineS,
-  };
+    cancelAfterMs: name === 'cancel' ? CANCEL_AFTER_MS : undefined,
+  });
+  return { probe: name, ...run };
 }
 
 /** Closes the host and reports how the first live plugin process ended. */
@@ -146,86 +124,103 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
   const dir = path.resolve(opts.dir);
   const log = opts.log ?? (() => undefined);
   const { files, catalog } = await loadFiles(dir);
-  const config = ConfigSchema.parse({ plugins: { isolation: opts.isolation ?? 'auto' } });
+  const runnable = catalog !== null && files.identity !== null && files.runners.length > 0 && files.componentWarnings.length === 0;
+  // The fake model servers of the agent probes; closed with the host below.
+  const rig = opts.agent && runnable ? await startAgentRig(catalog.runners.filter((r) => r.compatible)) : null;
+  const config = ConfigSchema.parse({ plugins: { isolation: opts.isolation ?? 'auto' }, models: rig?.models ?? [] });
   const evidence: Evidence = { files, handshake: null, probesBlocked: null, runs: [], shutdown: null, graceMs: config.runs.cancel_grace_ms };
-  if (catalog && files.identity && files.runners.length > 0 && files.componentWarnings.length === 0) {
-    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'lbot-runner-test-'));
-    const stores = openSqliteStores(dataDir);
-    const watch = new ConnectionWatch();
-    const stray: Array<{ run_id: string; message: string }> = [];
-    const onWarning = (w: PluginWarning) => {
-      if (w.run_id !== undefined && STRAY_RESULT.test(w.message)) stray.push({ run_id: w.run_id, message: w.message });
-    };
-    const sandbox = pluginSandboxFor(config, dataDir, { warn: opts.warn ?? (() => undefined) });
-    const launcher = watch.wrap(
-      createPluginLauncher({
-        initializeTimeoutMs: opts.initializeTimeoutMs ?? DEFAULT_INIT_TIMEOUT_MS,
-        graceMs: CLOSE_GRACE_MS,
-        shutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS,
-        onWarning,
-        langbotPython: config.langbot.python,
-        sandbox,
-      }),
-    );
-    const host = createHost({
-      stores,
-      launcher,
-      catalog: async () => catalog,
-      config,
-      models: createModelProvider([]),
-      clock: systemClock,
-      version: LBOT_VERSION,
-      warn: () => undefined,
-    });
-    try {
-      const hs = performance.now();
+  if (opts.agent) evidence.agent = { unfit: [], runs: [], blocked: null };
+  try {
+    if (runnable && files.identity) {
+      const dataDir = await mkdtemp(path.join(os.tmpdir(), 'lbot-runner-test-'));
+      const stores = openSqliteStores(dataDir);
+      const watch = new ConnectionWatch();
+      const stray: Array<{ run_id: string; message: string }> = [];
+      const onWarning = (w: PluginWarning) => {
+        if (w.run_id !== undefined && STRAY_RESULT.test(w.message)) stray.push({ run_id: w.run_id, message: w.message });
+      };
+      const sandbox = pluginSandboxFor(config, dataDir, { warn: opts.warn ?? (() => undefined) });
+      const launcher = watch.wrap(
+        createPluginLauncher({
+          initializeTimeoutMs: opts.initializeTimeoutMs ?? DEFAULT_INIT_TIMEOUT_MS,
+          graceMs: CLOSE_GRACE_MS,
+          shutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS,
+          onWarning,
+          langbotPython: config.langbot.python,
+          sandbox,
+        }),
+      );
+      const host = createHost({
+        stores,
+        launcher,
+        catalog: async () => catalog,
+        config,
+        models: createModelProvider(config.models),
+        ...(rig ? { tools: (req: ToolsRequest) => rig.tools(req) } : {}),
+        clock: systemClock,
+        version: LBOT_VERSION,
+        warn: () => undefined,
+      });
       try {
-        log(`starting ${files.identity}`);
-        await host.reload(files.identity, catalog);
-        evidence.handshake = { ok: true, ms: performance.now() - hs };
-      } catch (err) {
-        const e = toLbotError(err);
-        evidence.handshake = { ok: false, code: e.code, message: e.message };
-      }
-      if (evidence.handshake.ok) {
-        const ctx: ProbeContext = {
-          host,
-          stores,
-          watch,
-          runnerConfig: opts.runnerConfig ?? {},
-          probeTimeoutS: opts.probeTimeoutS ?? DEFAULT_PROBE_TIMEOUT_S,
-          maxDataBytes: config.runs.max_event_data_bytes,
-        };
-        outer: for (const runner of catalog.runners.filter((r) => r.compatible)) {
-          for (const name of PROBES) {
-            log(`probe ${name} → ${runner.id}`);
+        const hs = performance.now();
+        try {
+          log(`starting ${files.identity}`);
+          await host.reload(files.identity, catalog);
+          evidence.handshake = { ok: true, ms: performance.now() - hs };
+        } catch (err) {
+          const e = toLbotError(err);
+          evidence.handshake = { ok: false, code: e.code, message: e.message };
+        }
+        if (evidence.handshake.ok) {
+          const ctx: ProbeContext = {
+            host,
+            stores,
+            watch,
+            runnerConfig: opts.runnerConfig ?? {},
+            probeTimeoutS: opts.probeTimeoutS ?? DEFAULT_PROBE_TIMEOUT_S,
+            maxDataBytes: config.runs.max_event_data_bytes,
+          };
+          outer: for (const runner of catalog.runners.filter((r) => r.compatible)) {
+            for (const name of PROBES) {
+              log(`probe ${name} → ${runner.id}`);
+              try {
+                evidence.runs.push(await probe(ctx, name, runner.id));
+              } catch (err) {
+                const e = toLbotError(err);
+                evidence.probesBlocked = `the probes could not start a run: ${e.code}: ${e.message}${e.code === 'invalid_argument' ? ' (pass a runner config with --config)' : ''}`;
+                break outer;
+              }
+            }
+          }
+          if (rig && evidence.agent && !evidence.probesBlocked) {
             try {
-              evidence.runs.push(await probe(ctx, name, runner.id));
+              evidence.agent = await rig.run(ctx, log);
             } catch (err) {
               const e = toLbotError(err);
-              evidence.probesBlocked = `the probes could not start a run: ${e.code}: ${e.message}${e.code === 'invalid_argument' ? ' (pass a runner config with --config)' : ''}`;
-              break outer;
+              evidence.agent.blocked = `the agent probes could not start a run: ${e.code}: ${e.message}`;
             }
           }
         }
+        const observable = await processTreeObservable();
+        const roots = watch.connections.flatMap((c) => (c.pgid !== null && c.exitStatus === null ? [c.pgid] : []));
+        const started = observable ? await processesOf(roots) : [];
+        // lbot ends a plugin's leftover processes when the plugin exits; those it had to end count too.
+        const ended = new Set<number>();
+        const unobserve = observeFamilyExit((pids) => pids.forEach((pid) => ended.add(pid)));
+        evidence.shutdown = await shutdown(host, watch);
+        unobserve();
+        const running = observable ? await reapLeftovers(started, LEFTOVER_SETTLE_MS) : null;
+        evidence.leftovers = running === null ? null : [...started.filter((p) => ended.has(p.pid)), ...running.filter((p) => !ended.has(p.pid))];
+        const given = new Set(evidence.runs.map((r) => r.run_id));
+        evidence.strayResults = stray.filter((w) => !given.has(w.run_id)).map((w) => w.message);
+      } finally {
+        await host.close();
+        stores.close();
+        await rm(dataDir, { recursive: true, force: true });
       }
-      const observable = await processTreeObservable();
-      const roots = watch.connections.flatMap((c) => (c.pgid !== null && c.exitStatus === null ? [c.pgid] : []));
-      const started = observable ? await processesOf(roots) : [];
-      // lbot ends a plugin's leftover processes when the plugin exits; those it had to end count too.
-      const ended = new Set<number>();
-      const unobserve = observeFamilyExit((pids) => pids.forEach((pid) => ended.add(pid)));
-      evidence.shutdown = await shutdown(host, watch);
-      unobserve();
-      const running = observable ? await reapLeftovers(started, LEFTOVER_SETTLE_MS) : null;
-      evidence.leftovers = running === null ? null : [...started.filter((p) => ended.has(p.pid)), ...running.filter((p) => !ended.has(p.pid))];
-      const given = new Set(evidence.runs.map((r) => r.run_id));
-      evidence.strayResults = stray.filter((w) => !given.has(w.run_id)).map((w) => w.message);
-    } finally {
-      await host.close();
-      stores.close();
-      await rm(dataDir, { recursive: true, force: true });
     }
+  } finally {
+    await rig?.close();
   }
   return buildReport({ pluginDir: dir, plugin: files.identity, strict: opts.strict, checks: runChecks(evidence), durationMs: performance.now() - t0 });
 }

@@ -1,7 +1,7 @@
 // The conformance catalogue on synthetic evidence: each rule-breaking behaviour fails exactly its check,
 // warnings fail only with --strict, and the JUnit rendering is well-formed.
 import { describe, expect, it } from 'vitest';
-import { CHECKS, runChecks, type CheckResult } from '../../../src/core/conformance/checks.js';
+import { CATALOGUE, runChecks, type CheckResult } from '../../../src/core/conformance/checks.js';
 import type { Evidence, ProbeName, ProbeRun } from '../../../src/core/conformance/evidence.js';
 import { buildReport, renderJunit, renderText } from '../../../src/core/conformance/report.js';
 
@@ -73,7 +73,7 @@ const withRuns = (edit: (r: ProbeRun) => ProbeRun) =>
 describe('conformance checks', () => {
   it('a well-behaved runner passes every check that applies', () => {
     const results = runChecks(evidence());
-    expect(results.map((c) => c.id)).toEqual(CHECKS.map((c) => c.id));
+    expect(results.map((c) => c.id)).toEqual(CATALOGUE.map((c) => c.id));
     expect(failing(results)).toEqual([]);
     for (const id of [
       'manifest.valid',
@@ -214,7 +214,7 @@ describe('JUnit report', () => {
     const r = runChecks(withRuns((x) => ({ ...x, results: x.results.filter((y) => y.type !== 'run.completed') })));
     const xml = renderJunit(buildReport({ pluginDir: '/p/<echo>', plugin: null, strict: false, checks: r, durationMs: 1234 }));
     expect(xml.startsWith('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites ')).toBe(true);
-    expect(xml.match(/<testcase /g)).toHaveLength(CHECKS.length);
+    expect(xml.match(/<testcase /g)).toHaveLength(CATALOGUE.length);
     expect(xml.match(/<failure /g)).toHaveLength(1);
     expect(xml).toContain('name="run.terminal_result"');
     expect(xml).toContain('/p/&lt;echo&gt;');
