@@ -10,6 +10,8 @@ const ServeFlagsSchema = z.object({
   port: z.coerce.number().int().min(0).max(65535).optional(),
   dev: z.boolean().optional(),
   telegramPoll: z.boolean().optional(),
+  logFormat: z.enum(['pretty', 'json']).optional(),
+  quiet: z.boolean().optional(),
 });
 
 export function registerServe(program: Command, getCtx: GetContext): void {
@@ -22,6 +24,8 @@ export function registerServe(program: Command, getCtx: GetContext): void {
     )
     .option('--port <n>', 'listen port (default 8787; 0 picks a free one)')
     .option('--telegram-poll', 'fetch Telegram updates by getUpdates long polling for every telegram platform account (no public URL needed)')
+    .option('--log-format <format>', 'operator log on stderr: pretty (default on a terminal) or json (one JSON object a line; default otherwise)')
+    .option('--quiet', 'log warnings and errors only (no request, run and plugin start lines)')
     .option('--dev', 'hot reload: watch the plugins dir and reload a plugin when its code or YAML changes (same as lbot dev)')
     .addHelpText(
       'after',
@@ -54,6 +58,13 @@ export function registerServe(program: Command, getCtx: GetContext): void {
         return;
       }
       const { startServe } = await import('../runtime/server/serve.js');
+      const { createServeLogger, defaultLogFormat } = await import('../runtime/server/logger.js');
+      const format = flags.logFormat ?? defaultLogFormat(process.stderr);
+      const logger = createServeLogger({
+        format,
+        level: flags.quiet ? 'warn' : ctx.flags.verbose || ctx.flags.debug ? 'debug' : 'info',
+        color: format === 'pretty' && process.stderr.isTTY === true && !process.env.NO_COLOR,
+      });
       const handle = await startServe({
         dataDir: ctx.flags.dataDir,
         pluginsDir: ctx.flags.pluginsDir,
@@ -61,14 +72,18 @@ export function registerServe(program: Command, getCtx: GetContext): void {
         host: flags.host,
         port: flags.port,
         ...(flags.telegramPoll ? { telegramPoll: true } : {}),
-        warn: (m) => ctx.output.warn(m),
-        ...(ctx.flags.verbose || ctx.flags.debug ? { log: (l: string) => ctx.output.info(l) } : {}),
+        logger,
+        warn: (m) => logger.warn({ event: 'warning' }, m),
+        log: (l: string) => logger.debug(l),
       });
-      ctx.output.notice(`serving on ${handle.url}${handle.tokenFile ? ` (token in ${handle.tokenFile})` : ''}`);
+      logger.info({ event: 'serve.ready', url: handle.url, token_file: handle.tokenFile }, `serving on ${handle.url}`);
       ctx.output.line({ type: 'serve.ready', url: handle.url, port: handle.port, token_file: handle.tokenFile });
       await whenAborted(ctx.signal);
-      ctx.output.notice('shutting down');
-      await handle.close().catch(() => undefined);
+      logger.info({ event: 'serve.stop' }, 'shutting down');
+      await handle
+        .close()
+        .catch((err: unknown) => logger.error({ event: 'serve.stop', error: err instanceof Error ? err.message : String(err) }, 'shutdown failed'));
+      logger.info({ event: 'serve.stopped' }, 'stopped');
     });
 
   serve

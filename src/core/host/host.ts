@@ -94,6 +94,7 @@ export function createHost(deps: HostDeps): Host {
     warn: deps.warn,
     onApiCall: (call) => router.handle(call),
     restartLimit: deps.config.plugins.restart_limit,
+    onProcess: (event) => deps.observer?.onPluginProcess?.(event),
   });
   let closing: Promise<void> | undefined;
 

@@ -1,6 +1,7 @@
 // The host's plugin processes: one warm process per plugin identity, binding env and network grant, started on first
 // use, replaced when it dies (with crash-loop backoff), swapped on reload, and drained before it stops.
 import { LbotError } from '../errors.js';
+import type { PluginProcessEvent } from './observer.js';
 import type { Clock, PluginConnection, PluginLauncher, PluginSpec, ProxyCallHandler, RunnerCatalog } from './ports.js';
 
 /** Crash-loop guard: at most `starts` starts of one plugin and env per `window_ms` (AC-200; `plugins.restart_limit`). */
@@ -14,6 +15,8 @@ export type PluginPoolDeps = {
   /** Where the processes' proxy calls go. */
   onApiCall: ProxyCallHandler;
   restartLimit?: RestartLimit;
+  /** Sees every process start and exit (the operator log). */
+  onProcess?(event: PluginProcessEvent): void;
 };
 
 /** A run's hold on a process: the process is not stopped by a reload before every lease is released. */
@@ -67,6 +70,8 @@ const keyOf = (identity: string, env: Readonly<Record<string, string>>, network:
 export class PluginPool {
   readonly #live = new Map<string, Generation>();
   readonly #startTimes = new Map<string, number[]>();
+  /** Keys whose last process ended with a failure: their next start is a restart. */
+  readonly #failed = new Set<string>();
 
   constructor(private readonly deps: PluginPoolDeps) {}
 
@@ -121,7 +126,20 @@ export class PluginPool {
     const generation = new Generation(identity, env, network, connection);
     this.#live.set(key, generation);
     connection.then(
-      (conn) => void conn.exited.then(() => this.#live.get(key) === generation && this.#live.delete(key)),
+      (conn) => {
+        const restart = this.#failed.delete(key);
+        this.deps.onProcess?.({ kind: 'started', plugin: identity, pgid: conn.pgid, restart });
+        void conn.exited.then((failure) => {
+          if (failure) this.#failed.add(key);
+          this.deps.onProcess?.({
+            kind: 'exited',
+            plugin: identity,
+            pgid: conn.pgid,
+            failure: failure ? { code: failure.code, message: failure.message } : null,
+          });
+          if (this.#live.get(key) === generation) this.#live.delete(key);
+        });
+      },
       () => undefined,
     );
     return generation;

@@ -1,7 +1,7 @@
 // The HTTP API of `lbot serve` on fastify: bearer auth on /v1/*, runs, events, webhooks, result streams
 // (NDJSON and SSE) and store reads. No endpoint evaluates caller-supplied code (AC-214).
 import { PassThrough } from 'node:stream';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Config } from '../../core/config.js';
 import { LbotError } from '../../core/errors.js';
@@ -34,6 +34,8 @@ export type ServerDeps = {
   token: string;
   bodyLimitBytes?: number;
   log?(line: string): void;
+  /** The operator log: fastify logs through it (one `request` record per answered request). */
+  logger?: FastifyBaseLogger | undefined;
   /** Refusals worth an operator's eye (a body asking for a process env); default: none. */
   warn?(message: string): void;
   /** Where secrets named in the config are read (HTTP bot signing secrets); default process.env. */
@@ -104,7 +106,11 @@ function streamLine(item: StreamItem): ResultLine {
 // Over 100 lines because it is the route table: one registration per endpoint, each a few lines over the
 // same deps; policy lives elsewhere (dispatch, http-errors, webhook-auth, token, admin-routes).
 export function buildServer(deps: ServerDeps): FastifyInstance {
-  const app = Fastify({ logger: false, bodyLimit: deps.bodyLimitBytes ?? 4 * 1024 * 1024, forceCloseConnections: true, return503OnClosing: true });
+  const common = { bodyLimit: deps.bodyLimitBytes ?? 4 * 1024 * 1024, forceCloseConnections: true, return503OnClosing: true } as const;
+  // Fastify's own per-request pair of records is replaced by one `request` record when the answer is sent.
+  const app: FastifyInstance = deps.logger
+    ? Fastify({ ...common, loggerInstance: deps.logger, logController: new LogController({ disableRequestLogging: true }) })
+    : Fastify({ ...common, logger: false });
   const redelivery = createRedeliveryFilter({ now: () => Date.now() });
   // Webhook signatures are computed over the exact bytes received, so JSON bodies keep their raw text.
   const rawBodies = new WeakMap<object, string>();
@@ -127,8 +133,23 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     throw new LbotError('not_found', `no route ${req.method} ${req.url.split('?')[0] ?? ''}`);
   });
 
+  if (deps.logger) {
+    app.addHook('onResponse', async (req, reply) => {
+      // The path only: query strings may carry ids an operator log need not keep; headers (the token) never.
+      const record = {
+        event: 'request',
+        method: req.method,
+        path: req.url.split('?')[0] ?? '',
+        status: reply.statusCode,
+        duration_ms: Math.round(reply.elapsedTime),
+      };
+      if (req.routeOptions.url === '/healthz') req.log.debug(record, 'request');
+      else req.log.info(record, 'request');
+    });
+  }
+
   app.addHook('onRequest', async (req: FastifyRequest) => {
-    deps.log?.(`${req.method} ${req.url.split('?')[0] ?? ''}`);
+    if (!deps.logger) deps.log?.(`${req.method} ${req.url.split('?')[0] ?? ''}`);
     // Unknown paths answer 404 with or without a token (AC-214); known /v1 routes need the token.
     if (!req.routeOptions.url?.startsWith('/v1/')) return;
     // A platform with a configured verifier signs its webhook calls instead (checked in the route).
@@ -207,7 +228,10 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
         body: req.body,
         nowS: Math.floor(Date.now() / 1000),
       });
-      if (why) throw new LbotError('unauthorized', `${platform} webhook refused: ${why}`, { details: { platform } });
+      if (why) {
+        req.log.warn({ event: 'webhook.rejected', platform, reason: why }, `${platform} webhook refused: ${why}`);
+        throw new LbotError('unauthorized', `${platform} webhook refused: ${why}`, { details: { platform } });
+      }
     }
     // ?bot_id= names the bot for platforms whose payloads do not (Telegram, Discord dispatches).
     const { bot_id } = parseWith(z.object({ bot_id: z.string().min(1).optional() }), req.query, 'query');

@@ -12,6 +12,9 @@ import { startEventRun } from './event-router.js';
 import { resolveServeToken } from './token.js';
 import type { Config } from '../../core/config.js';
 import { followConfig } from '../config-follower.js';
+import { combineObservers } from '../../core/host/observer.js';
+import type { ServeLogger } from './logger.js';
+import { logObserver } from './log-observer.js';
 import { isolationModeFor, pluginSandboxFor, type IsolationMode } from '../plugins/sandbox.js';
 
 export type ServeOptions = {
@@ -23,6 +26,8 @@ export type ServeOptions = {
   env?: NodeJS.ProcessEnv;
   warn(message: string): void;
   log?(line: string): void;
+  /** The operator log (requests, runs, plugin processes, webhook refusals, config reloads). */
+  logger?: ServeLogger | undefined;
   /** Extra owners to close on shutdown (box reaper, MCP servers, dev watcher). */
   onClose?: Array<() => Promise<void>>;
   /** Local host wiring `dev` changes: one plugin dir, the last-good catalog, a run observer. */
@@ -112,7 +117,13 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
   // One watcher on the config file; whatever reads opts.configFile.config at use (bindings on each event, the
   // models of each run, MCP servers by reconciling) follows edits made while serve runs.
   const follow = followConfig({ dataDir: opts.dataDir, configFile: opts.configFile, warn: opts.warn });
-  follow.subscribe((next) => opts.log?.(`config reloaded: ${next.bindings.length} bindings, ${next.models.length} models`));
+  const logger = opts.logger;
+  follow.subscribe((next) => {
+    const counts = { bindings: next.bindings.length, models: next.models.length, mcp_servers: next.mcp.servers.length };
+    if (logger) logger.info({ event: 'config.reload', ...counts }, 'config file reloaded');
+    else opts.log?.(`config reloaded: ${counts.bindings} bindings, ${counts.models} models`);
+  });
+  const observer = logger ? combineObservers(logObserver(logger), opts.hostHooks?.observer) : opts.hostHooks?.observer;
   let local: LocalHost;
   try {
     local = openLocalHost({
@@ -124,6 +135,7 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
       isolation,
       follow,
       ...opts.hostHooks,
+      observer,
     });
   } catch (err) {
     follow.close();
@@ -162,6 +174,7 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
     env,
     admin,
     warn: opts.warn,
+    logger,
     ...(opts.log ? { log: opts.log } : {}),
   });
   let pollers: TelegramPoller[] = [];

@@ -91,7 +91,7 @@ describe('serve beyond loopback', () => {
     const port = new URL(f.serve.url).port;
     expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
     expect((await fetch(`http://127.0.0.1:${port}/v1/runs`, { headers: { authorization: `Bearer ${STRONG}` } })).status).toBe(200);
-    expect(f.serve.stderr()).toMatch(/lbot: warning: serving plain HTTP on 0\.0\.0\.0: .*TLS/);
+    expect(f.serve.stderr()).toMatch(/serving plain HTTP on 0\.0\.0\.0: .*TLS/);
   });
 
   it('refuses to start when runner plugins cannot be sandboxed (auto means sandbox), unless plugins.isolation is none', async () => {
@@ -116,7 +116,7 @@ describe('serve beyond loopback', () => {
       JSON.stringify({ box: { bwrap: { bin: '/nonexistent/bwrap' } }, plugins: { isolation: 'none' } }),
     );
     f.serve = await startServe({ dataDir: f.dataDir, pluginsDir: f.plugins.pluginsDir, args: ['--host', '0.0.0.0'], env: { LBOT_API_TOKEN: STRONG } });
-    expect(f.serve.stderr()).toMatch(/lbot: warning: serving on 0\.0\.0\.0 with plugins\.isolation none: runner plugins run unisolated/);
+    expect(f.serve.stderr()).toMatch(/serving on 0\.0\.0\.0 with plugins\.isolation none: runner plugins run unisolated/);
   });
 
   it('a loopback bind keeps accepting any token and prints no plain-HTTP warning', async () => {
