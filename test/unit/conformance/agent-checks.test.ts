@@ -77,6 +77,7 @@ function evidence(edit: (r: AgentProbeRun) => AgentProbeRun = (r) => r, agent = 
       dir: '/p/agent',
       manifestError: null,
       componentWarnings: [],
+      setAside: [],
       identity: 'acme/agent',
       runners: [{ id: RUNNER, runner_name: 'default', capabilities: caps }],
     },
