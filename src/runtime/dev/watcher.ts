@@ -14,8 +14,20 @@ export type WatcherOptions = {
   onError(err: unknown): void;
 };
 
-/** Directory names that never hold plugin code or manifests. */
-export const ALWAYS_IGNORED = new Set(['node_modules', '.git', '.lbot', '.hg', '.svn', 'coverage']);
+/** Directory names that never hold plugin code or manifests (dependencies, VCS, Python virtualenvs and caches). */
+export const ALWAYS_IGNORED = new Set([
+  'node_modules',
+  '.git',
+  '.lbot',
+  '.hg',
+  '.svn',
+  'coverage',
+  '.venv',
+  'venv',
+  '__pycache__',
+  '.mypy_cache',
+  '.pytest_cache',
+]);
 /** Build output directories: ignored unless the plugin executes from inside one (dist/main.js). */
 export const BUILD_DIRS = new Set(['dist', 'build', 'out', 'lib']);
 /** Editor droppings that are not the file itself. */

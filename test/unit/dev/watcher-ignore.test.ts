@@ -31,6 +31,17 @@ describe('watcher ignore rule', () => {
     }
   });
 
+  it("watches a LangBot plugin's Python and YAML, not its virtualenv or bytecode caches", () => {
+    for (const f of [p('lb', 'main.py'), p('lb', 'components', 'agent_runner', 'default.py'), p('lb', 'manifest.yaml')]) expect(rule(f), f).toBe(false);
+    for (const f of [
+      p('lb', '.venv', 'lib', 'python3.11', 'site-packages', 'x.py'),
+      p('lb', 'venv', 'bin', 'python'),
+      p('lb', 'components', '__pycache__', 'default.cpython-311.pyc'),
+      p('lb', '.pytest_cache', 'v', 'x'),
+    ])
+      expect(rule(f), f).toBe(true);
+  });
+
   it('ignores node_modules, .git, .lbot, the data dir and editor temp files', () => {
     for (const f of [
       p('hot', 'node_modules', 'x', 'index.js'),
