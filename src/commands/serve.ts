@@ -12,6 +12,7 @@ const ServeFlagsSchema = z.object({
   telegramPoll: z.boolean().optional(),
   logFormat: z.enum(['pretty', 'json']).optional(),
   quiet: z.boolean().optional(),
+  discordGateway: z.boolean().optional(),
 });
 
 export function registerServe(program: Command, getCtx: GetContext): void {
@@ -26,6 +27,7 @@ export function registerServe(program: Command, getCtx: GetContext): void {
     .option('--telegram-poll', 'fetch Telegram updates by getUpdates long polling for every telegram platform account (no public URL needed)')
     .option('--log-format <format>', 'operator log on stderr: pretty (default on a terminal) or json (one JSON object a line; default otherwise)')
     .option('--quiet', 'log warnings and errors only (no request, run and plugin start lines)')
+    .option('--discord-gateway', 'receive Discord messages over the Discord gateway (WebSocket) for every discord platform account (no public URL needed)')
     .option('--dev', 'hot reload: watch the plugins dir and reload a plugin when its code or YAML changes (same as lbot dev)')
     .addHelpText(
       'after',
@@ -72,6 +74,7 @@ export function registerServe(program: Command, getCtx: GetContext): void {
         host: flags.host,
         port: flags.port,
         ...(flags.telegramPoll ? { telegramPoll: true } : {}),
+        ...(flags.discordGateway ? { discordGateway: true } : {}),
         logger,
         warn: (m) => logger.warn({ event: 'warning' }, m),
         log: (l: string) => logger.debug(l),

@@ -28,7 +28,7 @@ export async function exchange(req: OutboundRequest, timeoutMs = REQUEST_TIMEOUT
   const res = await fetch(req.url, {
     method: req.method,
     headers: req.headers,
-    body: req.body,
+    body: req.method === 'GET' ? undefined : req.body,
     redirect: 'manual',
     signal: signal ? AbortSignal.any([timeout, signal]) : timeout,
   });

@@ -5,8 +5,7 @@ import { LbotError } from '../../core/errors.js';
 import { openLocalHost, type LocalHost, type LocalHostOptions } from '../local-host.js';
 import { buildServer } from './app.js';
 import { RunManager } from './run-manager.js';
-import { startDelivery, startTelegramPolling } from '../delivery/start.js';
-import type { TelegramPoller } from '../delivery/telegram-poll.js';
+import { startDelivery, startDiscordGateways, startTelegramPolling } from '../delivery/start.js';
 import { Scheduler } from '../schedule/scheduler.js';
 import { startEventRun } from './event-router.js';
 import { resolveServeToken } from './token.js';
@@ -34,6 +33,8 @@ export type ServeOptions = {
   hostHooks?: Pick<LocalHostOptions, 'pluginDir' | 'catalog' | 'observer' | 'launcher'>;
   /** Long-poll every Telegram account with getUpdates (no public webhook URL needed). */
   telegramPoll?: boolean;
+  /** Connect every Discord account to the Discord gateway (WebSocket) for MESSAGE_CREATE. */
+  discordGateway?: boolean;
 };
 
 export type ServeHandle = {
@@ -177,12 +178,13 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
     logger,
     ...(opts.log ? { log: opts.log } : {}),
   });
-  let pollers: TelegramPoller[] = [];
+  const pollers: Array<{ close(): Promise<void> }> = [];
   try {
-    pollers = opts.telegramPoll
-      ? startTelegramPolling({ stores: local.stores, runs, config: () => opts.configFile.config, env, warn: opts.warn, ...(opts.log ? { log: opts.log } : {}) })
-      : [];
+    const inbound = { stores: local.stores, runs, config: () => opts.configFile.config, env, warn: opts.warn, ...(opts.log ? { log: opts.log } : {}) };
+    if (opts.telegramPoll) pollers.push(...startTelegramPolling(inbound));
+    if (opts.discordGateway) pollers.push(...startDiscordGateways(inbound));
   } catch (err) {
+    await Promise.allSettled(pollers.map((p) => p.close()));
     reaper?.close();
     await delivery.close();
     await closeLocal();

@@ -1,7 +1,8 @@
 // What a platform sender builds (one HTTP request) and how it reads the platform's answer.
 import type { OutboxError, OutboxRecord } from '../../stores/delivery-types.js';
 
-export type OutboundRequest = { method: 'POST' | 'PATCH' | 'PUT'; url: string; headers: Record<string, string>; body: string };
+/** A GET sends no body (its `body` is ignored). */
+export type OutboundRequest = { method: 'GET' | 'POST' | 'PATCH' | 'PUT'; url: string; headers: Record<string, string>; body: string };
 
 /** The platform's HTTP answer, bounded in size before it gets here; `json` is null when the body is not JSON. */
 export type PlatformAnswer = { status: number; header(name: string): string | null; json: unknown; text: string };
