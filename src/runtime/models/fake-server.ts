@@ -19,7 +19,14 @@ import {
 } from './fake-server-validate.js';
 
 /** One request as the fake received it (headers without credentials). */
-export type FakeRequest = { method: string; path: string; body: unknown; stream: boolean };
+export type FakeRequest = {
+  method: string;
+  path: string;
+  body: unknown;
+  stream: boolean;
+  /** `performance.now()` when the body had been read (for benchmarks: the gaps between a client's requests). */
+  received_at: number;
+};
 
 export type FakeServer = {
   url: string;
@@ -316,7 +323,7 @@ export async function startFakeModelServer(script: FakeScript, opts: { host?: st
     const body = read.body;
     const model = typeof body === 'object' && body !== null && 'model' in body && typeof body.model === 'string' ? body.model : '';
     const stream = typeof body === 'object' && body !== null && 'stream' in body && body.stream === true;
-    requests.push({ method: 'POST', path, body, stream });
+    requests.push({ method: 'POST', path, body, stream, received_at: performance.now() });
     if (model && !knownModel(model)) {
       return refuse({ status: 404, message: `The model \`${model}\` does not exist or you do not have access to it.`, code: 'model_not_found' });
     }
