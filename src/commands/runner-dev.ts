@@ -12,6 +12,7 @@ const InitFlagsSchema = z.object({
   label: z.string().min(1).optional(),
   yes: z.boolean().optional(),
   link: z.boolean().default(true),
+  langbot: z.boolean().optional(),
 });
 
 const TestFlagsSchema = z.object({
@@ -34,6 +35,7 @@ export function registerRunnerDev(runner: Command, getCtx: GetContext): void {
     .option('--label <label>', 'label shown in runner lists (default: the name)')
     .option('--yes', 'accept defaults for anything not given (author "local"); never prompt')
     .option('--no-link', 'do not link node_modules/lbot (and typescript) from this lbot install')
+    .option('--langbot', "a Python runner on LangBot's plugin SDK (langbot-plugin) instead: runs unchanged in LangBot and lbot")
     .addHelpText(
       'after',
       '\nOn a TTY it asks for what the flags leave out; in scripts pass --author (or --yes).\n\nExample:\n  lbot runner scaffold my-runner --author acme && lbot runner test my-runner',
@@ -57,17 +59,28 @@ export function registerRunnerDev(runner: Command, getCtx: GetContext): void {
         name: answers.name ?? defaultPluginName(answers.dir),
         label: answers.label,
         link: flags.link,
+        langbot: flags.langbot,
       });
       ctx.output.result(result, (r) =>
-        [
-          `created ${r.dir} (${r.runner_id})`,
-          '',
-          'next:',
-          `  cd ${answers.dir}`,
-          '  npm test                 # unit tests (SDK test helper)',
-          '  lbot runner test .       # protocol conformance',
-          '  lbot dev .               # hot reload while you edit',
-        ].join('\n'),
+        flags.langbot
+          ? [
+              `created ${r.dir} (${r.runner_id})`,
+              '',
+              'next:',
+              `  cd ${answers.dir}`,
+              '  python3 -m venv .venv && .venv/bin/pip install -r requirements.txt',
+              '  lbot runner test .       # conformance, on the SDK in .venv',
+              '  lbot dev .               # restarts the plugin on .py / .yaml changes',
+            ].join('\n')
+          : [
+              `created ${r.dir} (${r.runner_id})`,
+              '',
+              'next:',
+              `  cd ${answers.dir}`,
+              '  npm test                 # unit tests (SDK test helper)',
+              '  lbot runner test .       # protocol conformance',
+              '  lbot dev .               # hot reload while you edit',
+            ].join('\n'),
       );
     });
   runner

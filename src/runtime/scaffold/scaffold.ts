@@ -4,7 +4,7 @@ import { access, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/pr
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { LbotError } from '../../core/errors.js';
-import { fillPlaceholders, LBOT_ROOT, TEMPLATE_DIR, templateFiles, type TemplateValues } from './template.js';
+import { fillPlaceholders, LANGBOT_TEMPLATE_DIR, LBOT_ROOT, pythonClassName, TEMPLATE_DIR, templateFiles, type TemplateValues } from './template.js';
 
 /** Plugin author and name become runner id segments: plain characters only. */
 export const ID_SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
@@ -16,6 +16,8 @@ export type ScaffoldOptions = {
   label?: string | undefined;
   /** Link node_modules/lbot (and typescript, @types/node when available) into the new plugin. */
   link: boolean;
+  /** A LangBot-SDK (Python) runner instead of a TypeScript one; nothing is linked. */
+  langbot?: boolean | undefined;
 };
 
 export type ScaffoldResult = { dir: string; runner_id: string; files: string[]; linked: string[] };
@@ -114,17 +116,19 @@ export async function scaffoldRunner(opts: ScaffoldOptions): Promise<ScaffoldRes
     label,
     label_json: JSON.stringify(label),
     package_name: opts.name.toLowerCase(),
-    description_json: JSON.stringify(`${label}: a runner plugin for lbot`),
+    description_json: JSON.stringify(`${label}: ${opts.langbot ? 'a LangBot AgentRunner plugin' : 'a runner plugin for lbot'}`),
     lbot_dependency_json: JSON.stringify(`file:${LBOT_ROOT.replace(/\/+$/, '')}`),
+    class_name: pythonClassName(opts.name),
   };
-  const files = await templateFiles();
+  const templateDir = opts.langbot ? LANGBOT_TEMPLATE_DIR : TEMPLATE_DIR;
+  const files = await templateFiles(templateDir);
   await mkdir(dir, { recursive: true });
   for (const f of files) {
     const target = path.join(dir, f.to);
     await mkdir(path.dirname(target), { recursive: true });
-    const bytes = await readFile(path.join(TEMPLATE_DIR, f.from));
+    const bytes = await readFile(path.join(templateDir, f.from));
     await writeFile(target, f.fill ? fillPlaceholders(bytes.toString('utf8'), values) : bytes);
   }
-  const linked = opts.link ? await linkPackages(dir) : [];
+  const linked = opts.link && !opts.langbot ? await linkPackages(dir) : [];
   return { dir, runner_id: `plugin:${opts.author}/${opts.name}/default`, files: files.map((f) => f.to), linked };
 }

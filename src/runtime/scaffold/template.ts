@@ -7,11 +7,13 @@ import { fileURLToPath } from 'node:url';
 /** The lbot package root (holds package.json, dist/ and templates/). */
 export const LBOT_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 export const TEMPLATE_DIR = path.join(LBOT_ROOT, 'templates', 'runner-ts');
+/** The LangBot-SDK (Python) runner template of `lbot runner init --langbot`. */
+export const LANGBOT_TEMPLATE_DIR = path.join(LBOT_ROOT, 'templates', 'runner-langbot');
 
 /** Template files stored under another name (npm drops `.gitignore` from packages). */
 const RENAMES: Record<string, string> = { _gitignore: '.gitignore' };
 /** Files with `{{placeholders}}`; the others (code, dist) are copied byte for byte. */
-const FILLED = new Set(['manifest.yaml', 'components/agent_runner/default.yaml', 'package.json', 'README.md']);
+const FILLED = new Set(['manifest.yaml', 'components/agent_runner/default.yaml', 'package.json', 'README.md', 'main.py', 'components/agent_runner/default.py']);
 
 /** Placeholder values; `*_json` ones are JSON string literals, safe inside YAML and package.json. */
 export type TemplateValues = {
@@ -22,6 +24,8 @@ export type TemplateValues = {
   package_name: string;
   description_json: string;
   lbot_dependency_json: string;
+  /** The plugin name as a Python class name stem (`hello-bot` → `HelloBot`). */
+  class_name: string;
 };
 
 export type TemplateFile = { from: string; to: string; fill: boolean };
@@ -43,4 +47,14 @@ export async function templateFiles(root: string = TEMPLATE_DIR): Promise<Templa
 /** Replaces `{{key}}` with its value; an unknown key is left as is so a test can spot it. */
 export function fillPlaceholders(text: string, values: TemplateValues): string {
   return text.replace(/\{\{(\w+)\}\}/g, (whole, key: string) => (Object.hasOwn(values, key) ? String(values[key as keyof TemplateValues]) : whole));
+}
+
+/** A Python class name stem for a plugin name: its words capitalized, a leading digit guarded. */
+export function pythonClassName(name: string): string {
+  const stem = name
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((w) => w[0]?.toUpperCase() + w.slice(1))
+    .join('');
+  return /^[A-Za-z]/.test(stem) ? stem : `P${stem}`;
 }

@@ -9,6 +9,7 @@ import { parse as parseYaml } from 'yaml';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../helpers/plugins.js';
 import { LBOT_BIN } from '../../helpers/serve.js';
+import { withReason } from '../../helpers/skip.js';
 
 let cwd: string;
 beforeEach(async () => {
@@ -114,5 +115,66 @@ describe('lbot runner init', () => {
     expect(none.exitCode).toBe(2);
     expect(none.stderr).toContain('--author is required');
     expect(existsSync(path.join(cwd, 'ok'))).toBe(false);
+  });
+});
+
+const noPython = (await execa('python3', ['--version'], { reject: false })).exitCode === 0 ? null : 'python3 is missing';
+
+describe('lbot runner init --langbot', () => {
+  it('writes a LangBot-SDK plugin (manifest, plugin class, runner component, requirements) that lbot discovers and reads', async () => {
+    const r = await lbot(['--json', 'runner', 'init', 'hello-lb', '--author', 'acme', '--label', 'Hello: "lb"', '--langbot']);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as { runner_id: string; files: string[]; linked: string[] };
+    expect(out.runner_id).toBe('plugin:acme/hello-lb/default');
+    expect(out.linked).toEqual([]);
+    expect([...out.files].sort()).toEqual(
+      [
+        '.gitignore',
+        'README.md',
+        'components/agent_runner/default.py',
+        'components/agent_runner/default.yaml',
+        'main.py',
+        'manifest.yaml',
+        'requirements.txt',
+      ].sort(),
+    );
+    const dir = path.join(cwd, 'hello-lb');
+    expect(existsSync(path.join(dir, 'node_modules'))).toBe(false);
+    const manifest = parseYaml(await readFile(path.join(dir, 'manifest.yaml'), 'utf8')) as Record<string, unknown>;
+    expect(manifest).toMatchObject({
+      kind: 'Plugin',
+      metadata: { author: 'acme', name: 'hello-lb' },
+      execution: { python: { path: 'main.py', attr: 'HelloLbPlugin' } },
+    });
+    const component = parseYaml(await readFile(path.join(dir, 'components/agent_runner/default.yaml'), 'utf8')) as Record<string, unknown>;
+    expect(component).toMatchObject({ kind: 'AgentRunner', execution: { python: { path: './default.py', attr: 'HelloLbRunner' } } });
+    expect(await readFile(path.join(dir, 'main.py'), 'utf8')).toContain('class HelloLbPlugin(BasePlugin):');
+    expect(await readFile(path.join(dir, 'components/agent_runner/default.py'), 'utf8')).toContain('class HelloLbRunner(AgentRunner):');
+    expect(await readFile(path.join(dir, 'requirements.txt'), 'utf8')).toMatch(/^langbot-plugin>=0\.5\.0,<1\.0\.0$/m);
+
+    const show = await lbot(['--json', '--plugins', cwd, 'runner', 'show', 'plugin:acme/hello-lb/default']);
+    expect(show.exitCode, show.stderr).toBe(0);
+    // Nothing lbot does not understand: no warning, no `unrecognized`.
+    expect(show.stderr).toBe('');
+    const shown = JSON.parse(show.stdout) as Record<string, unknown>;
+    expect(shown).toMatchObject({
+      id: 'plugin:acme/hello-lb/default',
+      label: { en_US: 'Hello: "lb"' },
+      plugin_version: '0.1.0',
+      compatible: true,
+      capabilities: { streaming: true, tool_calling: false },
+      plugin_dir: dir,
+    });
+    expect(shown.unrecognized).toBeUndefined();
+    const list = await lbot(['--json', 'runner', 'list', '--plugin', 'hello-lb']);
+    expect(list.exitCode, list.stderr).toBe(0);
+    expect(list.stdout).toContain('"id":"plugin:acme/hello-lb/default"');
+  });
+
+  it.skipIf(noPython !== null)(withReason('the scaffold Python files parse (ast, nothing is run or cached)', noPython), async () => {
+    expect((await lbot(['runner', 'init', 'py-lb', '--author', 'acme', '--langbot'])).exitCode).toBe(0);
+    const check = 'import ast, sys\nfor f in sys.argv[1:]: ast.parse(open(f, encoding="utf-8").read(), f)';
+    const r = await execa('python3', ['-I', '-c', check, 'main.py', 'components/agent_runner/default.py'], { cwd: path.join(cwd, 'py-lb'), reject: false });
+    expect(r.exitCode, r.stderr).toBe(0);
   });
 });

@@ -1,6 +1,7 @@
 // Opt-in: a runner written against the real `langbot-plugin` SDK (fixtures/runners/langbot-sdk-echo)
 // through the built CLI. It runs only when LBOT_LANGBOT_PYTHON names a Python that can import the SDK
 // (there is no SDK in CI); otherwise vitest reports it as skipped with the reason.
+import path from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { withReason } from '../../helpers/skip.js';
@@ -42,5 +43,14 @@ describe('the real langbot-plugin SDK', () => {
     const deltas = parseLines(r.stdout).filter((l) => l.type === 'message.delta');
     expect(deltas.length).toBeGreaterThanOrEqual(1);
     expect(summaries(r.stdout)[0]).toMatchObject({ runner_id: RUNNER, status: 'completed' });
+  });
+
+  it.skipIf(missing !== null)(withReason('a fresh `lbot runner init --langbot` scaffold runs on the SDK unchanged', missing), async () => {
+    const s = await scenario([]);
+    const init = await s.lbot(['--json', 'runner', 'init', path.join(s.plugins.pluginsDir, 'fresh-lb'), '--author', 'acme', '--langbot'], { globals: false });
+    expect(init.exitCode, init.stderr).toBe(0);
+    const r = await s.run([], { json: true, runner: 'plugin:acme/fresh-lb/default', event: 'msg.json', env: { LBOT_LANGBOT_PYTHON: PYTHON } });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(completedTexts(r.stdout)).toEqual(['echo: ping']);
   });
 });
