@@ -33,8 +33,11 @@ export type KnowledgeEngine = KnowledgePort & {
 async function rankRows(deps: KnowledgeEngineDeps, base: KbBase, q: KnowledgeQuery): Promise<Array<{ row: number; score: number }>> {
   const limit = candidatesFor(q.top_k);
   const match = ftsQuery(q.query);
-  const text = match ? deps.store.searchText(base.id, match, q.filters, limit) : [];
-  if (!base.embedding_model || !q.query.trim()) return text;
+  const fused = Boolean(base.embedding_model && q.query.trim());
+  // BM25 alone needs only the rows that are returned (or reranked); fusion wants deeper lists.
+  const textLimit = fused ? limit : q.rerank_model_id ? Math.max(q.top_k, RERANK_MAX) : q.top_k;
+  const text = match ? deps.store.searchText(base.id, match, q.filters, textLimit) : [];
+  if (!base.embedding_model || !fused) return text;
   const embedded = await deps.models.embed({ model_id: base.embedding_model, input: [q.query], deadline_at: q.deadline_at, signal: q.signal });
   const vector = embedded.embeddings[0];
   if (!vector || vector.length === 0 || !vector.every(Number.isFinite))

@@ -161,4 +161,43 @@ describe('knowledge store', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('ranks vectors the same before and after it holds them in memory, and sees writes of another connection', () => {
+    stores = openTempStores();
+    const kb = stores.knowledge;
+    kb.createBase({ id: 'v', name: null, embedding_model: 'emb', chunk_tokens: 100, chunk_overlap: 0 });
+    let seed = 42;
+    const rand = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32) * 2 - 1;
+    const vectors = Array.from({ length: 600 }, () => Array.from({ length: 24 }, rand));
+    for (let d = 0; d < 6; d++)
+      kb.putDocument(
+        'v',
+        doc(`d${d}.md`, { type: 't' }),
+        vectors.slice(d * 100, (d + 1) * 100).map((embedding, i) => ({ text: `chunk ${d}/${i}`, tokens: 2, embedding })),
+        1,
+      );
+    const query = Array.from({ length: 24 }, rand);
+    const exactTop = (n: number) =>
+      [...kb.chunks(kb.searchVector('v', query, [{ field: 'type', operator: 'eq', value: 't' }], n).map((h) => h.row)).values()].map((c) => c.text).sort();
+    const texts = () => [...kb.chunks(kb.searchVector('v', query, [], 5).map((h) => h.row)).values()].map((c) => c.text).sort();
+    // A filtered search ranks every chunk exactly: the reference. The first unfiltered query scans the sign bits in
+    // SQL, the second builds the in-memory index, the third uses it.
+    const want = exactTop(5);
+    expect(texts()).toEqual(want);
+    expect(texts()).toEqual(want);
+    expect(texts()).toEqual(want);
+
+    // A write through another connection (another process's `kb add`) moves the base's generation on.
+    const other = openSqliteStores(path.dirname(stores.dbFile));
+    try {
+      other.knowledge.putDocument('v', doc('exact.md'), [{ text: 'the query itself', tokens: 3, embedding: query }], 1);
+      expect(texts()).toContain('the query itself');
+      expect(texts()).toContain('the query itself');
+      other.knowledge.removeDocuments('v', ['exact.md']);
+    } finally {
+      other.close();
+    }
+    expect(texts()).toEqual(want);
+    expect(texts()).toEqual(want);
+  });
 });

@@ -7,9 +7,14 @@ import type { StoreDb } from './connection.js';
 import { filterSql } from './knowledge-filters.js';
 import { isUniqueViolation } from './store-errors.js';
 import { signBits, vectorBlob } from './vector-functions.js';
+import { VectorIndex, type IndexedVector } from './vector-index.js';
 
-/** Chunks the sign-bit scan hands to exact cosine ranking (at least ten times the results asked for). */
-const VECTOR_CANDIDATES = 400;
+/** Chunks the sign-bit scan keeps (at least ten times the results asked for). */
+const VECTOR_SCAN = 2000;
+/** Of those, chunks ranked exactly after the in-memory signed-byte cosine (at least four times the results asked for). */
+const VECTOR_KEEP = 200;
+/** In-memory vector indexes kept across queries, all bases together (100,000 vectors of 384 dimensions take 44 MB). */
+const VECTOR_CACHE_BYTES = 256 * 1024 * 1024;
 
 const BASE_COLUMNS = 'id, name, embedding_model, embedding_dims, chunk_tokens, chunk_overlap, version, created_at, updated_at';
 
@@ -29,6 +34,9 @@ function baseOf(row: Row): KbBase {
 
 /** KnowledgeStore backed by `kb_bases`, `kb_documents`, `kb_chunks` and `kb_chunks_fts`. */
 export class SqliteKnowledgeStore implements KnowledgeStore {
+  /** Per base: its vector index as of one generation (least recently used first), or the generation first queried. */
+  readonly #vectors = new Map<string, { key: string; index: VectorIndex | null }>();
+
   constructor(readonly store: StoreDb) {}
 
   createBase(base: KbNewBase): KbBase {
@@ -119,7 +127,7 @@ export class SqliteKnowledgeStore implements KnowledgeStore {
         const chunk = insertChunk.run(inserted.lastInsertRowid, base_id, ordinal, c.text, c.tokens, blob);
         if (blob) insertBits.run(chunk.lastInsertRowid, base_id, signBits(blob));
       });
-      this.store.prepare('UPDATE kb_bases SET updated_at = ? WHERE id = ?').run(now, base_id);
+      this.store.prepare('UPDATE kb_bases SET updated_at = ?, generation = generation + 1 WHERE id = ?').run(now, base_id);
     });
   }
 
@@ -139,7 +147,9 @@ export class SqliteKnowledgeStore implements KnowledgeStore {
     if (sources.length === 0) return 0;
     return this.store.write('removing knowledge documents', () => {
       const del = this.store.prepare('DELETE FROM kb_documents WHERE base_id = ? AND source = ?');
-      return sources.reduce((n, s) => n + del.run(base_id, s).changes, 0);
+      const removed = sources.reduce((n, s) => n + del.run(base_id, s).changes, 0);
+      if (removed > 0) this.store.prepare('UPDATE kb_bases SET generation = generation + 1 WHERE id = ?').run(base_id);
+      return removed;
     });
   }
 
@@ -158,31 +168,24 @@ export class SqliteKnowledgeStore implements KnowledgeStore {
   }
 
   searchText(base_id: string, match: string, filters: readonly KnowledgeFilter[], limit: number): Array<{ row: number; score: number }> {
-    // FTS5 ranks fastest on its own index with no join: the best matches stream from it and are checked for the
-    // base and the filters a batch at a time until `limit` pass (a join would look up every match's row first).
+    // FTS5 ranks fastest on its own index with no join, and fastest of all with a LIMIT (a bounded sort instead of
+    // sorting every match): the best matches come from it a window at a time, each window four times the one
+    // before, and are checked for the base and the filters until `limit` pass (a join would look up every match's
+    // row first). When the matches belong to the queried base, the first window is the only one.
     const f = filterSql(filters);
     const join = filters.length ? ' JOIN kb_documents d ON d.id = c.document_id' : '';
-    const ranked = this.store.prepare('SELECT rowid AS row, rank FROM kb_chunks_fts WHERE kb_chunks_fts MATCH ? ORDER BY rank');
+    const ranked = this.store.prepare('SELECT rowid AS row, rank FROM kb_chunks_fts WHERE kb_chunks_fts MATCH ? ORDER BY rank LIMIT ? OFFSET ?');
     const check = this.store.prepare(`SELECT c.id AS row FROM kb_chunks c${join} WHERE c.id IN (SELECT value FROM json_each(?)) AND c.base_id = ?${f.sql}`);
-    const batchSize = Math.max(64, limit * 4);
     return this.store.run('searching a knowledge base', () => {
       const out: Array<{ row: number; score: number }> = [];
-      let batch: Array<{ row: number; score: number }> = [];
-      const flush = () => {
+      let offset = 0;
+      for (let window = Math.max(64, limit * 4); out.length < limit; offset += window, window *= 4) {
+        const batch = rowsOf(ranked.all(match, window, offset)).map((r) => ({ row: num(r, 'row'), score: -num(r, 'rank') }));
+        if (batch.length === 0) break;
         const kept = new Set(rowsOf(check.all(JSON.stringify(batch.map((b) => b.row)), base_id, ...f.params)).map((r) => num(r, 'row')));
         for (const b of batch) if (kept.has(b.row) && out.length < limit) out.push(b);
-        batch = [];
-      };
-      for (const r of ranked.iterate(match)) {
-        const [row] = rowsOf([r]);
-        if (!row) continue;
-        batch.push({ row: num(row, 'row'), score: -num(row, 'rank') });
-        if (batch.length >= batchSize) {
-          flush();
-          if (out.length >= limit) break;
-        }
+        if (batch.length < window) break;
       }
-      if (batch.length && out.length < limit) flush();
       return out;
     });
   }
@@ -192,9 +195,10 @@ export class SqliteKnowledgeStore implements KnowledgeStore {
     const exact = (candidates: string | null) => {
       const f = filterSql(filters);
       const join = filters.length ? ' JOIN kb_documents d ON d.id = c.document_id' : '';
+      // `+c.base_id`: the candidates are looked up by rowid, not through the base's index.
       const among = candidates === null ? '' : ' AND c.id IN (SELECT value FROM json_each(?))';
       const sql = `SELECT c.id AS row, vec_distance_cosine(c.embedding, ?) AS distance FROM kb_chunks c${join}
-        WHERE c.base_id = ? AND c.embedding IS NOT NULL AND length(c.embedding) = ?${among}${f.sql} ORDER BY distance LIMIT ?`;
+        WHERE ${candidates === null ? '' : '+'}c.base_id = ? AND c.embedding IS NOT NULL AND length(c.embedding) = ?${among}${f.sql} ORDER BY distance LIMIT ?`;
       const params = [blob, base_id, blob.length, ...(candidates === null ? [] : [candidates]), ...f.params, limit];
       return rowsOf(this.store.prepare(sql).all(...params)).map((r) => ({ row: num(r, 'row'), score: 1 - num(r, 'distance') }));
     };
@@ -203,15 +207,66 @@ export class SqliteKnowledgeStore implements KnowledgeStore {
       // Hamming distance for candidates, which exact cosine then ranks (exact outright on a base this small).
       if (filters.length) return exact(null);
       const bits = signBits(blob);
+      const scan = Math.max(VECTOR_SCAN, limit * 10);
+      const index = this.#vectorIndex(base_id, vector.length);
+      if (index === 'gone') return [];
+      if (index) return exact(JSON.stringify(index.nearest(blob, bits, scan, Math.max(VECTOR_KEEP, limit * 4))));
       const candidates = rowsOf(
         this.store
           .prepare(
             'SELECT chunk_id AS row FROM kb_chunk_bits WHERE base_id = ? AND length(bits) = ? ORDER BY vec_distance_hamming(vec_bit(bits), vec_bit(?)) LIMIT ?',
           )
-          .all(base_id, bits.length, bits, Math.max(VECTOR_CANDIDATES, limit * 10)),
+          .all(base_id, bits.length, bits, scan),
       ).map((r) => num(r, 'row'));
       return exact(JSON.stringify(candidates));
     });
+  }
+
+  /**
+   * The base's in-memory vector index for `dims` dimensions, built on the second query of a generation of the base
+   * (a process that asks once, such as `lbot kb search`, never pays for it) and kept while the generation lasts;
+   * null before that, `gone` when the base is. The index only chooses which chunks exact cosine ranks, so a copy
+   * that lags a write by another process costs recall, never a wrong or deleted result.
+   */
+  #vectorIndex(base_id: string, dims: number): VectorIndex | null | 'gone' {
+    const row = rowOrNull(this.store.prepare('SELECT created_at, generation FROM kb_bases WHERE id = ?').get(base_id));
+    if (!row) {
+      this.#vectors.delete(base_id);
+      return 'gone';
+    }
+    const key = `${num(row, 'created_at')}:${num(row, 'generation')}:${dims}`;
+    const held = this.#vectors.get(base_id);
+    this.#vectors.delete(base_id);
+    if (held?.key === key && held.index) {
+      this.#vectors.set(base_id, held);
+      return held.index;
+    }
+    if (held?.key !== key) {
+      this.#vectors.set(base_id, { key, index: null });
+      return null;
+    }
+    const where = 'FROM kb_chunk_bits b JOIN kb_chunks c ON c.id = b.chunk_id WHERE b.base_id = ? AND length(b.bits) = ? AND length(c.embedding) = ?';
+    const params = [base_id, Math.ceil(dims / 8), dims * 4];
+    const counted = rowOrNull(this.store.prepare(`SELECT count(*) AS n ${where}`).get(...params));
+    const stmt = this.store.prepare(`SELECT b.chunk_id AS id, b.bits, c.embedding ${where}`);
+    const rows = function* (): Generator<IndexedVector> {
+      for (const r of stmt.iterate(...params)) {
+        const [v] = rowsOf([r]);
+        const bits = v?.bits;
+        const embedding = v?.embedding;
+        if (v && Buffer.isBuffer(bits) && Buffer.isBuffer(embedding)) yield { id: num(v, 'id'), bits, embedding };
+      }
+    };
+    const index = VectorIndex.build(rows(), counted ? num(counted, 'n') : 0, dims);
+    this.#vectors.set(base_id, { key, index });
+    let total = 0;
+    for (const h of this.#vectors.values()) total += h.index?.bytes ?? 0;
+    for (const [id, h] of this.#vectors) {
+      if (total <= VECTOR_CACHE_BYTES || id === base_id) break;
+      this.#vectors.delete(id);
+      total -= h.index?.bytes ?? 0;
+    }
+    return index;
   }
 
   chunks(rows: readonly number[]): Map<number, KbChunk> {

@@ -363,6 +363,14 @@ CREATE TABLE http_bot_sessions (
 );
 `,
   },
+  {
+    version: 9,
+    name: 'knowledge base generations',
+    sql: `
+-- Moves on with every write to a base's chunks, so a reader's in-memory copy of its sign bits knows it is stale.
+ALTER TABLE kb_bases ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;
+`,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
