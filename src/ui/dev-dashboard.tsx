@@ -8,8 +8,9 @@ const KIND_COLOR: Record<FeedKind, string> = { reply: 'white', tool: 'cyan', sta
 const KIND_TAG: Record<FeedKind, string> = { reply: 'reply', tool: 'tool', state: 'state', denied: 'DENY', run: 'run', reload: 'dev', warning: 'warn' };
 
 function Feed({ line }: { readonly line: FeedLine }) {
+  // Warnings and reload errors wrap: the file, line, column and message must all be readable.
   return (
-    <Text wrap="truncate-end">
+    <Text wrap={line.kind === 'warning' || line.kind === 'denied' ? 'wrap' : 'truncate-end'}>
       <Text color={KIND_COLOR[line.kind]}>{KIND_TAG[line.kind].padEnd(5)}</Text> {line.text}
     </Text>
   );
@@ -18,14 +19,22 @@ function Feed({ line }: { readonly line: FeedLine }) {
 function Plugin({ row }: { readonly row: PluginRow }) {
   const color = row.status === 'error' ? 'red' : row.status === 'reloading' ? 'yellow' : 'green';
   return (
-    <Text wrap="truncate-end">
-      <Text color={color}>{row.status === 'error' ? '✗' : row.status === 'reloading' ? '…' : '●'}</Text> {row.identity}{' '}
-      <Text dimColor>
-        gen {row.generation}
-        {row.reloadMs !== null ? ` · ${Math.round(row.reloadMs)} ms` : ''}
+    <Box flexDirection="column">
+      <Text wrap="truncate-end">
+        <Text color={color}>{row.status === 'error' ? '✗' : row.status === 'reloading' ? '…' : '●'}</Text> {row.identity}{' '}
+        <Text dimColor>
+          gen {row.generation}
+          {row.reloadMs !== null ? ` · ${Math.round(row.reloadMs)} ms` : ''}
+        </Text>
       </Text>
-      {row.error ? <Text color="red"> {row.error.split('\n')[0]}</Text> : null}
-    </Text>
+      {row.error ? (
+        <Box paddingLeft={2}>
+          <Text color="red" wrap="wrap">
+            {row.error}
+          </Text>
+        </Box>
+      ) : null}
+    </Box>
   );
 }
 

@@ -59,7 +59,7 @@ export function reduceDev(state: DashboardState, e: DevEvent, seq: number): Dash
       };
     case 'dev.reload_failed':
       return {
-        ...line('warning', `reload of ${e.plugin} failed, last good version still serving: ${e.error.split('\n')[0] ?? ''}`),
+        ...line('warning', `reload of ${e.plugin} failed, last good version still serving: ${e.error}`),
         plugins: upsertPlugin(state.plugins, e.plugin, e.dir, { status: 'error', error: e.error }),
       };
     case 'dev.plugin_removed':

@@ -15,6 +15,8 @@ export type ReloaderDeps = {
   emit(e: DevEvent): void;
   /** Called after every batch of reloads (persist the dev state). */
   onSettled(): void;
+  /** Runs before a plugin's new version is started (rebuild a TypeScript runner); a throw is its reload error. */
+  prepare?(slot: PluginSlot): Promise<void>;
 };
 
 export class Reloader {
@@ -126,6 +128,7 @@ export class Reloader {
     this.deps.emit({ type: 'dev.reloading', plugin: slot.identity });
     const t0 = performance.now();
     try {
+      await this.deps.prepare?.(slot);
       await this.#host?.reload(slot.identity, candidate);
     } catch (err) {
       return this.#fail(dir, slot.identity, toLbotError(err).message);

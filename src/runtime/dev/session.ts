@@ -1,5 +1,6 @@
 // `lbot dev` and `lbot serve --dev`: `serve` plus the watcher and reload controllers on one bus, the
 // last-good catalog the host reads, a state file for `runner list`, and re-runs of an event file.
+import { statSync } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { LbotError, toLbotError } from '../../core/errors.js';
@@ -15,10 +16,12 @@ import { isLoopbackHost, startServe, type ServeHandle } from '../server/serve.js
 import { DevBus } from './bus.js';
 import { removeDevState, writeDevState } from './dev-state.js';
 import { Reloader } from './reloader.js';
+import type { PluginSlot } from '../../core/dev/served-catalog.js';
 import { LAZY_BOOTSTRAP, StandbyLauncher } from './standby.js';
 import { createPluginLauncher } from '../plugins/launcher.js';
 import { isolationModeFor, pluginSandboxFor } from '../plugins/sandbox.js';
 import { createWatcher, ignoreRule, noopWatcher, type Watcher } from './watcher.js';
+import { buildTs, needsBuild, tsBuildTarget } from './ts-build.js';
 
 export const DEFAULT_DEBOUNCE_MS = 40;
 
@@ -116,7 +119,27 @@ export async function startDev(opts: DevOptions): Promise<DevSession> {
       )
       .catch((err: unknown) => opts.warn(`could not write the dev state file: ${toLbotError(err).message}`));
   };
-  const reloader = new Reloader({ load, emit: (e) => bus.emit(e), onSettled: persist }, await load());
+  // Build outputs dev itself wrote, by plugin dir: their change events are not edits to reload for again.
+  const builtAt = new Map<string, number>();
+  const prepare = async (slot: PluginSlot): Promise<void> => {
+    if (!('node' in slot.plugin.execution)) return;
+    const target = tsBuildTarget(path.resolve(slot.dir), slot.plugin.execution.node.path);
+    if (!target || !needsBuild(target)) return;
+    // While tsc writes, everything it writes is its own; afterwards, whatever is not newer than the build.
+    builtAt.set(target.dir, Number.POSITIVE_INFINITY);
+    let built: boolean;
+    try {
+      built = await buildTs(target);
+    } finally {
+      builtAt.set(target.dir, Date.now());
+    }
+    if (!built)
+      bus.emit({
+        type: 'dev.warning',
+        message: `${slot.identity}: ${path.relative(target.dir, target.executed)} is older than its TypeScript sources, and no TypeScript compiler is installed for ${target.dir}: the stale build runs (npm install there, or keep \`npx tsc -w\` running)`,
+      });
+  };
+  const reloader = new Reloader({ load, emit: (e) => bus.emit(e), onSettled: persist, prepare }, await load());
   const isolation = isolationModeFor(opts.configFile.config, !isLoopbackHost(opts.host ?? opts.configFile.config.serve.host));
   const sandbox = pluginSandboxFor(opts.configFile.config, opts.dataDir, { warn: opts.warn, mode: isolation });
   const launcher = new StandbyLauncher(
@@ -157,6 +180,17 @@ export async function startDev(opts: DevOptions): Promise<DevSession> {
         const first = path.normalize(plugin.execution.node.path).split(path.sep)[0];
         return first && first !== path.normalize(plugin.execution.node.path) ? first : null;
       };
+      /** A file of the executed build dir that dev's own rebuild wrote (not newer than that build). */
+      const writtenByBuild = (dir: string, p: string): boolean => {
+        const at = builtAt.get(dir);
+        const executed = executedDir(dir);
+        if (at === undefined || !executed || !p.startsWith(`${path.join(dir, executed)}${path.sep}`)) return false;
+        try {
+          return statSync(p).mtimeMs <= at;
+        } catch {
+          return false;
+        }
+      };
       watcher = await createWatcher({
         root,
         debounceMs: opts.debounceMs ?? DEFAULT_DEBOUNCE_MS,
@@ -172,7 +206,7 @@ export async function startDev(opts: DevOptions): Promise<DevSession> {
           const byPlugin = new Map<string, string[]>();
           for (const p of paths) {
             const dir = pluginDirOf(p);
-            if (dir) byPlugin.set(dir, [...(byPlugin.get(dir) ?? []), p]);
+            if (dir && !writtenByBuild(dir, p)) byPlugin.set(dir, [...(byPlugin.get(dir) ?? []), p]);
           }
           for (const [dir, changed] of byPlugin) bus.emit({ type: 'dev.changed', plugin_dir: dir, paths: changed });
           reloader.schedule([...byPlugin.keys()]);

@@ -121,7 +121,8 @@ export async function scaffoldRunner(opts: ScaffoldOptions): Promise<ScaffoldRes
     class_name: pythonClassName(opts.name),
   };
   const templateDir = opts.langbot ? LANGBOT_TEMPLATE_DIR : TEMPLATE_DIR;
-  const files = await templateFiles(templateDir);
+  // The shipped build is written last, so it is not older than its sources (lbot dev rebuilds stale builds).
+  const files = (await templateFiles(templateDir)).sort((a, b) => Number(a.to.startsWith('dist/')) - Number(b.to.startsWith('dist/')));
   await mkdir(dir, { recursive: true });
   for (const f of files) {
     const target = path.join(dir, f.to);

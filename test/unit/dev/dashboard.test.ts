@@ -56,7 +56,7 @@ describe('dev dashboard model', () => {
       { type: 'dev.reload_failed', plugin: 'acme/hot', dir: '/p/hot', error: 'manifest.yaml is not valid YAML: bad\nmore' },
     ]);
     expect(s.plugins[0]).toMatchObject({ status: 'error', generation: 2, error: 'manifest.yaml is not valid YAML: bad\nmore' });
-    expect(s.feed.at(-1)?.text).toBe('reload of acme/hot failed, last good version still serving: manifest.yaml is not valid YAML: bad');
+    expect(s.feed.at(-1)?.text).toBe('reload of acme/hot failed, last good version still serving: manifest.yaml is not valid YAML: bad\nmore');
   });
 });
 
@@ -71,11 +71,16 @@ describe('dev dashboard view', () => {
     for (const line of out.split('\n')) expect(line.length).toBeLessThanOrEqual(80);
   });
 
-  it('truncates long lines at 40 columns instead of wrapping them', () => {
-    const s = fold([...EVENTS, { type: 'dev.reload_failed', plugin: 'acme/hot', dir: '/p/hot', error: 'x'.repeat(200) }]);
+  it('wraps a reload error at 40 columns instead of cutting it: file, line, column and the whole message stay readable', () => {
+    const error = "tsc failed in /p/hot:\nsrc/main.ts:3:7: error TS2322: Type 'number' is not assignable to type 'string'. The end of the message is here.";
+    const s = fold([...EVENTS, { type: 'dev.reload_failed', plugin: 'acme/hot', dir: '/p/hot', error }]);
     const out = renderToString(createElement(DevDashboard, { state: s }), { columns: 40 });
     for (const line of out.split('\n')) expect(line.length).toBeLessThanOrEqual(40);
     expect(out).toContain('✗ acme/hot');
+    expect(out).toContain('src/main.ts:3:7:');
+    // Every word of the message appears (wrapped across lines, in the feed line and under the plugin row).
+    const words = out.replace(/[│╭╮╰╯─]/g, ' ').split(/\s+/);
+    for (const word of ['TS2322:', 'assignable', 'message', 'here.']) expect(words.filter((w) => w === word).length).toBeGreaterThanOrEqual(2);
   });
 
   it('shows the event picker with the selected file', () => {

@@ -1,0 +1,109 @@
+// Rebuild on save for TypeScript runners under `lbot dev`: a plugin that executes a build output
+// (`execution.node.path: dist/main.js`) next to a tsconfig.json is rebuilt with its own `tsc -p` before a
+// reload whenever one of its TypeScript sources is newer than the file it executes. Compile errors become
+// the reload error (file:line:column and the whole message) and nothing is emitted, so the last good
+// build keeps serving.
+import { readdirSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { execa } from 'execa';
+import { LbotError } from '../../core/errors.js';
+import { BUILD_DIRS } from './watcher.js';
+
+const SOURCE = /\.(?:mts|cts|ts|tsx)$/;
+const SKIPPED_DIRS = new Set(['node_modules', '.git', '.lbot', 'coverage', 'dist', 'build', 'out', 'lib']);
+const BUILD_TIMEOUT_MS = 120_000;
+
+export type TsPlugin = { dir: string; executed: string };
+
+/** The executed file of a plugin when dev should build it: it lies in a build dir and a tsconfig.json exists. */
+export function tsBuildTarget(dir: string, nodePath: string): TsPlugin | null {
+  const rel = path.normalize(nodePath);
+  const first = rel.split(path.sep)[0];
+  if (!first || first === rel || !BUILD_DIRS.has(first)) return null;
+  try {
+    if (!statSync(path.join(dir, 'tsconfig.json')).isFile()) return null;
+  } catch {
+    return null;
+  }
+  return { dir, executed: path.join(dir, rel) };
+}
+
+/** The newest modification time of the plugin's TypeScript sources (0 when it has none). */
+function newestSource(dir: string, depth = 0): number {
+  let newest = 0;
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return 0;
+  }
+  for (const e of entries) {
+    if (e.isDirectory()) {
+      if (depth < 8 && !SKIPPED_DIRS.has(e.name) && !e.name.startsWith('.')) newest = Math.max(newest, newestSource(path.join(dir, e.name), depth + 1));
+    } else if (e.isFile() && SOURCE.test(e.name) && !e.name.endsWith('.d.ts')) {
+      try {
+        newest = Math.max(newest, statSync(path.join(dir, e.name)).mtimeMs);
+      } catch {
+        // removed while we looked
+      }
+    }
+  }
+  return newest;
+}
+
+/** Whether a source is newer than the executed file (or the executed file is missing). */
+export function needsBuild(p: TsPlugin): boolean {
+  const sources = newestSource(p.dir);
+  if (sources === 0) return false;
+  try {
+    return statSync(p.executed).mtimeMs < sources;
+  } catch {
+    return true;
+  }
+}
+
+/** The plugin's TypeScript compiler (its own node_modules first), else the one next to lbot, else null. */
+export function findTsc(dir: string): string | null {
+  for (const base of [path.join(dir, 'package.json'), import.meta.url]) {
+    try {
+      return createRequire(base).resolve('typescript/bin/tsc');
+    } catch {
+      // not installed there
+    }
+  }
+  return null;
+}
+
+/** `src/main.ts(3,7): error TS2322: …` → `src/main.ts:3:7: error TS2322: …`, continuation lines kept. */
+export function formatTscOutput(output: string): string {
+  return output
+    .split(/\r?\n/)
+    .filter((l) => l.trim() !== '')
+    .map((l) => l.replace(/^(.+?)\((\d+),(\d+)\): /, '$1:$2:$3: '))
+    .join('\n');
+}
+
+/**
+ * Runs the plugin's `tsc -p tsconfig.json --noEmitOnError` in its dir; throws runner.start_failed with every
+ * diagnostic. Answers false (nothing built) when no compiler is installed for it.
+ */
+export async function buildTs(p: TsPlugin, signal?: AbortSignal): Promise<boolean> {
+  const tsc = findTsc(p.dir);
+  if (!tsc) return false;
+  const r = await execa(process.execPath, [tsc, '-p', 'tsconfig.json', '--pretty', 'false', '--noEmitOnError'], {
+    cwd: p.dir,
+    reject: false,
+    timeout: BUILD_TIMEOUT_MS,
+    all: true,
+    stdin: 'ignore',
+    ...(signal ? { cancelSignal: signal } : {}),
+  });
+  if (r.exitCode === 0) return true;
+  const diagnostics = formatTscOutput(r.all ?? '');
+  throw new LbotError(
+    'runner.start_failed',
+    `tsc failed in ${p.dir}${r.timedOut ? ` (timed out after ${BUILD_TIMEOUT_MS / 1000}s)` : ''}:\n${diagnostics || `exit code ${String(r.exitCode)}`}`,
+    { details: { dir: p.dir } },
+  );
+}
