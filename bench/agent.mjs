@@ -3,14 +3,13 @@
 // turn until max-tool-iterations ends the run. One turn is the time between two model requests arriving at
 // the server: the model's streamed reply, the host relaying it to the runner, the runner's bookkeeping
 // (token counting, the tool answer, the next request) and the host's next upstream call. The baseline is the
-// fake model's own round trip: the same request bodies sent straight to the same server with the same SDK,
-// in alternating rounds of this same run.
+// fake model's own round trip: the same request bodies sent straight to the same server with the same SDK from
+// a process of their own (agent-direct-child.mjs; the host is one too), in alternating rounds of this same run.
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import OpenAI from 'openai';
 import { fmt, median, percentile, ratio } from './stats.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -83,17 +82,22 @@ try {
     return { bodies: mine.slice(0, -1).map((q) => q.body), gaps };
   };
 
-  // Baseline: the same bodies, straight to the server, with the SDK the host's provider uses.
-  const client = new OpenAI({ apiKey: KEY, baseURL: server.openaiBaseUrl, maxRetries: 0 });
-  const direct = async (body) => {
-    const t = performance.now();
-    const stream = await client.chat.completions.create({ ...body, stream: true });
-    for await (const chunk of stream) void chunk;
-    return performance.now() - t;
+  // Baseline: the same bodies, straight to the server, from a process of their own (warmed up first).
+  const direct = async (bodies) => {
+    const file = path.join(tmp, 'bodies.json');
+    writeFileSync(file, JSON.stringify(bodies));
+    const out = await new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [path.join(root, 'bench', 'agent-direct-child.mjs'), server.openaiBaseUrl, KEY, file], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      let text = '';
+      child.stdout.on('data', (d) => (text += d));
+      child.on('exit', (status) => (status === 0 ? resolve(text) : reject(new Error(`agent-direct-child exited ${status}`))));
+    });
+    return JSON.parse(out);
   };
 
-  const warm = await agentRound('warm');
-  for (const body of warm.bodies.slice(0, 20)) await direct(body);
+  await agentRound('warm');
 
   // Load on a shared machine drifts over seconds: the two sides alternate round by round.
   const turns = [];
@@ -101,7 +105,7 @@ try {
   for (let r = 0; r < ROUNDS; r++) {
     const round = await agentRound(r);
     turns.push(...round.gaps);
-    for (const body of round.bodies) baseline.push(await direct(body));
+    baseline.push(...(await direct(round.bodies)));
   }
 
   const result = {

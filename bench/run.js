@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const helpers = new Set(['stats.mjs', 'bare-echo-child.mjs']);
+const helpers = new Set(['stats.mjs', 'bare-echo-child.mjs', 'agent-direct-child.mjs']);
 const wanted = process.argv.slice(2);
 const scripts = readdirSync(here)
   .filter((f) => f.endsWith('.mjs') && !helpers.has(f))
