@@ -1,4 +1,5 @@
 // `lbot runner test|init|scaffold`: the runner developer's commands, added to the `runner` group.
+import { lbotInvocation } from './shared/invocation.js';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { LbotError } from '../core/errors.js';
@@ -61,6 +62,7 @@ export function registerRunnerDev(runner: Command, getCtx: GetContext): void {
         link: flags.link,
         langbot: flags.langbot,
       });
+      const lbot = lbotInvocation();
       ctx.output.result(result, (r) =>
         flags.langbot
           ? [
@@ -69,8 +71,8 @@ export function registerRunnerDev(runner: Command, getCtx: GetContext): void {
               'next:',
               `  cd ${answers.dir}`,
               '  python3 -m venv .venv && .venv/bin/pip install -r requirements.txt',
-              '  lbot runner test .       # conformance, on the SDK in .venv',
-              '  lbot dev .               # restarts the plugin on .py / .yaml changes',
+              `  ${lbot} runner test .       # conformance, on the SDK in .venv`,
+              `  ${lbot} dev .               # restarts the plugin on .py / .yaml changes`,
             ].join('\n')
           : [
               `created ${r.dir} (${r.runner_id})`,
@@ -78,8 +80,8 @@ export function registerRunnerDev(runner: Command, getCtx: GetContext): void {
               'next:',
               `  cd ${answers.dir}`,
               '  npm test                 # unit tests (SDK test helper)',
-              '  lbot runner test .       # protocol conformance',
-              '  lbot dev .               # hot reload while you edit',
+              `  ${lbot} runner test .       # protocol conformance`,
+              `  ${lbot} dev .               # hot reload while you edit`,
             ].join('\n'),
       );
     });

@@ -1,4 +1,5 @@
 // `lbot skill …`: install, inspect, verify and scaffold Agent Skills packages (docs/skills.md).
+import { lbotInvocation } from './shared/invocation.js';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { LbotError } from '../core/errors.js';
@@ -262,7 +263,7 @@ export function registerSkill(program: Command, getCtx: GetContext): void {
       ctx.output.result({ ...created, installed }, (v) =>
         [
           `created ${v.path} (${v.files.join(', ')})`,
-          ...(v.installed.length > 0 ? [renderInstalled({ skills: v.installed })] : [`next: edit ${v.path}/SKILL.md, then \`lbot skill install ${v.path}\``]),
+          ...(v.installed.length > 0 ? [renderInstalled({ skills: v.installed })] : [`next: edit ${v.path}/SKILL.md, then \`${lbotInvocation()} skill install ${v.path}\``]),
         ].join('\n'),
       );
     });

@@ -94,6 +94,23 @@ describe('lbot runner init', () => {
     expect(built).toEqual(shipped);
   });
 
+  it('next steps say npx lbot when no lbot is on PATH, and lbot when one is', async () => {
+    const nodeOnly = path.dirname(process.execPath);
+    const run = (dir: string, PATH: string) =>
+      execa(process.execPath, [LBOT_BIN, 'runner', 'init', dir, '--yes', '--no-link'], { reject: false, cwd, env: { LBOT_HOME: undefined, PATH } });
+    const without = await run('a-bot', nodeOnly);
+    expect(without.exitCode, without.stderr).toBe(0);
+    expect(without.stdout).toContain('  npx lbot runner test .');
+    expect(without.stdout).toContain('  npx lbot dev .');
+    const bin = path.join(cwd, 'bin');
+    await mkdir(bin);
+    await writeFile(path.join(bin, 'lbot'), '#!/bin/sh\n', { mode: 0o755 });
+    const withLbot = await run('b-bot', `${bin}:${nodeOnly}`);
+    expect(withLbot.exitCode, withLbot.stderr).toBe(0);
+    expect(withLbot.stdout).toContain('  lbot runner test .');
+    expect(withLbot.stdout).not.toContain('npx');
+  });
+
   it('--yes takes defaults, --no-link leaves node_modules alone', async () => {
     const r = await lbot(['runner', 'init', 'Some Bot', '--yes', '--no-link']);
     expect(r.exitCode, r.stderr).toBe(0);
