@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { LbotError } from '../core/errors.js';
-import { outboxLine, outboxListOptions, OutboxQuerySchema } from '../core/delivery/outbox-view.js';
+import { outboxLine, outboxListOptions, OutboxQuerySchema, publicOutboxRow } from '../core/delivery/outbox-view.js';
 import { parseFlags } from './shared/flags.js';
 import { withStores } from './shared/stores.js';
 import type { GetContext } from './shared/context.js';
@@ -18,7 +18,7 @@ export function registerOutbox(program: Command, getCtx: GetContext): void {
     .action(async (raw: unknown) => {
       const ctx = getCtx();
       const q = parseFlags(OutboxQuerySchema, raw);
-      const rows = await withStores(ctx, (s) => s.delivery.list(outboxListOptions(q)));
+      const rows = (await withStores(ctx, (s) => s.delivery.list(outboxListOptions(q)))).map(publicOutboxRow);
       if (ctx.output.json) for (const r of rows) ctx.output.line(r);
       else ctx.output.result(rows, (l) => l.map(outboxLine).join('\n') || 'the outbox is empty');
     });
@@ -33,7 +33,8 @@ export function registerOutbox(program: Command, getCtx: GetContext): void {
         if (!existing) throw new LbotError('not_found', `outbox message ${n} not found`, { hint: 'lbot outbox list shows the messages' });
         if (!s.delivery.retry(n, Date.now() / 1000))
           throw new LbotError('invalid_argument', `outbox message ${n} is ${existing.status}; only failed messages are retried`);
-        return s.delivery.get(n);
+        const after = s.delivery.get(n);
+        return after ? publicOutboxRow(after) : null;
       });
       ctx.output.result(row, (r) => (r ? `queued ${outboxLine(r)}` : ''));
     });

@@ -81,10 +81,12 @@ export function fakeSlack(token: string): Promise<FakePlatform> {
 }
 
 /** Discord REST v10: `Bot` token, content of 1–2000 characters, nonce ≤ 25 characters deduplicated with enforce_nonce. */
-export function fakeDiscord(token: string): Promise<FakePlatform> {
+export async function fakeDiscord(token: string): Promise<FakePlatform & { allowInteraction(applicationId: string, interactionToken: string): void }> {
   let id = 1100000000000000000n;
   const byNonce = new Map<string, string>();
-  return serve((app, h) => {
+  /** Interaction webhooks that exist: `<application id>/<interaction token>`, with their original response's id. */
+  const interactions = new Map<string, string>();
+  const platform = await serve((app, h) => {
     const limited = (r: FastifyReply, s: number) =>
       r
         .code(429)
@@ -123,7 +125,45 @@ export function fakeDiscord(token: string): Promise<FakePlatform> {
       record(h, req, b);
       return reply.send({ id: req.params.id, channel_id: req.params.channel, content: b.content });
     });
+    // Interaction webhooks: authorized by the token in the path alone; 10015 Unknown Webhook otherwise.
+    const hookBody = (req: FastifyRequest<{ Params: { app: string; token: string } }>, reply: FastifyReply): Record<string, unknown> | null => {
+      if (!interactions.has(`${req.params.app}/${req.params.token}`)) {
+        void reply.code(404).send({ message: 'Unknown Webhook', code: 10015 });
+        return null;
+      }
+      if (req.headers.authorization !== undefined) {
+        void reply.code(400).send({ message: 'interaction webhooks take no Authorization header here', code: 50035 });
+        return null;
+      }
+      const b = req.body;
+      if (!isObj(b) || typeof b.content !== 'string' || b.content.length === 0 || b.content.length > 2000) {
+        void reply.code(400).send({ message: 'Invalid Form Body', code: 50035 });
+        return null;
+      }
+      return b;
+    };
+    app.post<{ Params: { app: string; token: string } }>('/api/v10/webhooks/:app/:token', async (req, reply) => {
+      if (await h.intercept(req, reply, limited)) return;
+      const b = hookBody(req, reply);
+      if (!b) return;
+      record(h, req, b);
+      return reply.send({ id: String(id++), content: b.content });
+    });
+    app.patch<{ Params: { app: string; token: string; id: string } }>('/api/v10/webhooks/:app/:token/messages/:id', async (req, reply) => {
+      if (await h.intercept(req, reply, limited)) return;
+      const b = hookBody(req, reply);
+      if (!b) return;
+      record(h, req, b);
+      const original = interactions.get(`${req.params.app}/${req.params.token}`) ?? '';
+      return reply.send({ id: req.params.id === '@original' ? original : req.params.id, content: b.content });
+    });
   });
+  return {
+    ...platform,
+    allowInteraction(applicationId, interactionToken) {
+      interactions.set(`${applicationId}/${interactionToken}`, String(id++));
+    },
+  };
 }
 
 /** Lark IM v1: tenant access token from app id and secret, text content as a JSON string, uuid deduplication. */

@@ -11,6 +11,17 @@ export type OutboxQuery = z.infer<typeof OutboxQuerySchema>;
 
 export const outboxListOptions = (q: OutboxQuery) => ({ ...(q.status ? { status: q.status } : {}), ...(q.run ? { run_id: q.run } : {}), limit: q.limit ?? 50 });
 
+/** Keys of a reply target that are credentials (a Discord interaction token), masked wherever rows are shown. */
+const SECRET_TARGET_KEYS = ['interaction_token'] as const;
+
+/** A row as `lbot outbox list` and GET /v1/outbox show it: credentials in the target masked. */
+export function publicOutboxRow(r: OutboxRecord): OutboxRecord {
+  if (!SECRET_TARGET_KEYS.some((k) => k in r.target)) return r;
+  const target = { ...r.target };
+  for (const k of SECRET_TARGET_KEYS) if (k in target) target[k] = '****';
+  return { ...r, target };
+}
+
 export function outboxLine(r: OutboxRecord): string {
   const when = new Date(r.status === 'pending' ? r.next_attempt_at * 1000 : r.updated_at * 1000).toISOString();
   const err = r.error ? `  ${r.error.code}: ${r.error.message}` : '';

@@ -7,6 +7,7 @@ import { messageText } from '../host/result-normalizer.js';
 import type { OutboxDraft } from '../stores/delivery-types.js';
 import { accountForBot, type PlatformAccount } from './accounts.js';
 import { splitMessage } from './split.js';
+import { isRecord } from '../json.js';
 
 /** At most one streaming edit per this many milliseconds (IM platforms rate-limit edits). */
 export const STREAM_EDIT_INTERVAL_MS = 1000;
@@ -31,9 +32,23 @@ export function replyRoute(event: EventEnvelope, binding: Binding, accounts: rea
   };
 }
 
+/**
+ * A Discord interaction received over HTTP is answered on its interaction webhook: serve has deferred it
+ * (type 5), the first reply edits that deferred response, later ones are follow-ups. The token that
+ * needs stays out of the envelope (it is a credential); it comes from the raw body into the outbox row.
+ */
+export function withInteractionToken(route: ReplyRoute, event: EventEnvelope, raw: unknown): ReplyRoute {
+  if (route.account.platform !== 'discord' || event.event_type !== 'interaction.invoked') return route;
+  if (!isRecord(raw) || 'op' in raw || typeof raw.token !== 'string' || raw.token === '') return route;
+  if (typeof route.target.application_id !== 'string' || typeof route.target.interaction_id !== 'string') return route;
+  return { ...route, target: { ...route.target, interaction_token: raw.token } };
+}
+
 type Meta = { run_id: string; event: EventEnvelope };
 
 function draft(route: ReplyRoute, meta: Meta, key: string, op: 'send' | 'edit', text: string, editsKey: string | null = null): OutboxDraft {
+  // The run's first message answers a deferred interaction (edits its response); the rest follow up.
+  const first = op === 'send' && 'interaction_token' in route.target && (key.endsWith(':m0:p0') || key.endsWith(':m0:stream'));
   return {
     idempotency_key: key,
     account: route.account.name,
@@ -42,7 +57,7 @@ function draft(route: ReplyRoute, meta: Meta, key: string, op: 'send' | 'edit', 
     run_id: meta.run_id,
     event_id: meta.event.event_id,
     conversation_id: meta.event.conversation_id,
-    target: route.target,
+    target: first ? { ...route.target, interaction_original: true } : route.target,
     text,
     edits_key: editsKey,
   };

@@ -1,5 +1,5 @@
 // Turns the messages of runs on platform events into outbox rows, recorded as the run delivers them.
-import { replyRoute, RunReplies } from '../../core/delivery/replies.js';
+import { replyRoute, RunReplies, withInteractionToken } from '../../core/delivery/replies.js';
 import type { PlatformAccount } from '../../core/delivery/accounts.js';
 import type { Delivered } from '../../core/host/result-processor.js';
 import type { Binding } from '../../core/protocol/binding.js';
@@ -23,10 +23,11 @@ export class ReplyRouter {
     this.#now = o.nowMs ?? (() => Date.now());
   }
 
-  delivered(req: { event: EventEnvelope; binding: Binding }, item: Delivered): void {
+  delivered(req: { event: EventEnvelope; binding: Binding; raw?: unknown }, item: Delivered): void {
     let replies = this.#runs.get(item.run_id);
     if (replies === undefined) {
-      const route = replyRoute(req.event, req.binding, this.o.accounts());
+      const found = replyRoute(req.event, req.binding, this.o.accounts());
+      const route = found ? withInteractionToken(found, req.event, req.raw) : null;
       replies = route ? new RunReplies(route, { run_id: item.run_id, event: req.event }) : null;
       this.#runs.set(item.run_id, replies);
     }

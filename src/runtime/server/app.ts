@@ -240,6 +240,12 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     if (result.kind === 'ignored') return reply.code(200).send({ ok: true, ignored: result.reason });
     if (!redelivery.admit(result.envelope.event_id)) return reply.code(200).send({ ok: true, duplicate: true, event_id: result.envelope.event_id });
     const envelope = parseEnvelope(result.envelope, `${result.platform} payload`, deps.config().runs.max_event_data_bytes);
+    if (result.platform === 'discord' && envelope.event_type === 'interaction.invoked' && isRecord(result.raw) && !('op' in result.raw)) {
+      // Discord wants an interaction answered within 3 s: defer it (type 5); the run's replies then edit
+      // the deferred response and follow up on the interaction webhook (docs/delivery.md).
+      await startEventRun(deps, envelope, result.raw);
+      return reply.code(200).send({ type: 5 });
+    }
     return routeEvent(envelope, result.raw, reply);
   });
 

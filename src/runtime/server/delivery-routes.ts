@@ -2,19 +2,20 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { LbotError } from '../../core/errors.js';
-import { outboxListOptions, OutboxQuerySchema } from '../../core/delivery/outbox-view.js';
+import { outboxListOptions, OutboxQuerySchema, publicOutboxRow } from '../../core/delivery/outbox-view.js';
 import type { DeliveryStore } from '../../core/stores/delivery-types.js';
 import { parseOrThrow } from '../../core/zod-issue.js';
 
 const parse = <S extends z.ZodType>(schema: S, value: unknown): z.output<S> => parseOrThrow(schema, value, 'query', '');
 
 export function registerDeliveryRoutes(app: FastifyInstance, store: DeliveryStore): void {
-  app.get('/v1/outbox', async (req) => ({ items: store.list(outboxListOptions(parse(OutboxQuerySchema, req.query))) }));
+  app.get('/v1/outbox', async (req) => ({ items: store.list(outboxListOptions(parse(OutboxQuerySchema, req.query))).map(publicOutboxRow) }));
   app.post<{ Params: { id: string } }>('/v1/outbox/:id/retry', async (req) => {
     const { id } = parse(z.object({ id: z.coerce.number().int().positive() }), req.params);
     const row = store.get(id);
     if (!row) throw new LbotError('not_found', `outbox message ${id} not found`);
     if (!store.retry(id, Date.now() / 1000)) throw new LbotError('invalid_argument', `outbox message ${id} is ${row.status}; only failed messages are retried`);
-    return store.get(id);
+    const after = store.get(id);
+    return after ? publicOutboxRow(after) : null;
   });
 }

@@ -16,7 +16,7 @@ export type RunManagerLimits = { maxConcurrent: number; maxPerPlugin: number };
 
 /** Sees what every run delivers (the platform reply router). */
 export type RunDeliveryObserver = {
-  delivered(req: Pick<RunRequest, 'event' | 'binding'>, item: Delivered): void;
+  delivered(req: Pick<RunRequest, 'event' | 'binding' | 'raw'>, item: Delivered): void;
   ended(run_id: string): void;
 };
 

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { PlatformAccountSchema, type DeliveryPlatform } from '../../../src/core/delivery/accounts.js';
 import { SENDERS, type PlatformAnswer } from '../../../src/core/delivery/outbound/index.js';
-import { replyRoute, RunReplies } from '../../../src/core/delivery/replies.js';
+import { replyRoute, RunReplies, withInteractionToken } from '../../../src/core/delivery/replies.js';
 import { normalizePlatformPayload } from '../../../src/core/gateway/index.js';
 import { BindingSchema } from '../../../src/core/protocol/binding.js';
 import { EventEnvelopeSchema } from '../../../src/core/protocol/event.js';
@@ -129,5 +129,64 @@ describe('reading platform answers', () => {
   it('a hostile answer body is cut to a short excerpt', () => {
     const out = SENDERS.telegram.read({ status: 400, json: null, text: 'x'.repeat(100_000), header: () => null });
     expect(out.kind === 'failed' && out.error.message.length <= 300).toBe(true);
+  });
+});
+
+describe('Discord interaction replies', () => {
+  const raw = { ...(fixture('discord/interaction.slash_command.discord-docs.json') as Record<string, unknown>), application_id: '1800000000000000001' };
+  const r = normalizePlatformPayload('discord', raw, { receivedAt: 1, botId: 'discord:acct' });
+  if (r.kind !== 'event') throw new Error(r.kind);
+  const event = EventEnvelopeSchema.parse(r.envelope);
+  const account = PlatformAccountSchema.parse({ name: 'acct', platform: 'discord', token_env: 'T' });
+  const route = withInteractionToken(replyRoute(event, binding, [account])!, event, raw);
+  const rows = new RunReplies(route, { run_id: 'r1', event }).completed({ role: 'assistant', content: 'first' });
+  const second = new RunReplies(route, { run_id: 'r1', event });
+  second.completed({ role: 'assistant', content: 'first' });
+  const followUp = second.completed({ role: 'assistant', content: 'second' });
+  const record = (d: (typeof rows)[number], extra: Partial<OutboxRecord> = {}): OutboxRecord => ({
+    ...d,
+    id: 1,
+    status: 'sending',
+    attempts: 1,
+    next_attempt_at: 0,
+    owner: null,
+    platform_message_id: null,
+    edits_message_id: null,
+    error: null,
+    created_at: 0,
+    updated_at: 0,
+    ...extra,
+  });
+  const hook = 'http://api.test/webhooks/1800000000000000001/A_UNIQUE_TOKEN';
+
+  it('the token comes from the raw body, never the envelope', () => {
+    expect(JSON.stringify(event)).not.toContain('A_UNIQUE_TOKEN');
+    expect(route.target).toMatchObject({ interaction_token: 'A_UNIQUE_TOKEN', application_id: '1800000000000000001' });
+  });
+
+  it('the first message edits the deferred response, later ones follow up, edits patch the sent message; no bot token sent', () => {
+    const first = SENDERS.discord.request({ base: 'http://api.test', token: 'TOKEN', item: record(rows[0]!), nowS: 1 });
+    expect(first).toMatchObject({ method: 'PATCH', url: `${hook}/messages/@original` });
+    expect(first.headers.authorization).toBeUndefined();
+    expect(JSON.parse(first.body)).toEqual({ content: 'first', allowed_mentions: { parse: [] } });
+    const next = SENDERS.discord.request({ base: 'http://api.test', token: 'TOKEN', item: record(followUp[0]!), nowS: 1 });
+    expect(next).toMatchObject({ method: 'POST', url: `${hook}?wait=true` });
+    const edit = SENDERS.discord.request({
+      base: 'http://api.test',
+      token: 'TOKEN',
+      item: record({ ...followUp[0]!, op: 'edit' }, { edits_message_id: '99' }),
+      nowS: 1,
+    });
+    expect(edit).toMatchObject({ method: 'PATCH', url: `${hook}/messages/99` });
+  });
+
+  it('a gateway INTERACTION_CREATE or a body without application_id keeps the channel-message reply', () => {
+    const bare = fixture('discord/interaction.slash_command.discord-docs.json');
+    const plain = withInteractionToken(replyRoute(event, binding, [account])!, event, { op: 0, t: 'INTERACTION_CREATE', d: raw });
+    expect(plain.target.interaction_token).toBeUndefined();
+    const r2 = normalizePlatformPayload('discord', bare, { receivedAt: 1, botId: 'discord:acct' });
+    if (r2.kind !== 'event') throw new Error(r2.kind);
+    const e2 = EventEnvelopeSchema.parse(r2.envelope);
+    expect(withInteractionToken(replyRoute(e2, binding, [account])!, e2, bare).target.interaction_token).toBeUndefined();
   });
 });
