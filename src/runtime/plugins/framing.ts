@@ -18,7 +18,8 @@ export type FrameViolation = { reason: string; excerpt: string };
 
 export type Frame = { kind: 'message'; message: RpcMessage } | { kind: 'violation'; violation: FrameViolation };
 
-const fatalUtf8 = new TextDecoder('utf-8', { fatal: true });
+// ignoreBOM keeps a leading U+FEFF in the text (as Buffer#toString does), so such a line is not JSON, as before.
+const fatalUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** Length of the valid UTF-8 sequence starting at `i`, or 0 when the byte there does not start one. */
 function utf8SequenceAt(bytes: Uint8Array, i: number): number {
@@ -77,12 +78,12 @@ export function excerptOf(bytes: Uint8Array): string {
   return out;
 }
 
-function isUtf8(bytes: Uint8Array): boolean {
+/** The text of `bytes` when they are valid UTF-8, else null (one decode: the hot path of every message). */
+function utf8Text(bytes: Uint8Array): string | null {
   try {
-    fatalUtf8.decode(bytes);
-    return true;
+    return fatalUtf8.decode(bytes);
   } catch {
-    return false;
+    return null;
   }
 }
 
@@ -94,8 +95,9 @@ export function overflowViolation(maxLineBytes: number, head: Buffer): FrameViol
 /** Parses one line as a JSON-RPC 2.0 message; anything else is a violation that quotes the line. */
 export function decodeLine(line: Buffer): Frame | null {
   // A line that is not UTF-8 is refused rather than decoded with replacement characters.
-  if (!isUtf8(line)) return { kind: 'violation', violation: { reason: 'the plugin wrote a line that is not valid UTF-8', excerpt: excerptOf(line) } };
-  const text = line.toString('utf8').replace(/\r$/, '');
+  const decoded = utf8Text(line);
+  if (decoded === null) return { kind: 'violation', violation: { reason: 'the plugin wrote a line that is not valid UTF-8', excerpt: excerptOf(line) } };
+  const text = decoded.endsWith('\r') ? decoded.slice(0, -1) : decoded;
   if (text.trim() === '') return null;
   let value: unknown;
   try {
