@@ -263,7 +263,9 @@ export function registerSkill(program: Command, getCtx: GetContext): void {
       ctx.output.result({ ...created, installed }, (v) =>
         [
           `created ${v.path} (${v.files.join(', ')})`,
-          ...(v.installed.length > 0 ? [renderInstalled({ skills: v.installed })] : [`next: edit ${v.path}/SKILL.md, then \`${lbotInvocation()} skill install ${v.path}\``]),
+          ...(v.installed.length > 0
+            ? [renderInstalled({ skills: v.installed })]
+            : [`next: edit ${v.path}/SKILL.md, then \`${lbotInvocation()} skill install ${v.path}\``]),
         ].join('\n'),
       );
     });
