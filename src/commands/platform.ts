@@ -14,6 +14,7 @@ const AddFlagsSchema = z.object({
   apiBase: z.string().optional(),
   botId: z.string().optional(),
   appId: z.string().optional(),
+  callbackSecretEnv: z.string().optional(),
   replace: z.boolean().optional(),
 });
 
@@ -29,6 +30,7 @@ export function registerPlatform(program: Command, getCtx: GetContext): void {
     .option('--api-base <url>', 'API base URL (self-hosted Bot API servers, emulators; http: the callback URL)')
     .option('--bot-id <id>', 'the bot_id of the events this account answers (default <platform>:<name>)')
     .option('--app-id <id>', 'Lark: the app id')
+    .option('--callback-secret-env <VAR>', 'http: env variable holding the secret callbacks are signed with (default: the --token-env secret)')
     .option('--replace', 'replace an existing account with the same name')
     .action(async (name: string, raw: unknown) => {
       const ctx = getCtx();
@@ -38,6 +40,7 @@ export function registerPlatform(program: Command, getCtx: GetContext): void {
           hint: 'name the env variable that holds the token, e.g. --token-env TELEGRAM_BOT_TOKEN',
         });
       if (f.platform === 'lark' && !f.appId) throw new LbotError('invalid_argument', '--app-id is required for lark');
+      if (f.callbackSecretEnv && f.platform !== 'http') throw new LbotError('invalid_argument', '--callback-secret-env is for --platform http only');
       if (f.platform === 'http' && !f.apiBase)
         throw new LbotError('invalid_argument', '--api-base is required for http: the callback URL replies are POSTed to', {
           hint: 'e.g. --api-base https://backend.example/lbot/callback',
@@ -49,6 +52,7 @@ export function registerPlatform(program: Command, getCtx: GetContext): void {
         api_base: f.apiBase ?? null,
         bot_id: f.botId ?? null,
         app_id: f.appId ?? null,
+        ...(f.callbackSecretEnv ? { callback_secret_env: f.callbackSecretEnv } : {}),
       };
       const parsed = PlatformAccountSchema.safeParse(value);
       if (!parsed.success) {

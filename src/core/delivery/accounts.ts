@@ -37,6 +37,8 @@ export const PlatformAccountSchema = z.strictObject({
   bot_id: z.string().min(1).nullable().default(null),
   /** Lark: the app id exchanged with the secret for a tenant access token. */
   app_id: z.string().min(1).nullable().default(null),
+  /** http: the env variable holding the secret callbacks are signed with; default the inbound secret (token_env). */
+  callback_secret_env: EnvNameSchema.nullable().default(null),
 });
 export type PlatformAccount = z.infer<typeof PlatformAccountSchema>;
 
@@ -72,6 +74,18 @@ export function accountForBot(accounts: readonly PlatformAccount[], platform: st
   return same.length === 1 ? (same[0] ?? null) : null;
 }
 
+/** The secret an account's outbound requests are signed with: the HTTP bot's callback secret, else its token. */
+export function accountSigningSecret(a: PlatformAccount, env: NodeJS.ProcessEnv): string | null {
+  if (a.platform !== 'http' || a.callback_secret_env === null) return accountToken(a, env);
+  const value = env[a.callback_secret_env];
+  if (!value)
+    throw new LbotError('config.invalid', `platform account ${a.name}: ${a.callback_secret_env} is not set`, {
+      details: { account: a.name, callback_secret_env: a.callback_secret_env },
+      hint: `export ${a.callback_secret_env}=… before starting lbot serve`,
+    });
+  return value;
+}
+
 /** What `lbot platform list` shows: the env name and whether it is set, never the token. */
 export type AccountDescription = {
   name: string;
@@ -81,6 +95,7 @@ export type AccountDescription = {
   token_env: string | null;
   token: string | null;
   app_id?: string;
+  callback_secret_env?: string;
 };
 
 export function describeAccount(a: PlatformAccount, env: NodeJS.ProcessEnv): AccountDescription {
@@ -92,5 +107,6 @@ export function describeAccount(a: PlatformAccount, env: NodeJS.ProcessEnv): Acc
     token_env: a.token_env,
     token: a.token_env === null ? null : env[a.token_env] ? '****' : '(not set)',
     ...(a.app_id ? { app_id: a.app_id } : {}),
+    ...(a.callback_secret_env ? { callback_secret_env: a.callback_secret_env } : {}),
   };
 }

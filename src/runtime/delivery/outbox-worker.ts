@@ -1,6 +1,6 @@
 // Sends the outbox: claims due rows, sends each once per attempt, retries with backoff honouring the
 // platform's rate-limit answers, and resumes rows a crashed lbot left half-sent (docs/delivery.md).
-import { accountApiBase, accountToken, type PlatformAccount } from '../../core/delivery/accounts.js';
+import { accountApiBase, accountSigningSecret, accountToken, type PlatformAccount } from '../../core/delivery/accounts.js';
 import { larkTokenRequest, readLarkToken, SENDERS, type Outcome } from '../../core/delivery/outbound/index.js';
 import { platformError } from '../../core/delivery/outbound/answers.js';
 import { LbotError } from '../../core/errors.js';
@@ -122,7 +122,7 @@ export class OutboxWorker {
   async #attempt(account: PlatformAccount, item: OutboxRecord): Promise<Outcome> {
     const sender = SENDERS[account.platform];
     const base = accountApiBase(account);
-    const token = account.platform === 'lark' ? await this.#larkToken(account, base) : accountToken(account, this.o.env);
+    const token = account.platform === 'lark' ? await this.#larkToken(account, base) : accountSigningSecret(account, this.o.env);
     const answer = await exchange(sender.request({ base, token, item, nowS: this.#now() / 1000 }));
     return sender.read(answer);
   }
@@ -156,8 +156,10 @@ export class OutboxWorker {
           ? 'timeout'
           : 'network_error';
     let message = err instanceof Error ? `${err.message}${cause ? `: ${cause.message}` : ''}` : String(err);
-    const token = account?.token_env ? this.o.env[account.token_env] : undefined;
-    if (token) message = message.split(token).join('****');
+    for (const name of [account?.token_env, account?.callback_secret_env]) {
+      const secret = name ? this.o.env[name] : undefined;
+      if (secret) message = message.split(secret).join('****');
+    }
     return { kind: 'retry', error: platformError(code, message, null) };
   }
 }

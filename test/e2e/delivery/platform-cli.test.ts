@@ -61,6 +61,7 @@ describe('lbot platform', () => {
       [['platform', 'add', 'a', '--platform', 'lark', '--token-env', 'T'], '--app-id'],
       [['platform', 'add', 'a', '--platform', 'http', '--token-env', 'T'], '--api-base is required for http'],
       [['platform', 'add', 'a', '--platform', 'http', '--api-base', 'http://127.0.0.1:1/cb'], '--token-env is required'],
+      [['platform', 'add', 'a', '--platform', 'slack', '--token-env', 'T', '--callback-secret-env', 'S'], '--callback-secret-env is for --platform http only'],
       [['platform', 'add', '../x', '--platform', 'onebot'], 'name'],
     ];
     for (const [args, needle] of cases) {

@@ -2,6 +2,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { createHmac } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PlatformAccountSchema, type PlatformAccount } from '../../../src/core/delivery/accounts.js';
 import type { OutboxDraft, OutboxRecord } from '../../../src/core/stores/delivery-types.js';
@@ -87,6 +90,39 @@ describe('outbox worker', () => {
     expect(times).toHaveLength(3);
     expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(950);
     expect(times[2]! - times[1]!).toBeGreaterThanOrEqual(950);
+  });
+
+  it('HTTP bot: a callback answered 429 twice is delivered on the third attempt, Retry-After honoured, signed with the callback secret', async () => {
+    const seen: Array<{ at: number; ts: string; sig: string; body: string }> = [];
+    const hook = createServer((req, res) => {
+      let body = '';
+      req.on('data', (d: Buffer) => (body += d.toString('utf8')));
+      req.on('end', () => {
+        seen.push({ at: Date.now(), ts: String(req.headers['x-langbot-timestamp']), sig: String(req.headers['x-langbot-signature']), body });
+        if (seen.length <= 2) res.writeHead(429, { 'retry-after': '1' }).end('slow down');
+        else res.writeHead(200, { 'content-type': 'application/json' }).end('{"message_id":"cb-1"}');
+      });
+    });
+    await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/cb`;
+    const c = await setup(
+      [account({ name: 'desk', platform: 'http', token_env: 'IN_SECRET', callback_secret_env: 'OUT_SECRET', api_base: url })],
+      { IN_SECRET: 'inbound', OUT_SECRET: 'outbound' },
+      [],
+    );
+    try {
+      const [id] = send(c, [draft('desk', 'http', { session_id: 's-1' }, 'hello back')]);
+      const [row] = await settled(c, [id!]);
+      expect(row).toMatchObject({ status: 'delivered', attempts: 3, platform_message_id: 'cb-1' });
+      expect(seen).toHaveLength(3);
+      expect(seen[1]!.at - seen[0]!.at).toBeGreaterThanOrEqual(950);
+      expect(seen[2]!.at - seen[1]!.at).toBeGreaterThanOrEqual(950);
+      // Every attempt is signed afresh with the callback secret over its own timestamp; the body is the same message.
+      for (const r of seen) expect(r.sig).toBe(`sha256=${createHmac('sha256', 'outbound').update(`${r.ts}.${r.body}`).digest('hex')}`);
+      expect(new Set(seen.map((r) => r.body)).size).toBe(1);
+    } finally {
+      await new Promise((r) => hook.close(r));
+    }
   });
 
   it('Telegram: a refusal fails the row with the platform error at once; retry sends it again', async () => {
