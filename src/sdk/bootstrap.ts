@@ -37,6 +37,15 @@ export async function loadPluginModule(modulePath: string): Promise<{ plugin: Pl
   try {
     mod = await import(pathToFileURL(modulePath).href);
   } catch (err) {
+    if (err instanceof SyntaxError) {
+      // Node shows where a syntax error is (file:line, the source line and a caret under the column) only
+      // when it reports the error itself: say what failed, then let it.
+      process.stderr.write(`lbot plugin bootstrap: cannot load ${modulePath}: ${err.message}\n`);
+      setImmediate(() => {
+        throw err;
+      });
+      return await new Promise<never>(() => undefined);
+    }
     bootstrapFail(`cannot load ${modulePath}: ${err instanceof Error && err.stack ? err.stack : String(err)}`);
   }
   const plugin: unknown = typeof mod === 'object' && mod !== null ? Reflect.get(mod, 'default') : undefined;

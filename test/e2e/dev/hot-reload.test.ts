@@ -117,6 +117,8 @@ describe('hot reload (serve --dev)', () => {
     const broken = await eventually(async () => (await runnerList(f)).find((r) => r.id === HOT && r.reload_error !== null), 10_000, 'reload_error');
     expect(broken.reload_error).toContain('before answering initialize');
     expect(broken.reload_error).toContain('SyntaxError');
+    // Where the syntax error is: the file and line, the source line, and a caret under the column.
+    expect(broken.reload_error).toMatch(/hot\/main\.js:1\nexport default \{\{ not javascript\n\s*\^/);
     expect(await replyOfNewRun(s)).toBe('v1');
     await writeFile(main, hotMain('v3'));
     await eventually(async () => ((await replyOfNewRun(s)) === 'v3' ? true : undefined), 10_000, 'a v3 reply');
