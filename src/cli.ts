@@ -20,7 +20,8 @@ export function createProgram(getCtx: () => CliContext): Command {
     .version(LBOT_VERSION, '-V, --version', 'print the lbot version')
     .option('--data-dir <dir>', 'data directory (env LBOT_HOME, default ./.lbot)')
     .option('--plugins <dir>', 'runner plugins directory (default <data-dir>/plugins)')
-    .option('--json', 'machine-readable NDJSON on stdout')
+    .option('--json', 'machine-readable JSON on stdout: an object, an array for lists, NDJSON for streams')
+    .option('--jsonl', 'like --json, but list commands print one JSON object a line (NDJSON)')
     .option('--verbose', 'more detail (observed notices, info lines)')
     .option('--debug', 'print stacks for internal errors')
     .configureHelp({ showGlobalOptions: true, sortSubcommands: true })
@@ -53,7 +54,7 @@ export async function main(argv: string[]): Promise<void> {
   });
   let ctx: CliContext | undefined;
   const interrupt = createInterrupt();
-  const fallbackOutput = createOutput({ json: argv.includes('--json'), verbose: false, debug: argv.includes('--debug') });
+  const fallbackOutput = createOutput({ json: argv.includes('--json') || argv.includes('--jsonl'), verbose: false, debug: argv.includes('--debug') });
   const program = createProgram(() => {
     if (!ctx) throw new Error('context used before preAction');
     return ctx;

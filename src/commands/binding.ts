@@ -10,6 +10,7 @@ import { BindingSchema, type Binding } from '../core/protocol/binding.js';
 import { collect, parseFlags } from './shared/flags.js';
 import type { GetContext } from './shared/context.js';
 import { firstIssue } from '../core/zod-issue.js';
+import * as shapes from '../core/shapes/index.js';
 
 async function readJson(file: string, flag: string): Promise<unknown> {
   return (await import('../runtime/input-files.js')).readJsonFile(file, flag);
@@ -67,7 +68,7 @@ export function registerBinding(program: Command, getCtx: GetContext): void {
         if (exists && !f.replace) throw new LbotError('invalid_argument', `binding ${b.binding_id} already exists`, { hint: 'pass --replace to overwrite it' });
         rawConfig.bindings = [...list.filter((x) => x.binding_id !== b.binding_id), value];
       });
-      ctx.output.result(b, (x) => `added ${summary(x)}`);
+      ctx.output.item(shapes.Binding, b, (x) => `added ${summary(x)}`);
     });
   binding
     .command('list')
@@ -75,8 +76,7 @@ export function registerBinding(program: Command, getCtx: GetContext): void {
     .action(() => {
       const ctx = getCtx();
       const list = ctx.configFile().config.bindings;
-      if (ctx.output.json) for (const b of list) ctx.output.line(b);
-      else ctx.output.result(list, (l) => l.map(summary).join('\n') || 'no bindings');
+      ctx.output.list(shapes.Binding, list, (l) => l.map(summary).join('\n') || 'no bindings');
     });
   binding
     .command('show <binding_id>')
@@ -85,7 +85,7 @@ export function registerBinding(program: Command, getCtx: GetContext): void {
       const ctx = getCtx();
       const b = ctx.configFile().config.bindings.find((x) => x.binding_id === id);
       if (!b) throw new LbotError('binding.not_found', `binding ${id} not found`);
-      ctx.output.result(b);
+      ctx.output.item(shapes.Binding, b);
     });
   binding
     .command('rm <binding_id>')
@@ -96,7 +96,7 @@ export function registerBinding(program: Command, getCtx: GetContext): void {
       await ctx.configFile().update((rawConfig) => {
         rawConfig.bindings = (Array.isArray(rawConfig.bindings) ? rawConfig.bindings : []).filter((x) => !isRecord(x) || x.binding_id !== id);
       });
-      ctx.output.result({ ok: true, removed: id }, () => `removed ${id}`);
+      ctx.output.item(shapes.Removed, { ok: true, removed: id }, () => `removed ${id}`);
     });
   binding
     .command('migrate <file>')
@@ -106,6 +106,6 @@ export function registerBinding(program: Command, getCtx: GetContext): void {
       const ctx = getCtx();
       const f = parseFlags(z.object({ id: z.string().optional() }), raw);
       const b = migrateLegacyConfig(await readJson(file, 'legacy config'), f.id ?? path.basename(file).replace(/\.json$/i, ''));
-      ctx.output.result(b, (x) => JSON.stringify(x, null, 2));
+      ctx.output.item(shapes.Binding, b, (x) => JSON.stringify(x, null, 2));
     });
 }

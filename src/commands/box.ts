@@ -11,6 +11,7 @@ import { collect, parseFlags, parseKeyValues } from './shared/flags.js';
 import type { CliContext } from './shared/context.js';
 import type { GetContext } from './shared/context.js';
 import { table } from './shared/table.js';
+import * as shapes from '../core/shapes/index.js';
 
 const ExecFlagsSchema = z.object({
   session: z.string().optional(),
@@ -112,7 +113,7 @@ function registerExec(box: Command, getCtx: GetContext): void {
         const { result, effective_spec } = await box.exec(input, { signal: AbortSignal.any([interrupt, pipeClosed.signal]), ...sinks }).finally(() => {
           process.stdout.off('error', onPipe);
         });
-        if (ctx.flags.json) ctx.output.result({ ...result, effective_spec });
+        if (ctx.flags.json) ctx.output.item(shapes.BoxExec, { ...result, effective_spec });
         else if (result.status === 'timed_out')
           ctx.output.warn(`the command timed out after ${effective_spec.timeout_sec} s; session ${result.session_id} was removed`);
         ctx.exitCode = interrupt.aborted ? EXIT.interrupted : result.status === 'timed_out' ? EXIT.boxTimeout : (result.exit_code ?? EXIT.boxRefused);
@@ -144,7 +145,7 @@ function registerProcess(box: Command, getCtx: GetContext): void {
         env: parseKeyValues(flags.env, '--env'),
         ...(flags.cwd ? { cwd: flags.cwd } : {}),
       });
-      ctx.output.result(info, (i) => `started ${i.process_id} in session ${i.session_id}`);
+      ctx.output.item(shapes.BoxProcess, info, (i) => `started ${i.process_id} in session ${i.session_id}`);
     });
   proc
     .command('stop')
@@ -156,7 +157,7 @@ function registerProcess(box: Command, getCtx: GetContext): void {
       const flags = parseFlags(ProcessFlagsSchema, raw);
       const box = await openBox(ctx);
       await box.stopProcess(flags.session, flags.id);
-      ctx.output.result({ stopped: flags.id, session_id: flags.session }, () => `stopped ${flags.id}`);
+      ctx.output.item(shapes.BoxProcessStopped, { stopped: flags.id, session_id: flags.session }, () => `stopped ${flags.id}`);
     });
   proc
     .command('status')
@@ -168,7 +169,7 @@ function registerProcess(box: Command, getCtx: GetContext): void {
       const flags = parseFlags(ProcessFlagsSchema, raw);
       const box = await openBox(ctx);
       const info = box.processStatus(flags.session, flags.id);
-      ctx.output.result(info, (i) =>
+      ctx.output.item(shapes.BoxProcess, info, (i) =>
         [
           `${i.process_id}: ${i.status}${i.exit_code !== null ? ` (exit ${i.exit_code})` : ''}`,
           `command: ${[i.command, ...i.args].join(' ')}`,
@@ -208,7 +209,7 @@ export function registerBox(program: Command, getCtx: GetContext): void {
     .action(async () => {
       const ctx = getCtx();
       const sessions = await (await openBox(ctx)).sessions();
-      ctx.output.result(sessions, (list) =>
+      ctx.output.list(shapes.BoxSession, sessions, (list) =>
         list.length === 0
           ? 'no box sessions'
           : table([
@@ -225,7 +226,7 @@ export function registerBox(program: Command, getCtx: GetContext): void {
     .action(async (session: string) => {
       const ctx = getCtx();
       await (await openBox(ctx)).removeSession(session);
-      ctx.output.result({ removed: session }, () => `removed ${session}`);
+      ctx.output.item(shapes.Removed, { ok: true, removed: session }, () => `removed ${session}`);
     });
 
   box
@@ -236,7 +237,7 @@ export function registerBox(program: Command, getCtx: GetContext): void {
       const box = await createBoxService({ dataDir: ctx.flags.dataDir, config: ctx.configFile().config.box, warn: (m) => ctx.output.warn(m) });
       if (ctx.configFile().config.box.enabled) await box.reapExpired();
       const status = await box.status();
-      ctx.output.result(status, (s) =>
+      ctx.output.item(shapes.BoxStatus, status, (s) =>
         [
           `available: ${s.available}${s.connector_error ? ` (${s.connector_error})` : ''}`,
           `enabled: ${s.enabled}`,
@@ -255,7 +256,9 @@ export function registerBox(program: Command, getCtx: GetContext): void {
     .action(async () => {
       const ctx = getCtx();
       const box = await createBoxService({ dataDir: ctx.flags.dataDir, config: ctx.configFile().config.box });
-      ctx.output.result(box.errors(), (list) => (list.length === 0 ? 'no box errors' : list.map((e) => `${e.timestamp} ${e.code} ${e.message}`).join('\n')));
+      ctx.output.list(shapes.BoxError, box.errors(), (list) =>
+        list.length === 0 ? 'no box errors' : list.map((e) => `${e.timestamp} ${e.code} ${e.message}`).join('\n'),
+      );
     });
 
   box
@@ -264,7 +267,7 @@ export function registerBox(program: Command, getCtx: GetContext): void {
     .action(() => {
       const ctx = getCtx();
       const list = Object.values(PROFILES).map((p) => ({ ...p, locked: [...p.locked] }));
-      ctx.output.result(list, (l) =>
+      ctx.output.list(shapes.BoxProfile, list, (l) =>
         table([
           ['PROFILE', 'NETWORK', 'CPUS', 'MEMORY', 'PIDS', 'RO ROOT', 'TIMEOUT', 'MAX', 'LOCKED'],
           ...l.map((p) => [

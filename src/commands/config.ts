@@ -7,6 +7,8 @@ import { firstIssue } from '../core/zod-issue.js';
 import { z } from 'zod';
 import type { GetContext } from './shared/context.js';
 import { tolerateBrokenConfig } from './shared/broken-config.js';
+import * as shapes from '../core/shapes/index.js';
+import { isRecord } from '../core/json.js';
 
 type Source = 'env' | 'file' | 'default';
 
@@ -22,7 +24,8 @@ export function registerConfig(program: Command, getCtx: GetContext): void {
     .action(() => {
       const ctx = getCtx();
       const file = ctx.configFile();
-      ctx.output.result(maskSecrets(file.config), (v) => `# ${file.file}\n${JSON.stringify(v, null, 2)}`);
+      const masked = maskSecrets(file.config);
+      ctx.output.item(shapes.Config, isRecord(masked) ? masked : {}, (v) => `# ${file.file}\n${JSON.stringify(v, null, 2)}`);
     });
 
   config
@@ -39,7 +42,7 @@ export function registerConfig(program: Command, getCtx: GetContext): void {
       const inFile = valueAt(raw, steps);
       const withEnv = valueAt(applyEnvOverrides(raw, process.env), steps);
       const source: Source = JSON.stringify(withEnv) !== JSON.stringify(inFile) ? 'env' : inFile !== undefined ? 'file' : 'default';
-      ctx.output.result({ key, value, source }, (v) => render(v.value));
+      ctx.output.item(shapes.ConfigValue, { key, value, source }, (v) => render(v.value));
     });
 
   config
@@ -62,7 +65,7 @@ export function registerConfig(program: Command, getCtx: GetContext): void {
       await file.update((raw) => setAt(raw, steps, key, value));
       const envName = `LBOT__${key.split('.').join('__').toUpperCase()}`;
       if (process.env[envName] !== undefined) ctx.output.warn(`${envName} is set and overrides this key while it is`);
-      ctx.output.result({ key, value: valueAt(maskSecrets(file.raw()), steps), file: file.file }, (v) => `${key} = ${render(v.value)}`);
+      ctx.output.item(shapes.ConfigChange, { key, value: valueAt(maskSecrets(file.raw()), steps), file: file.file }, (v) => `${key} = ${render(v.value)}`);
     });
 
   config
@@ -77,7 +80,7 @@ export function registerConfig(program: Command, getCtx: GetContext): void {
       await file.update((raw) => {
         removed = unsetAt(raw, steps);
       });
-      ctx.output.result({ key, removed, file: file.file }, (v) => (v.removed ? `${key} removed` : `${key} was not set`));
+      ctx.output.item(shapes.ConfigChange, { key, removed, file: file.file }, (v) => (v.removed ? `${key} removed` : `${key} was not set`));
     });
 
   tolerateBrokenConfig(
@@ -88,7 +91,7 @@ export function registerConfig(program: Command, getCtx: GetContext): void {
         const ctx = getCtx();
         const { editConfig } = await import('../runtime/config-edit.js');
         const outcome = await editConfig(ctx.flags.dataDir);
-        ctx.output.result(outcome, (v) => (v.changed ? `${v.file} updated` : `${v.file} unchanged`));
+        ctx.output.item(shapes.ConfigChange, outcome, (v) => (v.changed ? `${v.file} updated` : `${v.file} unchanged`));
       }),
   );
 }

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { parseFlags } from './shared/flags.js';
 import { printDevEvents, showDashboard, untilStopped } from './shared/dev-view.js';
 import type { GetContext } from './shared/context.js';
+import * as shapes from '../core/shapes/index.js';
 
 const DevFlagsSchema = z.object({
   event: z.string().min(1).optional(),
@@ -47,7 +48,7 @@ export function registerDev(program: Command, getCtx: GetContext): void {
         runnerConfigFile: flags.config,
         warn: (m) => ctx.output.warn(m),
       });
-      ctx.output.line({ type: 'serve.ready', url: session.url, port: session.serve.port, token_file: session.serve.tokenFile, dev: true });
+      ctx.output.stream(shapes.ServeLine, { type: 'serve.ready', url: session.url, port: session.serve.port, token_file: session.serve.tokenFile, dev: true });
       const stop = untilStopped(ctx.signal);
       const tty = process.stdout.isTTY === true && process.stdin.isTTY === true && !ctx.output.json;
       const teardown = tty ? await showDashboard(session, stop.stop) : printDevEvents(session, ctx.output);

@@ -7,6 +7,7 @@ import { toLbotError } from '../core/errors.js';
 import { EXIT } from './shared/exit-codes.js';
 import { tolerateBrokenConfig } from './shared/broken-config.js';
 import type { GetContext } from './shared/context.js';
+import * as shapes from '../core/shapes/index.js';
 
 /** `fail` makes the exit code 1; `warn` is something that works only in part (no python3: no Python runners). */
 type Check = { name: string; status: 'ok' | 'warn' | 'fail'; detail: string };
@@ -71,7 +72,7 @@ export function registerDoctor(program: Command, getCtx: GetContext): void {
         },
       };
       if (!report.ok) ctx.exitCode = EXIT.runFailed;
-      ctx.output.result(report, (r) =>
+      ctx.output.item(shapes.DoctorReport, report, (r) =>
         [
           ...r.checks.map((c) => `${MARK[c.status]} ${c.name}: ${c.detail}`),
           `box: ${r.box.enabled ? `enabled, backend ${r.box.configured_backend}${r.box.selected_backend ? ` → ${r.box.selected_backend}` : ' → none usable'}` : 'disabled (box.enabled = false)'}`,

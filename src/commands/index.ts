@@ -19,6 +19,7 @@ import { registerPlatform } from './platform.js';
 import { registerOutbox } from './outbox.js';
 import { registerSchedule } from './schedule.js';
 import { registerKb } from './kb.js';
+import { registerSchema } from './schema.js';
 
 export function registerCommands(program: Command, ctx: GetContext): void {
   registerConfig(program, ctx);
@@ -38,4 +39,5 @@ export function registerCommands(program: Command, ctx: GetContext): void {
   registerOutbox(program, ctx);
   registerSchedule(program, ctx);
   registerKb(program, ctx);
+  registerSchema(program, ctx);
 }

@@ -8,6 +8,7 @@ import { IntFlag, LimitFlag } from './shared/schemas.js';
 import { withStores } from './shared/stores.js';
 import type { GetContext } from './shared/context.js';
 import { table } from './shared/table.js';
+import * as shapes from '../core/shapes/index.js';
 
 const when = (s: number | null) => (s === null ? '-' : new Date(s * 1000).toISOString().replace('.000Z', 'Z'));
 
@@ -23,16 +24,14 @@ export function registerInspect(program: Command, getCtx: GetContext): void {
       const ctx = getCtx();
       const flags = parseFlags(z.object({ limit: LimitFlag }), raw);
       const list = await withStores(ctx, (s) => s.runs.list(flags.limit ? { limit: flags.limit } : {}));
-      if (ctx.output.json) for (const r of list) ctx.output.line(r);
-      else
-        ctx.output.result(list, (l) =>
-          l.length
-            ? table([
-                ['RUN', 'RUNNER', 'EVENT', 'STATUS', 'STARTED'],
-                ...l.map((r) => [r.run_id, r.runner_id, r.event_id, r.status + (r.error ? ` (${r.error.code})` : ''), when(r.started_at)]),
-              ])
-            : 'no runs',
-        );
+      ctx.output.list(shapes.RunRecord, list, (l) =>
+        l.length
+          ? table([
+              ['RUN', 'RUNNER', 'EVENT', 'STATUS', 'STARTED'],
+              ...l.map((r) => [r.run_id, r.runner_id, r.event_id, r.status + (r.error ? ` (${r.error.code})` : ''), when(r.started_at)]),
+            ])
+          : 'no runs',
+      );
     });
   runs
     .command('show <run_id>')
@@ -41,13 +40,13 @@ export function registerInspect(program: Command, getCtx: GetContext): void {
       const ctx = getCtx();
       const run = await withStores(ctx, (s) => s.runs.get(runId));
       if (!run) throw new LbotError('not_found', `run ${runId} not found`, { hint: 'run `lbot runs list` to see run ids' });
-      ctx.output.result(run);
+      ctx.output.item(shapes.RunRecord, run);
     });
 
   const events = program.command('events').description('Inspect the event log');
   events
     .command('list')
-    .description('list event-log records, newest first ({items, next_seq, has_more}; at most 100 per page)')
+    .description('list event-log records, newest first (at most 100 per page; the next page: --before the last seq)')
     .option('--conversation <id>', 'only this conversation')
     .option('--type <event_type>', 'only this event type')
     .option('--limit <n>', 'page size (capped at 100)')
@@ -63,14 +62,15 @@ export function registerInspect(program: Command, getCtx: GetContext): void {
           limit: f.limit ?? 50,
         }),
       );
-      ctx.output.result(
-        page,
-        (p) =>
-          table([
-            ['SEQ', 'EVENT', 'TYPE', 'CONVERSATION', 'ACTOR', 'RUN'],
-            ...p.items.map((e) => [String(e.seq), e.event_id, e.event_type, e.conversation_id ?? '-', e.actor_id ?? '-', e.run_id ?? '-']),
-          ]) + (p.has_more ? `\n(more: --before ${p.next_seq})` : ''),
+      ctx.output.list(shapes.EventRecord, page.items, (items) =>
+        items.length
+          ? table([
+              ['SEQ', 'EVENT', 'TYPE', 'CONVERSATION', 'ACTOR', 'RUN'],
+              ...items.map((e) => [String(e.seq), e.event_id, e.event_type, e.conversation_id ?? '-', e.actor_id ?? '-', e.run_id ?? '-']),
+            ])
+          : 'no events',
       );
+      if (page.has_more && page.next_seq !== null) ctx.output.notice(`more: --before ${page.next_seq}`);
     });
   events
     .command('get <event_id>')
@@ -79,14 +79,14 @@ export function registerInspect(program: Command, getCtx: GetContext): void {
       const ctx = getCtx();
       const [record] = await withStores(ctx, (s) => s.events.findByEventId(eventId));
       if (!record) throw new LbotError('not_found', `event ${eventId} not found`);
-      ctx.output.result(record);
+      ctx.output.item(shapes.EventRecord, record);
     });
 
   program
     .command('transcript')
     .description('Inspect conversation transcripts')
     .command('page')
-    .description('one page of a conversation transcript, oldest first ({items, next_seq, prev_seq, has_more}); --before pages further back')
+    .description('one page of a conversation transcript, oldest first; --before the first seq pages further back')
     .requiredOption('--conversation <id>', 'conversation id')
     .option('--before <seq>', 'items before this seq, newest first')
     .option('--after <seq>', 'items after this seq, oldest first')
@@ -106,8 +106,9 @@ export function registerInspect(program: Command, getCtx: GetContext): void {
         }),
       );
       // A person reads a conversation oldest first; the cursors keep their store meaning (AC-001, AC-043).
-      const page = direction === 'backward' ? { ...stored, items: [...stored.items].reverse() } : stored;
-      ctx.output.result(page, (p) => p.items.map((i) => `[${i.seq}] ${i.role}: ${i.content ?? ''}`).join('\n') || 'no items');
+      const items = direction === 'backward' ? [...stored.items].reverse() : stored.items;
+      ctx.output.list(shapes.TranscriptItem, items, (l) => l.map((i) => `[${i.seq}] ${i.role}: ${i.content ?? ''}`).join('\n') || 'no items');
+      if (stored.has_more && stored.next_seq !== null) ctx.output.notice(`more: --${direction === 'backward' ? 'before' : 'after'} ${stored.next_seq}`);
     });
 
   const artifacts = program.command('artifacts').description('Inspect artifacts (metadata and bytes)');
@@ -125,16 +126,14 @@ export function registerInspect(program: Command, getCtx: GetContext): void {
         storage_type: r.storage_type,
         reference: r.storage_type === 'binary_storage' ? null : r.storage_key,
       }));
-      if (ctx.output.json) for (const r of rows) ctx.output.line(r);
-      else
-        ctx.output.result(rows, (l) =>
-          l.length
-            ? table([
-                ['ARTIFACT', 'TYPE', 'MIME', 'SIZE', 'SOURCE', 'STORED'],
-                ...l.map((a) => [a.artifact_id, a.artifact_type, a.mime_type ?? '-', String(a.size_bytes ?? '-'), a.source, a.storage_type]),
-              ])
-            : 'no artifacts',
-        );
+      ctx.output.list(shapes.Artifact, rows, (l) =>
+        l.length
+          ? table([
+              ['ARTIFACT', 'TYPE', 'MIME', 'SIZE', 'SOURCE', 'STORED'],
+              ...l.map((a) => [a.artifact_id, a.artifact_type, a.mime_type ?? '-', String(a.size_bytes ?? '-'), a.source, a.storage_type]),
+            ])
+          : 'no artifacts',
+      );
     });
   artifacts
     .command('show <artifact_id>')
@@ -143,7 +142,11 @@ export function registerInspect(program: Command, getCtx: GetContext): void {
       const ctx = getCtx();
       const r = await withStores(ctx, (s) => s.artifacts.get(id));
       if (!r) throw new LbotError('not_found', `artifact ${id} not found`);
-      ctx.output.result({ ...publicArtifact(r), storage_type: r.storage_type, reference: r.storage_type === 'binary_storage' ? null : r.storage_key });
+      ctx.output.item(shapes.Artifact, {
+        ...publicArtifact(r),
+        storage_type: r.storage_type,
+        reference: r.storage_type === 'binary_storage' ? null : r.storage_key,
+      });
     });
   artifacts
     .command('read <artifact_id>')
@@ -158,7 +161,7 @@ export function registerInspect(program: Command, getCtx: GetContext): void {
         if (!r) throw new LbotError('not_found', `artifact ${id} not found`);
         return s.artifacts.read(r, f.offset, f.length ?? null);
       });
-      if (ctx.output.json) return ctx.output.result(result);
+      if (ctx.output.json) return ctx.output.item(shapes.ArtifactBytes, result);
       if (result.content_base64 === null) return ctx.output.text(`reference: ${result.file_key ?? '(none)'} (no stored bytes)`);
       await ctx.output.bytes(Buffer.from(result.content_base64, 'base64'));
     });

@@ -11,6 +11,7 @@ import type { CliContext, GetContext } from './shared/context.js';
 import { collect, parseFlags, parseKeyValues } from './shared/flags.js';
 import { IntFlag } from './shared/schemas.js';
 import { exitCodeFor } from './shared/exit-codes.js';
+import * as shapes from '../core/shapes/index.js';
 
 const admin = () => import('../runtime/knowledge/admin.js');
 
@@ -36,7 +37,7 @@ function progressReporter(ctx: CliContext): { on(p: IngestProgress): void; end()
   return {
     on(p) {
       if (ctx.output.json) {
-        ctx.output.line({ progress: p });
+        ctx.output.progress(shapes.KbProgress, { progress: p });
         return;
       }
       if (p.type === 'scan') total = p.files;
@@ -67,7 +68,7 @@ function progressReporter(ctx: CliContext): { on(p: IngestProgress): void; end()
 const renderSummary = (s: IngestSummary) =>
   `${s.kb_id}: ${s.indexed} indexed, ${s.unchanged} unchanged, ${s.removed} removed, ${s.failed} failed; ${s.chunks} chunks, ${s.embedding_batches} embedding batches; version ${s.version}`;
 
-const renderList = (bases: KnowledgeBaseInfo[]) =>
+const renderList = (bases: readonly KnowledgeBaseInfo[]) =>
   bases.length === 0
     ? 'no knowledge bases (create one with lbot kb create NAME, then lbot kb add NAME PATH…)'
     : bases
@@ -89,7 +90,7 @@ async function runIngestion(ctx: CliContext, name: string, paths: string[], opts
   } finally {
     progress.end();
   }
-  ctx.output.result({ ok: summary.failed === 0, ...summary }, renderSummary);
+  ctx.output.item(shapes.KbIngestion, { ok: summary.failed === 0, ...summary }, renderSummary);
   const first = summary.failures[0];
   // The base is usable, but a file was left out: the exit code says which kind of failure came first.
   if (first) ctx.exitCode = exitCodeFor(first.code);
@@ -106,7 +107,8 @@ export function registerKb(program: Command, getCtx: GetContext): void {
       const ctx = getCtx();
       const f = parseFlags(z.object({ embeddingModel: z.string().min(1).optional(), chunkTokens: IntFlag.optional(), overlap: IntFlag.optional() }), raw);
       const base = await (await admin()).createKb(envOf(ctx), { name, ...f });
-      ctx.output.result(
+      ctx.output.item(
+        shapes.KbCreated,
         base,
         (b) =>
           `created knowledge base ${b.id} (${b.chunk_tokens} tokens a chunk, overlap ${b.chunk_overlap}${b.embedding_model ? `, embeddings ${b.embedding_model}` : ''})`,
@@ -130,15 +132,14 @@ export function registerKb(program: Command, getCtx: GetContext): void {
     .action(async () => {
       const ctx = getCtx();
       const bases = await (await admin()).listKb(envOf(ctx));
-      if (ctx.output.json) for (const b of bases) ctx.output.line(b);
-      else ctx.output.result(bases, renderList);
+      ctx.output.list(shapes.KnowledgeBase, bases, renderList);
     });
   kb.command('show <name>')
     .description('show a base and its documents')
     .action(async (name: string) => {
       const ctx = getCtx();
       const shown = await (await admin()).showKb(envOf(ctx), name);
-      ctx.output.result(shown, (s) =>
+      ctx.output.item(shapes.KbDetail, shown, (s) =>
         [
           `${s.base.id}: version ${s.base.version}, ${s.base.chunk_tokens} tokens a chunk, overlap ${s.base.chunk_overlap}, embeddings ${s.base.embedding_model ?? 'none'}`,
           ...s.documents.map((d) => `  ${d.source}  ${d.chunk_count} chunks  v${d.version}  ${d.content_hash.slice(0, 12)}`),
@@ -149,7 +150,11 @@ export function registerKb(program: Command, getCtx: GetContext): void {
     .description('remove a base with its documents and chunks')
     .action(async (name: string) => {
       const ctx = getCtx();
-      ctx.output.result(await (await admin()).removeKb(envOf(ctx), name), (r) => `removed knowledge base ${r.removed}`);
+      ctx.output.item(
+        shapes.Removed,
+        { ok: true, removed: (await (await admin()).removeKb(envOf(ctx), name)).removed },
+        (r) => `removed knowledge base ${r.removed}`,
+      );
     });
   kb.command('search <name> <query>')
     .description('retrieve from a base the way knowledge.retrieve does')
@@ -170,6 +175,6 @@ export function registerKb(program: Command, getCtx: GetContext): void {
         throw err;
       }
       const found = await (await admin()).searchKb(envOf(ctx), { name, query, topK: f.topK, filters, rerankModel: f.rerankModel });
-      ctx.output.result(found, renderResults);
+      ctx.output.item(shapes.KbSearch, found, renderResults);
     });
 }

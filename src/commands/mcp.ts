@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { LbotError } from '../core/errors.js';
+import { isErrorCode } from '../core/error-table.js';
 import { isRecord } from '../core/json.js';
 import { parseJsonText } from '../core/json-parse.js';
 import type { AdminContext, ServerSummary, TestResult, ToolListing } from '../runtime/mcp/admin.js';
@@ -9,6 +10,7 @@ import { EXIT } from './shared/exit-codes.js';
 import { collect, parseFlags, parseKeyValues } from './shared/flags.js';
 import type { CliContext } from './shared/context.js';
 import type { GetContext } from './shared/context.js';
+import * as shapes from '../core/shapes/index.js';
 
 const AddFlagsSchema = z.object({
   env: z.array(z.string()).default([]),
@@ -62,10 +64,26 @@ function failureExit(code: string | null): number {
 
 const admin = () => import('../runtime/mcp/admin.js');
 
-function renderList(v: { servers: ServerSummary[] }): string {
-  if (v.servers.length === 0) return 'no MCP servers configured (add one with lbot mcp add NAME -- CMD…)';
-  const w = Math.max(...v.servers.map((s) => s.name.length));
-  return v.servers
+const serverDown = (s: ToolListing['servers'][number]) => `${s.name}: ${s.status}${s.error_message ? ` [${s.error_phase ?? ''}] ${s.error_message}` : ''}`;
+
+/**
+ * A failed test is an error like any other: the report on stdout in text mode, the `lbot: error[…]` line,
+ * and with --json the error envelope with the report as `details.test`. Returns the exit code.
+ */
+function reportFailedTest(ctx: CliContext, r: TestResult): number {
+  ctx.output.text(renderTest(r));
+  const code = r.error_code !== null && isErrorCode(r.error_code) ? r.error_code : 'mcp.connect_failed';
+  const err = new LbotError(code, `MCP server ${r.name}: ${r.error_message ?? r.status}`, {
+    details: { test: r },
+    ...(r.hint ? { hint: r.hint } : {}),
+  });
+  return ctx.output.error(err, failureExit(r.error_code));
+}
+
+function renderList(servers: readonly ServerSummary[]): string {
+  if (servers.length === 0) return 'no MCP servers configured (add one with lbot mcp add NAME -- CMD…)';
+  const w = Math.max(...servers.map((s) => s.name.length));
+  return servers
     .map((s) => {
       const err = s.error_phase ? ` [${s.error_phase}] ${s.error_message ?? ''}` : '';
       return `${s.name.padEnd(w)}  ${s.mode.padEnd(5)}  ${s.status.padEnd(10)}  retries ${s.retry_count}  tools ${s.tool_count}  ${s.in_box ? '(in box) ' : ''}${s.target}${err}`;
@@ -148,7 +166,7 @@ export function registerMcp(program: Command, getCtx: GetContext): void {
         roots: flags.root,
         samplingModel: flags.samplingModel,
       });
-      ctx.output.result({ server }, () => `added MCP server ${name} (test it with lbot mcp test ${name})`);
+      ctx.output.item(shapes.McpServerConfig, server, () => `added MCP server ${name} (test it with lbot mcp test ${name})`);
     });
 
   mcp
@@ -157,7 +175,7 @@ export function registerMcp(program: Command, getCtx: GetContext): void {
     .action(async () => {
       const ctx = getCtx();
       const { listServers } = await admin();
-      ctx.output.result(listServers(await adminContext(ctx)), renderList);
+      ctx.output.list(shapes.McpServer, listServers(await adminContext(ctx)).servers, renderList);
     });
 
   mcp
@@ -166,7 +184,7 @@ export function registerMcp(program: Command, getCtx: GetContext): void {
     .action(async (name: string) => {
       const ctx = getCtx();
       const { showServer } = await admin();
-      ctx.output.result(showServer(await adminContext(ctx), name), (v) => JSON.stringify(v, null, 2));
+      ctx.output.item(shapes.McpServerDetail, showServer(await adminContext(ctx), name), (v) => JSON.stringify(v, null, 2));
     });
 
   mcp
@@ -178,8 +196,8 @@ export function registerMcp(program: Command, getCtx: GetContext): void {
       const flags = parseFlags(UserFlagsSchema, raw);
       const { testServer } = await admin();
       const result = await testServer(await adminContext(ctx, flags.elicit), name);
-      ctx.output.result(result, renderTest);
-      if (!result.ok) ctx.exitCode = failureExit(result.error_code);
+      if (result.ok) ctx.output.item(shapes.McpTest, result, renderTest);
+      else ctx.exitCode = reportFailedTest(ctx, result);
     });
 
   mcp
@@ -192,10 +210,15 @@ export function registerMcp(program: Command, getCtx: GetContext): void {
       const { listTools } = await admin();
       const listing = await listTools(await adminContext(ctx, flags.elicit), name);
       for (const w of listing.warnings) ctx.output.warn(w);
-      ctx.output.result(listing, renderTools);
       // The named server must have connected; without a name, a listing of what is up is the answer.
       const named = name ? listing.servers.find((s) => s.name === name) : undefined;
-      if (named && named.status !== 'connected') ctx.exitCode = failureExit(named.error_code);
+      if (named && named.status !== 'connected') {
+        const code = named.error_code !== null && isErrorCode(named.error_code) ? named.error_code : 'mcp.connect_failed';
+        ctx.exitCode = ctx.output.error(new LbotError(code, `MCP server ${serverDown(named)}`, { details: { server: named } }), failureExit(named.error_code));
+        return;
+      }
+      ctx.output.list(shapes.McpTool, listing.tools, () => renderTools(listing));
+      if (ctx.output.json) for (const s of listing.servers) if (s.status !== 'connected') ctx.output.warn(serverDown(s));
     });
 
   mcp
@@ -208,7 +231,7 @@ export function registerMcp(program: Command, getCtx: GetContext): void {
       const flags = parseFlags(CallFlagsSchema, raw);
       const { callTool } = await admin();
       const out = await callTool(await adminContext(ctx, flags.elicit), name, tool, parseArgsJson(flags.args));
-      ctx.output.result(out, (v) => {
+      ctx.output.item(shapes.McpCall, out, (v) => {
         const items = Array.isArray(v.result) ? v.result : [];
         return items.map((i) => (isRecord(i) && typeof i.text === 'string' ? i.text : JSON.stringify(i))).join('\n');
       });
@@ -224,7 +247,7 @@ export function registerMcp(program: Command, getCtx: GetContext): void {
       .action(async (name: string) => {
         const ctx = getCtx();
         const { setEnabled } = await admin();
-        ctx.output.result({ server: await setEnabled(await adminContext(ctx), name, enabled) }, () => `${verb}d MCP server ${name}`);
+        ctx.output.item(shapes.McpServer, await setEnabled(await adminContext(ctx), name, enabled), () => `${verb}d MCP server ${name}`);
       });
   }
 
@@ -242,8 +265,12 @@ export function registerMcp(program: Command, getCtx: GetContext): void {
         timeoutMs: flags.timeout * 1000,
         say: (line) => process.stderr.write(`${line}\n`),
       });
-      ctx.output.result(out, (v) => `${v.login.name}: authorized${v.login.scope ? ` (scope ${v.login.scope})` : ''}\n${renderTest(v.test)}`);
-      if (!out.test.ok) ctx.exitCode = failureExit(out.test.error_code);
+      const authorized = `${out.login.name}: authorized${out.login.scope ? ` (scope ${out.login.scope})` : ''}`;
+      if (out.test.ok) ctx.output.item(shapes.McpLogin, out, (v) => `${authorized}\n${renderTest(v.test)}`);
+      else {
+        ctx.output.notice(authorized);
+        ctx.exitCode = reportFailedTest(ctx, out.test);
+      }
     });
 
   mcp
@@ -253,7 +280,7 @@ export function registerMcp(program: Command, getCtx: GetContext): void {
       const ctx = getCtx();
       const { logoutServer } = await admin();
       const out = logoutServer(await adminContext(ctx), name);
-      ctx.output.result(out, (v) => (v.removed ? `logged out of MCP server ${name}` : `no stored authorization for MCP server ${name}`));
+      ctx.output.item(shapes.McpLogout, out, (v) => (v.removed ? `logged out of MCP server ${name}` : `no stored authorization for MCP server ${name}`));
     });
 
   mcp
@@ -262,7 +289,7 @@ export function registerMcp(program: Command, getCtx: GetContext): void {
     .action(async (name: string) => {
       const ctx = getCtx();
       const { removeServer } = await admin();
-      ctx.output.result(await removeServer(await adminContext(ctx), name), () => `removed MCP server ${name}`);
+      ctx.output.item(shapes.Removed, { ok: true, removed: (await removeServer(await adminContext(ctx), name)).removed }, () => `removed MCP server ${name}`);
     });
 
   mcp

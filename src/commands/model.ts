@@ -7,6 +7,7 @@ import type { ModelSummary, ModelTestResult } from '../runtime/models/admin.js';
 import { EXIT } from './shared/exit-codes.js';
 import { parseFlags } from './shared/flags.js';
 import type { GetContext } from './shared/context.js';
+import * as shapes from '../core/shapes/index.js';
 
 const AddFlagsSchema = z.object({
   provider: z.enum(['openai', 'anthropic', 'fake'], { message: 'must be openai, anthropic or fake' }),
@@ -37,10 +38,10 @@ async function readStdin(): Promise<string> {
   return key;
 }
 
-function renderList(v: { models: ModelSummary[] }): string {
-  if (v.models.length === 0) return 'no models configured (add one with lbot model add NAME --provider openai --base-url URL --model ID --api-key-env VAR)';
-  const w = Math.max(...v.models.map((m) => m.id.length));
-  return v.models.map((m) => `${m.id.padEnd(w)}  ${m.provider.padEnd(9)}  ${m.model ?? '-'}  ${m.base_url ?? ''}  key ${m.key}`).join('\n');
+function renderList(models: readonly ModelSummary[]): string {
+  if (models.length === 0) return 'no models configured (add one with lbot model add NAME --provider openai --base-url URL --model ID --api-key-env VAR)';
+  const w = Math.max(...models.map((m) => m.id.length));
+  return models.map((m) => `${m.id.padEnd(w)}  ${m.provider.padEnd(9)}  ${m.model ?? '-'}  ${m.base_url ?? ''}  key ${m.key}`).join('\n');
 }
 
 function renderTest(r: ModelTestResult): string {
@@ -88,7 +89,7 @@ export function registerModel(program: Command, getCtx: GetContext): void {
         tokenizer: flags.tokenizer,
         context_window: flags.contextWindow,
       });
-      ctx.output.result({ model: added }, () => `added model ${name} (test it with lbot model test ${name})`);
+      ctx.output.item(shapes.Model, added, () => `added model ${name} (test it with lbot model test ${name})`);
     });
 
   model
@@ -97,7 +98,7 @@ export function registerModel(program: Command, getCtx: GetContext): void {
     .action(async () => {
       const ctx = getCtx();
       const { listModels } = await admin();
-      ctx.output.result(listModels(ctx.configFile().config), renderList);
+      ctx.output.list(shapes.Model, listModels(ctx.configFile().config).models, renderList);
     });
 
   model
@@ -106,7 +107,7 @@ export function registerModel(program: Command, getCtx: GetContext): void {
     .action(async (name: string) => {
       const ctx = getCtx();
       const { showModel } = await admin();
-      ctx.output.result(showModel(ctx.configFile().config, name), (v) => JSON.stringify(v, null, 2));
+      ctx.output.item(shapes.ModelDetail, showModel(ctx.configFile().config, name), (v) => JSON.stringify(v, null, 2));
     });
 
   model
@@ -116,7 +117,7 @@ export function registerModel(program: Command, getCtx: GetContext): void {
       const ctx = getCtx();
       const { testModel } = await admin();
       const result = await testModel(ctx.configFile().config, name);
-      ctx.output.result(result, renderTest);
+      ctx.output.item(shapes.ModelTest, result, renderTest);
       if (!result.ok) ctx.exitCode = EXIT.unavailable;
     });
 
@@ -126,7 +127,7 @@ export function registerModel(program: Command, getCtx: GetContext): void {
     .action(async (name: string) => {
       const ctx = getCtx();
       const { removeModel } = await admin();
-      ctx.output.result(await removeModel(ctx.configFile(), name), () => `removed model ${name}`);
+      ctx.output.item(shapes.Removed, { ok: true, removed: (await removeModel(ctx.configFile(), name)).removed }, () => `removed model ${name}`);
     });
 
   model
@@ -144,7 +145,8 @@ export function registerModel(program: Command, getCtx: GetContext): void {
       ]);
       const script = parseFakeScript(flags.script ? await readFile(flags.script, 'utf8') : '{}', flags.script ?? '(no script)');
       const server = await startFakeModelServer(script, { host: flags.host, port: flags.port });
-      ctx.output.result(
+      ctx.output.item(
+        shapes.FakeModelServer,
         { url: server.url, openai_base_url: server.openaiBaseUrl, anthropic_base_url: server.anthropicBaseUrl, port: server.port },
         (v) => `fake model server on ${v.url} (openai base_url ${v.openai_base_url}, anthropic base_url ${v.anthropic_base_url})`,
       );

@@ -6,6 +6,7 @@ import { outboxLine, outboxListOptions, OutboxQuerySchema, publicOutboxRow } fro
 import { parseFlags } from './shared/flags.js';
 import { withStores } from './shared/stores.js';
 import type { GetContext } from './shared/context.js';
+import * as shapes from '../core/shapes/index.js';
 
 export function registerOutbox(program: Command, getCtx: GetContext): void {
   const outbox = program.command('outbox').description('Platform replies: what was sent, what waits for a retry, what failed');
@@ -19,8 +20,7 @@ export function registerOutbox(program: Command, getCtx: GetContext): void {
       const ctx = getCtx();
       const q = parseFlags(OutboxQuerySchema, raw);
       const rows = (await withStores(ctx, (s) => s.delivery.list(outboxListOptions(q)))).map(publicOutboxRow);
-      if (ctx.output.json) for (const r of rows) ctx.output.line(r);
-      else ctx.output.result(rows, (l) => l.map(outboxLine).join('\n') || 'the outbox is empty');
+      ctx.output.list(shapes.OutboxMessage, rows, (l) => l.map(outboxLine).join('\n') || 'the outbox is empty');
     });
   outbox
     .command('retry <id>')
@@ -36,6 +36,7 @@ export function registerOutbox(program: Command, getCtx: GetContext): void {
         const after = s.delivery.get(n);
         return after ? publicOutboxRow(after) : null;
       });
-      ctx.output.result(row, (r) => (r ? `queued ${outboxLine(r)}` : ''));
+      if (!row) throw new LbotError('not_found', `outbox message ${n} not found`);
+      ctx.output.item(shapes.OutboxMessage, row, (r) => `queued ${outboxLine(r)}`);
     });
 }

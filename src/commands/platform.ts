@@ -7,6 +7,7 @@ import { DELIVERY_PLATFORMS, describeAccount, PlatformAccountSchema } from '../c
 import { parseFlags } from './shared/flags.js';
 import type { GetContext } from './shared/context.js';
 import { firstIssue } from '../core/zod-issue.js';
+import * as shapes from '../core/shapes/index.js';
 
 const AddFlagsSchema = z.object({
   platform: z.enum(DELIVERY_PLATFORMS),
@@ -65,7 +66,11 @@ export function registerPlatform(program: Command, getCtx: GetContext): void {
           throw new LbotError('invalid_argument', `platform account ${name} already exists`, { hint: 'pass --replace to overwrite it' });
         rawConfig.platforms = [...list.filter((x) => x.name !== name), value];
       });
-      ctx.output.result(describeAccount(parsed.data, process.env), (d) => `added ${String(d.name)} (${String(d.platform)}, bot ${String(d.bot_id)})`);
+      ctx.output.item(
+        shapes.PlatformAccount,
+        describeAccount(parsed.data, process.env),
+        (d) => `added ${String(d.name)} (${String(d.platform)}, bot ${String(d.bot_id)})`,
+      );
     });
   platform
     .command('list')
@@ -73,18 +78,17 @@ export function registerPlatform(program: Command, getCtx: GetContext): void {
     .action(() => {
       const ctx = getCtx();
       const list = ctx.configFile().config.platforms.map((a) => describeAccount(a, process.env));
-      if (ctx.output.json) for (const a of list) ctx.output.line(a);
-      else
-        ctx.output.result(
-          list,
-          (l) =>
-            l
-              .map(
-                (a) =>
-                  `${a.name}  ${a.platform}  bot ${a.bot_id}  ${a.api_base ?? '(no api base)'}  token ${a.token_env === null ? '(none)' : `$${a.token_env} ${a.token ?? ''}`}`,
-              )
-              .join('\n') || 'no platform accounts',
-        );
+      ctx.output.list(
+        shapes.PlatformAccount,
+        list,
+        (l) =>
+          l
+            .map(
+              (a) =>
+                `${a.name}  ${a.platform}  bot ${a.bot_id}  ${a.api_base ?? '(no api base)'}  token ${a.token_env === null ? '(none)' : `$${a.token_env} ${a.token ?? ''}`}`,
+            )
+            .join('\n') || 'no platform accounts',
+      );
     });
   platform
     .command('rm <name>')
@@ -96,6 +100,6 @@ export function registerPlatform(program: Command, getCtx: GetContext): void {
       await ctx.configFile().update((rawConfig) => {
         rawConfig.platforms = accountsOf(rawConfig).filter((x) => x.name !== name);
       });
-      ctx.output.result({ ok: true, removed: name }, () => `removed ${name}`);
+      ctx.output.item(shapes.Removed, { ok: true, removed: name }, () => `removed ${name}`);
     });
 }

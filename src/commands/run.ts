@@ -9,6 +9,7 @@ import { collect, existingDir, parseFlags, parseKeyValues } from './shared/flags
 import { EXIT, exitCodeFor } from './shared/exit-codes.js';
 import type { GetContext } from './shared/context.js';
 import { deliveredLine, observedLine, summaryLine } from '../core/protocol/result-line.js';
+import * as shapes from '../core/shapes/index.js';
 
 const RunFlagsSchema = z
   .object({
@@ -53,7 +54,7 @@ export function registerRun(program: Command, getCtx: GetContext): void {
       const printed = new Set<string>();
       const onDelivered = (item: Delivered) => {
         if (out.json) {
-          out.line(deliveredLine(item));
+          out.stream(shapes.StreamItem, deliveredLine(item));
         } else if (item.type === 'message.completed') {
           printed.add(item.run_id);
           out.text(messageText(item.message) ?? '');
@@ -61,7 +62,7 @@ export function registerRun(program: Command, getCtx: GetContext): void {
       };
       const onObserved = (run_id: string, notice: ObservedNotice) => {
         if (!out.verbose) return;
-        if (out.json) out.line(observedLine(run_id, notice));
+        if (out.json) out.stream(shapes.StreamItem, observedLine(run_id, notice));
         else out.notice(`observed ${notice.type} ${JSON.stringify(notice.data)}`);
       };
       const { openCassette } = await import('../runtime/cassette/open.js');
@@ -86,10 +87,10 @@ export function registerRun(program: Command, getCtx: GetContext): void {
       for (const o of result.outcomes) {
         if (!out.json && o.status === 'completed' && !printed.has(o.run_id) && o.reply) out.text(o.reply);
         if (o.error) out.notice(`error[${o.error.code}]: ${o.error.message}`);
-        out.line(summaryLine(o));
+        out.stream(shapes.StreamItem, summaryLine(o));
       }
       if (result.skipped > 0) {
-        out.line({ type: 'replay.summary', runs: result.outcomes.length, skipped: result.skipped });
+        out.stream(shapes.StreamItem, { type: 'replay.summary', runs: result.outcomes.length, skipped: result.skipped });
         if (!out.json) out.warn(`${result.skipped} event(s) skipped after the failed run`);
       }
       await tape.finish({ check: flags.check ?? false });

@@ -6,6 +6,7 @@ import { LbotError } from '../core/errors.js';
 import { parseFlags } from './shared/flags.js';
 import { EXIT } from './shared/exit-codes.js';
 import type { GetContext } from './shared/context.js';
+import * as shapes from '../core/shapes/index.js';
 
 const InitFlagsSchema = z.object({
   author: z.string().min(1).optional(),
@@ -63,7 +64,7 @@ export function registerRunnerDev(runner: Command, getCtx: GetContext): void {
         langbot: flags.langbot,
       });
       const lbot = lbotInvocation();
-      ctx.output.result(result, (r) =>
+      ctx.output.item(shapes.ScaffoldedRunner, result, (r) =>
         flags.langbot
           ? [
               `created ${r.dir} (${r.runner_id})`,
@@ -116,7 +117,7 @@ export function registerRunnerDev(runner: Command, getCtx: GetContext): void {
         log: (l) => ctx.output.info(l),
         warn: (m) => ctx.output.warn(m),
       });
-      ctx.output.result(report, renderText);
+      ctx.output.item(shapes.ConformanceReport, report, renderText);
       ctx.exitCode = report.ok ? EXIT.ok : EXIT.runFailed;
     });
 }

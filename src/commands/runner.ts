@@ -5,6 +5,7 @@ import { LbotError } from '../core/errors.js';
 import type { RunnerDescriptor } from '../core/protocol/manifest.js';
 import { existingDir, parseFlags } from './shared/flags.js';
 import type { GetContext } from './shared/context.js';
+import * as shapes from '../core/shapes/index.js';
 
 const label = (r: RunnerDescriptor) => r.label.en_US ?? Object.values(r.label)[0] ?? r.runner_name;
 
@@ -20,24 +21,23 @@ export function registerRunner(program: Command, getCtx: GetContext): Command {
       const f = parseFlags(z.object({ plugin: z.string().optional() }), raw);
       if (!ctx.configFile().config.plugins.enabled) {
         ctx.output.warn('runner plugins are disabled (plugins.enabled = false); no runners are listed');
-        return ctx.output.text('no runners');
+        return ctx.output.list(shapes.Runner, [], () => 'no runners');
       }
       // A live `lbot dev` on the same directory answers with what it serves, and its reload errors.
       const { listRunners } = await import('../runtime/dev/dev-state.js');
       const catalog = await listRunners({ dataDir: ctx.flags.dataDir, pluginsDir: ctx.flags.pluginsDir, pluginDir: f.plugin });
       for (const w of catalog.warnings) ctx.output.warn(w);
-      if (ctx.output.json) for (const r of catalog.runners) ctx.output.line(r);
-      else
-        ctx.output.result(
-          catalog.runners,
-          (l) =>
-            l
-              .map(
-                (r) =>
-                  `${r.id}  ${label(r)}${r.compatible ? '' : `  (incompatible: ${r.incompatible_reason ?? ''})`}${r.reload_error ? `  (reload error: ${r.reload_error})` : ''}`,
-              )
-              .join('\n') || `no runners in ${ctx.flags.pluginsDir}`,
-        );
+      ctx.output.list(
+        shapes.Runner,
+        catalog.runners,
+        (l) =>
+          l
+            .map(
+              (r) =>
+                `${r.id}  ${label(r)}${r.compatible ? '' : `  (incompatible: ${r.incompatible_reason ?? ''})`}${r.reload_error ? `  (reload error: ${r.reload_error})` : ''}`,
+            )
+            .join('\n') || `no runners in ${ctx.flags.pluginsDir}`,
+      );
     });
   runner
     .command('show <runner_id>')
@@ -53,7 +53,7 @@ export function registerRunner(program: Command, getCtx: GetContext): Command {
       const config = ctx.configFile().config;
       const network = catalog.plugins.get(`${found.plugin_author}/${found.plugin_name}`)?.network === true;
       const granted = pluginSandboxFor(config, ctx.flags.dataDir, { warn: (m) => ctx.output.warn(m) }).grant(network);
-      ctx.output.result({ ...found, granted });
+      ctx.output.item(shapes.RunnerDetail, { ...found, granted });
     });
   return runner;
 }

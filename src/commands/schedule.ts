@@ -9,12 +9,13 @@ import { cronOf, ScheduleSchema, type Schedule } from '../core/schedules/schedul
 import { TOKEN_FILE_NAME } from '../runtime/server/token.js';
 import { parseFlags } from './shared/flags.js';
 import type { GetContext } from './shared/context.js';
+import * as shapes from '../core/shapes/index.js';
 
 const schedulesOf = (raw: Record<string, unknown>) => (Array.isArray(raw.schedules) ? raw.schedules.filter(isRecord) : []);
 
-function nextTick(s: Schedule): string {
+function nextTick(s: Schedule): string | null {
   const next = s.enabled ? cronOf(s).nextRun() : null;
-  return next ? next.toISOString() : '-';
+  return next ? next.toISOString() : null;
 }
 
 export function registerSchedule(program: Command, getCtx: GetContext): void {
@@ -45,9 +46,10 @@ export function registerSchedule(program: Command, getCtx: GetContext): void {
           throw new LbotError('invalid_argument', `schedule ${name} already exists`, { hint: 'pass --replace to overwrite it' });
         rawConfig.schedules = [...list.filter((x) => x.name !== name), value];
       });
-      ctx.output.result(
+      ctx.output.item(
+        shapes.Schedule,
         { ...parsed.data, next_tick: nextTick(parsed.data) },
-        (s) => `added ${s.name} (${s.cron}${s.tz ? ` ${s.tz}` : ''}); next tick ${s.next_tick}; a running lbot serve picks it up when restarted`,
+        (s) => `added ${s.name} (${s.cron}${s.tz ? ` ${s.tz}` : ''}); next tick ${s.next_tick ?? '-'}; a running lbot serve picks it up when restarted`,
       );
     });
   schedule
@@ -56,13 +58,13 @@ export function registerSchedule(program: Command, getCtx: GetContext): void {
     .action(() => {
       const ctx = getCtx();
       const list = ctx.configFile().config.schedules.map((s) => ({ ...s, next_tick: nextTick(s) }));
-      if (ctx.output.json) for (const s of list) ctx.output.line(s);
-      else
-        ctx.output.result(
-          list,
-          (l) =>
-            l.map((s) => `${s.name}  ${s.cron}${s.tz ? ` (${s.tz})` : ''}  next ${s.next_tick}${s.enabled ? '' : '  (disabled)'}`).join('\n') || 'no schedules',
-        );
+      ctx.output.list(
+        shapes.Schedule,
+        list,
+        (l) =>
+          l.map((s) => `${s.name}  ${s.cron}${s.tz ? ` (${s.tz})` : ''}  next ${s.next_tick ?? '-'}${s.enabled ? '' : '  (disabled)'}`).join('\n') ||
+          'no schedules',
+      );
     });
   schedule
     .command('rm <name>')
@@ -73,7 +75,7 @@ export function registerSchedule(program: Command, getCtx: GetContext): void {
       await ctx.configFile().update((rawConfig) => {
         rawConfig.schedules = schedulesOf(rawConfig).filter((x) => x.name !== name);
       });
-      ctx.output.result({ ok: true, removed: name }, () => `removed ${name}`);
+      ctx.output.item(shapes.Removed, { ok: true, removed: name }, () => `removed ${name}`);
     });
   schedule
     .command('run-now <name>')
@@ -110,6 +112,6 @@ export function registerSchedule(program: Command, getCtx: GetContext): void {
         const message = isRecord(body) && isRecord(body.error) && typeof body.error.message === 'string' ? body.error.message : `HTTP ${res.status}`;
         throw new LbotError(res.status === 404 ? 'not_found' : 'invalid_argument', `schedule ${name}: ${message}`);
       }
-      ctx.output.result({ run_id: body.run_id }, (r) => `started run ${r.run_id}`);
+      ctx.output.item(shapes.RunStarted, { run_id: body.run_id }, (r) => `started run ${r.run_id}`);
     });
 }

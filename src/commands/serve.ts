@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { parseFlags } from './shared/flags.js';
 import { whenAborted } from './shared/interrupt.js';
 import type { GetContext } from './shared/context.js';
+import * as shapes from '../core/shapes/index.js';
 
 const ServeFlagsSchema = z.object({
   host: z.string().min(1).optional(),
@@ -51,7 +52,13 @@ export function registerServe(program: Command, getCtx: GetContext): void {
         ctx.output.notice(
           `serving on ${session.url} with hot reload of ${ctx.flags.pluginsDir}${session.serve.tokenFile ? ` (token in ${session.serve.tokenFile})` : ''}`,
         );
-        ctx.output.line({ type: 'serve.ready', url: session.url, port: session.serve.port, token_file: session.serve.tokenFile, dev: true });
+        ctx.output.stream(shapes.ServeLine, {
+          type: 'serve.ready',
+          url: session.url,
+          port: session.serve.port,
+          token_file: session.serve.tokenFile,
+          dev: true,
+        });
         const unsubscribe = printDevEvents(session, ctx.output);
         await untilStopped(ctx.signal).stopped;
         ctx.output.notice('shutting down');
@@ -80,7 +87,7 @@ export function registerServe(program: Command, getCtx: GetContext): void {
         log: (l: string) => logger.debug(l),
       });
       logger.info({ event: 'serve.ready', url: handle.url, token_file: handle.tokenFile }, `serving on ${handle.url}`);
-      ctx.output.line({ type: 'serve.ready', url: handle.url, port: handle.port, token_file: handle.tokenFile });
+      ctx.output.stream(shapes.ServeLine, { type: 'serve.ready', url: handle.url, port: handle.port, token_file: handle.tokenFile });
       await whenAborted(ctx.signal);
       logger.info({ event: 'serve.stop' }, 'shutting down');
       await handle
@@ -101,6 +108,6 @@ export function registerServe(program: Command, getCtx: GetContext): void {
       const t = flags.rotate ? rotateServeToken(ctx.flags.dataDir) : resolveServeToken(ctx.flags.dataDir);
       if (t.file === null) ctx.output.notice('the token is LBOT_API_TOKEN (from the environment)');
       else if (flags.rotate) ctx.output.notice(`new token written to ${t.file}; restart lbot serve to use it`);
-      ctx.output.result({ token: t.token, file: t.file, rotated: flags.rotate === true }, (v) => v.token);
+      ctx.output.item(shapes.ServeToken, { token: t.token, file: t.file, rotated: flags.rotate === true }, (v) => v.token);
     });
 }

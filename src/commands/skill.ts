@@ -11,6 +11,7 @@ import type { ValidationReport } from '../core/skills/validate.js';
 import { collect, parseFlags } from './shared/flags.js';
 import type { CliContext } from './shared/context.js';
 import type { GetContext } from './shared/context.js';
+import * as shapes from '../core/shapes/index.js';
 
 const InstallFlagsSchema = z.object({
   preview: z.boolean().default(false),
@@ -63,7 +64,14 @@ function renderInstalled(v: { skills: InstalledResult[] }): string {
     .join('\n');
 }
 
-function publicSkill(s: InstalledSkill): Record<string, unknown> {
+type PublicSkill = Omit<InstalledSkill, 'provenance'> & {
+  source: string | null;
+  source_type: string | null;
+  sha256: string | null;
+  installed_at: string | null;
+};
+
+function publicSkill(s: InstalledSkill): PublicSkill {
   const { provenance, ...rest } = s;
   return {
     ...rest,
@@ -74,10 +82,10 @@ function publicSkill(s: InstalledSkill): Record<string, unknown> {
   };
 }
 
-function renderList(v: { skills: Array<Record<string, unknown>> }, root: string): string {
-  if (v.skills.length === 0) return `no skills installed in ${root}`;
-  const width = Math.max(...v.skills.map((s) => String(s.name).length));
-  return v.skills
+function renderList(skills: ReadonlyArray<Omit<PublicSkill, 'instructions' | 'frontmatter'>>, root: string): string {
+  if (skills.length === 0) return `no skills installed in ${root}`;
+  const width = Math.max(...skills.map((s) => s.name.length));
+  return skills
     .map(
       (s) =>
         `${String(s.name).padEnd(width)}  ${s.invalid ? '[invalid] ' : ''}${typeof s.description === 'string' && s.description !== '' ? s.description : '(no description)'}`,
@@ -172,7 +180,8 @@ export function registerSkill(program: Command, getCtx: GetContext): void {
           throw new LbotError('invalid_argument', '--frozen cannot be combined with --preview, --replace or --name');
         const { installFrozen } = await import('../core/skills/frozen.js');
         const result = await installFrozen({ source, picks: flags.pick }, ictx);
-        ctx.output.result(
+        ctx.output.item(
+          shapes.SkillInstall,
           result,
           (v) => v.skills.map((s) => `${s.status.padEnd(9)}  ${s.name} (sha256 ${short(s.sha256)})`).join('\n') || 'skills.lock.json records no skills',
         );
@@ -182,12 +191,12 @@ export function registerSkill(program: Command, getCtx: GetContext): void {
         throw new LbotError('invalid_argument', 'missing SOURCE: a skill folder, .zip file or URL (or use --frozen to install what the lock records)');
       const opts = { source, name: flags.name, picks: flags.pick, replace: flags.replace, owner: flags.owner, repo: flags.repo, ref: flags.ref };
       if (flags.preview) {
-        ctx.output.result(await previewInstall(opts, ictx), renderPreview);
+        ctx.output.item(shapes.SkillInstall, await previewInstall(opts, ictx), renderPreview);
         return;
       }
       const result = await installSkills(opts, ictx);
       for (const s of result.skills) for (const w of s.warnings) ctx.output.warn(`${s.name}: ${w}`);
-      ctx.output.result(result, renderInstalled);
+      ctx.output.item(shapes.SkillInstall, result, renderInstalled);
     });
 
   skill
@@ -200,7 +209,7 @@ export function registerSkill(program: Command, getCtx: GetContext): void {
         const { instructions: _i, frontmatter: _f, ...rest } = publicSkill(s);
         return rest;
       });
-      ctx.output.result({ skills }, (v) => renderList(v, skillsRoot(ctx.flags.dataDir)));
+      ctx.output.list(shapes.Skill, skills, (v) => renderList(v, skillsRoot(ctx.flags.dataDir)));
     });
 
   skill
@@ -211,7 +220,11 @@ export function registerSkill(program: Command, getCtx: GetContext): void {
       const { getSkill, listSkillFiles } = await import('../core/skills/store.js');
       const s = await getSkill(ctx.flags.dataDir, name);
       const files = await listSkillFiles(ctx.flags.dataDir, name);
-      ctx.output.result({ ...publicSkill(s), allowed_tools: s.frontmatter['allowed-tools'] ?? null, history: s.provenance?.history ?? [], files }, renderShow);
+      ctx.output.item(
+        shapes.SkillDetail,
+        { ...publicSkill(s), allowed_tools: s.frontmatter['allowed-tools'] ?? null, history: s.provenance?.history ?? [], files },
+        renderShow,
+      );
     });
 
   skill
@@ -220,7 +233,7 @@ export function registerSkill(program: Command, getCtx: GetContext): void {
     .action(async (name: string, file: string) => {
       const ctx = getCtx();
       const { readSkillFile } = await import('../core/skills/store.js');
-      ctx.output.result(await readSkillFile(ctx.flags.dataDir, name, file), (v) => v.content);
+      ctx.output.item(shapes.SkillFile, await readSkillFile(ctx.flags.dataDir, name, file), (v) => v.content);
     });
 
   skill
@@ -230,7 +243,7 @@ export function registerSkill(program: Command, getCtx: GetContext): void {
     .action(async (name: string) => {
       const ctx = getCtx();
       const { removeSkill } = await import('../core/skills/store.js');
-      ctx.output.result(await removeSkill(ctx.flags.dataDir, name), (v) => `removed ${v.removed}`);
+      ctx.output.item(shapes.Removed, { ok: true, removed: (await removeSkill(ctx.flags.dataDir, name)).removed }, (v) => `removed ${v.removed}`);
     });
 
   skill
@@ -260,7 +273,7 @@ export function registerSkill(program: Command, getCtx: GetContext): void {
         const { installSkills } = await import('../core/skills/install.js');
         installed = (await installSkills({ source: created.path }, await installContext(ctx))).skills;
       }
-      ctx.output.result({ ...created, installed }, (v) =>
+      ctx.output.item(shapes.SkillCreated, { ...created, installed }, (v) =>
         [
           `created ${v.path} (${v.files.join(', ')})`,
           ...(v.installed.length > 0
@@ -280,7 +293,7 @@ export function registerSkill(program: Command, getCtx: GetContext): void {
       const { validateSkills } = await import('../core/skills/validate.js');
       const report = await validateSkills(target, await installContext(ctx), flags.strict);
       if (report.ok) {
-        ctx.output.result(report, renderValidation);
+        ctx.output.item(shapes.SkillReport, report, renderValidation);
         return;
       }
       ctx.output.text(renderValidation(report));
@@ -300,7 +313,7 @@ export function registerSkill(program: Command, getCtx: GetContext): void {
       const { verifySkills } = await import('../core/skills/verify.js');
       const report = await verifySkills(ctx.flags.dataDir, names);
       if (report.ok) {
-        ctx.output.result(report, renderVerify);
+        ctx.output.item(shapes.SkillReport, report, renderVerify);
         return;
       }
       ctx.output.text(renderVerify(report));

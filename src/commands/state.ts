@@ -11,6 +11,7 @@ import { parseFlags } from './shared/flags.js';
 import { LimitFlag } from './shared/schemas.js';
 import { withStores } from './shared/stores.js';
 import type { GetContext } from './shared/context.js';
+import * as shapes from '../core/shapes/index.js';
 
 export function registerState(program: Command, getCtx: GetContext): void {
   const state = program.command('state').description('Inspect and edit runner state (conversation, actor, subject and runner scopes)');
@@ -35,8 +36,7 @@ export function registerState(program: Command, getCtx: GetContext): void {
           ...(f.limit ? { limit: f.limit } : {}),
         }),
       );
-      if (ctx.output.json) for (const e of entries) ctx.output.line(e);
-      else ctx.output.result(entries, (l) => l.map((e) => `${e.scope_key}  ${e.key} = ${JSON.stringify(e.value)}`).join('\n') || 'no state');
+      ctx.output.list(shapes.StateEntry, entries, (l) => l.map((e) => `${e.scope_key}  ${e.key} = ${JSON.stringify(e.value)}`).join('\n') || 'no state');
     });
   state
     .command('get <key>')
@@ -47,7 +47,7 @@ export function registerState(program: Command, getCtx: GetContext): void {
       const f = parseFlags(z.object({ scopeKey: z.string().min(1) }), raw);
       const got = await withStores(ctx, (s) => s.state.get(f.scopeKey, aliasStateKey(key)));
       if (!got.found) throw new LbotError('not_found', `state key ${key} not found under ${f.scopeKey}`);
-      ctx.output.result({ key: aliasStateKey(key), value: got.value }, (v) => JSON.stringify(v.value));
+      ctx.output.item(shapes.StateValue, { key: aliasStateKey(key), value: got.value }, (v) => JSON.stringify(v.value));
     });
   state
     .command('set <key> <json>')
@@ -66,7 +66,7 @@ export function registerState(program: Command, getCtx: GetContext): void {
         throw err;
       }
       await withStores(ctx, (s) => s.state.set(scope, f.scopeKey, aliasStateKey(key), text, { ...identity, bot_id: null, workspace_id: null }));
-      ctx.output.result({ ok: true, key: aliasStateKey(key) }, () => null);
+      ctx.output.item(shapes.StateChange, { ok: true, key: aliasStateKey(key), scope_key: f.scopeKey, deleted: false }, () => null);
     });
   state
     .command('delete <key>')
@@ -77,6 +77,6 @@ export function registerState(program: Command, getCtx: GetContext): void {
       const f = parseFlags(z.object({ scopeKey: z.string().min(1) }), raw);
       const deleted = await withStores(ctx, (s) => s.state.delete(f.scopeKey, aliasStateKey(key)));
       if (!deleted) throw new LbotError('not_found', `state key ${key} not found under ${f.scopeKey}`);
-      ctx.output.result({ ok: true, deleted: true }, () => null);
+      ctx.output.item(shapes.StateChange, { ok: true, key: aliasStateKey(key), scope_key: f.scopeKey, deleted: true }, () => null);
     });
 }

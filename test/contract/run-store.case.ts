@@ -48,8 +48,8 @@ export function runStoreContract(name: string, open: OpenStore<{ runs: RunStore 
         as_run_id: 'r1',
       });
       s.runs.addObserved('r1', { at: 3, type: 'action.requested', data: { action: 'kick' }, executed: false, note: 'logged only' });
-      s.runs.addResult('r1', { type: 'message.completed', data: { text: 'ok' } });
-      s.runs.addResult('r1', { type: 'run.completed', data: {} });
+      s.runs.addResult('r1', { type: 'message.delta', run_id: 'r1', data: { chunk: { role: 'assistant', content: 'o', is_final: false, msg_sequence: 0 } } });
+      s.runs.addResult('r1', { type: 'message.completed', run_id: 'r1', data: { message: { role: 'assistant', content: 'ok' } } });
       s.runs.addStateWrite('r1', { scope: 'conversation', key: 'a' });
       s.runs.addWarning('r1', 'first');
       s.runs.addWarning('r1', 'second');
@@ -70,7 +70,8 @@ export function runStoreContract(name: string, open: OpenStore<{ runs: RunStore 
         as_run_id: 'r1',
       });
       expect(r?.observed).toEqual([{ at: 3, type: 'action.requested', data: { action: 'kick' }, executed: false, note: 'logged only' }]);
-      expect(r?.results.map((x) => x['type'])).toEqual(['message.completed', 'run.completed']);
+      expect(r?.results.map((x) => x.type)).toEqual(['message.delta', 'message.completed']);
+      expect(r?.results[1]).toEqual({ type: 'message.completed', run_id: 'r1', data: { message: { role: 'assistant', content: 'ok' } } });
       expect(r?.state_writes).toEqual([{ scope: 'conversation', key: 'a' }]);
       expect(r?.warnings).toEqual(['first', 'second']);
     });

@@ -63,7 +63,7 @@ async function snapshot(root: string): Promise<string[]> {
   return out;
 }
 
-type ListOut = { skills: Array<{ name: string; description: string }> };
+type ListOut = Array<{ name: string; description: string }>;
 type ShowOut = Record<string, unknown> & { history: Array<{ sha256: string }> };
 
 describe('lbot skill (built CLI)', () => {
@@ -73,7 +73,7 @@ describe('lbot skill (built CLI)', () => {
     expect(install.exitCode, install.stderr).toBe(0);
     expect(install.stdout).toContain('installed hello-skill');
     const list = await s.json<ListOut>(['skill', 'list']);
-    expect(list.skills).toEqual([expect.objectContaining({ name: 'hello-skill', description: 'Says hello' })]);
+    expect(list).toEqual([expect.objectContaining({ name: 'hello-skill', description: 'Says hello' })]);
     const show = await s.json<ShowOut>(['skill', 'show', 'hello-skill']);
     expect(show).toMatchObject({ name: 'hello-skill', package_root: path.join(s.skillsRoot, 'hello-skill'), source: path.join(FIX, 'hello-skill.zip') });
     expect(show.instructions).toContain('run.sh');
@@ -122,7 +122,7 @@ describe('lbot skill (built CLI)', () => {
     }
     expect(existsSync(path.join(s.skillsRoot, '..', 'evil.txt'))).toBe(false);
     expect(existsSync('/tmp/lbot-abs.txt')).toBe(false);
-    expect((await s.json<ListOut>(['skill', 'list'])).skills).toEqual([]);
+    expect(await s.json<ListOut>(['skill', 'list'])).toEqual([]);
     const j = await s.lbot(['skill', 'install', path.join(FIX, 'traversal.zip'), '--json']);
     expect(JSON.parse(j.stdout)).toMatchObject({ ok: false, error: { code: 'skill.unsafe_path', retryable: false } });
   });
@@ -148,7 +148,7 @@ describe('lbot skill (built CLI)', () => {
     }
     const unnamed = await writeZip(s.root, 'u.zip', buildZip([{ name: 'Data Tools!/SKILL.md', data: '---\ndescription: d\n---\n' }]));
     expect((await s.lbot(['skill', 'install', unnamed])).exitCode).toBe(0);
-    expect((await s.json<ListOut>(['skill', 'list'])).skills.map((x) => x.name)).toEqual(['Data-Tools']);
+    expect((await s.json<ListOut>(['skill', 'list'])).map((x) => x.name)).toEqual(['Data-Tools']);
   });
 
   it('AC-138 cat prints files and refuses paths that leave the package (exit 4)', async () => {
@@ -204,7 +204,7 @@ describe('lbot skill (built CLI)', () => {
     const s = await scenario();
     const env = { LBOT__BOX__ENABLED: 'false' };
     expect((await s.lbot(['skill', 'install', path.join(FIX, 'hello-skill.zip')], env)).exitCode).toBe(0);
-    expect((await s.json<ListOut>(['skill', 'list'], env)).skills[0]?.name).toBe('hello-skill');
+    expect((await s.json<ListOut>(['skill', 'list'], env))[0]?.name).toBe('hello-skill');
     expect((await s.json<ShowOut>(['skill', 'show', 'hello-skill'], env)).description).toBe('Says hello');
     expect((await s.lbot(['skill', 'cat', 'hello-skill', 'SKILL.md'], env)).stdout).toContain('name: hello-skill');
   });
@@ -264,7 +264,7 @@ describe('lbot skill (built CLI)', () => {
         child.kill(signal);
       });
       const r = await child.finally(() => watcher.close());
-      const listed = (await s.json<ListOut>(['skill', 'list'])).skills.map((x) => x.name);
+      const listed = (await s.json<ListOut>(['skill', 'list'])).map((x) => x.name);
       const verify = await s.lbot(['skill', 'verify']);
       if (listed.includes('big')) {
         // The signal came after the commit: a whole skill and a lock entry that matches it.

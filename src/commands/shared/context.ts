@@ -6,9 +6,14 @@ import type { ConfigFile } from '../../core/stores/config-file.js';
 export type GlobalFlags = {
   dataDir: string;
   pluginsDir: string;
+  /** --json, or --jsonl (which also sets `jsonl`). */
   json: boolean;
+  /** List commands print NDJSON (one item a line) instead of one JSON array. */
+  jsonl: boolean;
   verbose: boolean;
   debug: boolean;
+  /** LBOT_CHECK_SHAPES=1: every --json value is checked against its shape before it is printed. */
+  checkShapes: boolean;
 };
 
 export type CliContext = {
@@ -27,15 +32,17 @@ export type GetContext = () => CliContext;
 
 /** Resolves the global flags: --data-dir, else LBOT_HOME, else ./.lbot; --plugins defaults under it. */
 export function resolveGlobalFlags(
-  raw: { dataDir?: string; plugins?: string; json?: boolean; verbose?: boolean; debug?: boolean },
+  raw: { dataDir?: string; plugins?: string; json?: boolean; jsonl?: boolean; verbose?: boolean; debug?: boolean },
   env: NodeJS.ProcessEnv = process.env,
 ): GlobalFlags {
   const dataDir = path.resolve(raw.dataDir ?? env.LBOT_HOME ?? '.lbot');
   return {
     dataDir,
     pluginsDir: path.resolve(raw.plugins ?? path.join(dataDir, 'plugins')),
-    json: raw.json ?? false,
+    json: (raw.json ?? false) || (raw.jsonl ?? false),
+    jsonl: raw.jsonl ?? false,
     verbose: raw.verbose ?? false,
     debug: raw.debug ?? false,
+    checkShapes: env.LBOT_CHECK_SHAPES === '1',
   };
 }

@@ -1,14 +1,30 @@
 // How `lbot dev` / `serve --dev` show a dev session: the ink dashboard on a TTY, else one line per event
-// (plain text on stderr, or NDJSON on stdout with --json).
+// (plain text on stderr, or ServeLine NDJSON on stdout with --json).
 import { describeDevEvent, type DevEvent } from '../../core/dev/events.js';
 import type { DevSession } from '../../runtime/dev/session.js';
 import type { Output } from './output.js';
+import { deliveredLine, observedLine, summaryLine, type ResultLine } from '../../core/protocol/result-line.js';
+import * as shapes from '../../core/shapes/index.js';
+
+/** A dev event as a `--json` line: the results of runs as the StreamItem lines every result stream uses. */
+function devLine(e: DevEvent): Exclude<DevEvent, { type: 'run.delivered' | 'run.observed' | 'run.ended' }> | ResultLine {
+  switch (e.type) {
+    case 'run.delivered':
+      return deliveredLine(e.item);
+    case 'run.observed':
+      return observedLine(e.run_id, e.notice);
+    case 'run.ended':
+      return summaryLine(e.outcome);
+    default:
+      return e;
+  }
+}
 
 /** Prints every dev event as it happens (recent ones first); returns the unsubscribe. */
 export function printDevEvents(session: Pick<DevSession, 'bus'>, out: Output): () => void {
   return session.bus.subscribe(
     (e: DevEvent) => {
-      if (out.json) return out.line(e);
+      if (out.json) return out.stream(shapes.ServeLine, devLine(e));
       const text = describeDevEvent(e);
       if (text !== null) out.notice(text);
     },

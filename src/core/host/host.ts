@@ -3,6 +3,7 @@
 // Plugin processes live in the pool (plugin-pool.ts), run setup in run-setup.ts.
 import { LbotError } from '../errors.js';
 import type { EventEnvelope } from '../protocol/event.js';
+import { deliveredLine } from '../protocol/result-line.js';
 import type { Stores } from '../stores/types.js';
 import { STATE_VALUE_LIMIT_BYTES } from './api/state.js';
 import { registerAttachments } from './attachments.js';
@@ -129,7 +130,7 @@ export function createHost(deps: HostDeps): Host {
         nowS: () => deps.clock.now() / 1000,
         stateValueBytes: STATE_VALUE_LIMIT_BYTES,
         deliver: (item) => {
-          deps.stores.runs.addResult(run_id, { ...item });
+          deps.stores.runs.addResult(run_id, deliveredLine(item));
           req.onDelivered?.(item);
           deps.observer?.onDelivered?.(item);
         },

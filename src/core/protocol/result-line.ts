@@ -1,9 +1,10 @@
 // The one shape of a result-stream line: what `lbot run --json` prints and what GET /v1/runs/:id/results
 // streams (NDJSON or SSE). Delivered results carry their payload under `data`, observed notices say so,
 // and every run ends with one `run.summary`.
-import type { Message, MessageChunk } from './context.js';
+import { MessageChunkSchema, MessageSchema, type Message, type MessageChunk } from './context.js';
 import type { ErrorValue } from './error-value.js';
 import type { JsonObject } from './event.js';
+import { isRecord } from '../json.js';
 
 export type DeliveredLine =
   { type: 'message.delta'; run_id: string; data: { chunk: MessageChunk } } | { type: 'message.completed'; run_id: string; data: { message: Message } };
@@ -51,4 +52,22 @@ export function summaryLine(run: {
     error: run.error,
     retryable: run.error?.retryable ?? false,
   };
+}
+
+/**
+ * A delivered item read back from a run record: the result line it was stored as, or (records written
+ * before results were stored as lines) the item itself, `{type, run_id, chunk|message}`. Null for anything else.
+ */
+export function storedDeliveredLine(value: unknown): DeliveredLine | null {
+  if (!isRecord(value) || typeof value.run_id !== 'string') return null;
+  const payload = isRecord(value.data) ? value.data : value;
+  if (value.type === 'message.delta') {
+    const chunk = MessageChunkSchema.safeParse(payload.chunk);
+    return chunk.success ? { type: 'message.delta', run_id: value.run_id, data: { chunk: chunk.data } } : null;
+  }
+  if (value.type === 'message.completed') {
+    const message = MessageSchema.safeParse(payload.message);
+    return message.success ? { type: 'message.completed', run_id: value.run_id, data: { message: message.data } } : null;
+  }
+  return null;
 }

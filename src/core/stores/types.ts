@@ -6,6 +6,7 @@ import type { StateScope } from '../protocol/binding.js';
 import type { JsonObject } from '../protocol/event.js';
 import type { DeliveryStore } from './delivery-types.js';
 import type { ErrorValue } from '../protocol/error-value.js';
+import type { DeliveredLine } from '../protocol/result-line.js';
 
 /** A new event-log row; ids, seq and created_at are assigned by the store. */
 export type EventLogAppend = {
@@ -132,8 +133,8 @@ export type RunRecord = {
   ended_at: number | null;
   api_calls: ApiCallAudit[];
   observed: ObservedNotice[];
-  /** Normalized results as delivered, in order (served by `GET /v1/runs/:id/results`). */
-  results: JsonObject[];
+  /** Delivered results as result-stream lines, in order (served by `GET /v1/runs/:id/results`). */
+  results: DeliveredLine[];
   state_writes: Array<{ scope: string; key: string }>;
   warnings: string[];
   stderr_tail: string | null;
@@ -153,7 +154,7 @@ export interface RunStore {
   /** Audit entries of unattributed calls, oldest first; the newest `limit` with a limit. */
   unattributedCalls(opts?: { caller_plugin?: string; limit?: number }): ApiCallAudit[];
   addObserved(run_id: string, notice: ObservedNotice): void;
-  addResult(run_id: string, result: JsonObject): void;
+  addResult(run_id: string, result: DeliveredLine): void;
   addStateWrite(run_id: string, write: { scope: string; key: string }): void;
   addWarning(run_id: string, warning: string): void;
   get(run_id: string): RunRecord | null;

@@ -288,7 +288,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     }
     const run = deps.stores.runs.get(req.params.id);
     if (!run) throw new LbotError('not_found', `run ${req.params.id} not found`);
-    for (const r of run.results) write(stream, { ...r, ...(isRecord(r) && 'message' in r ? { data: { message: r.message } } : {}) });
+    for (const r of run.results) write(stream, r);
     write(stream, summaryLine(run));
     stream.end();
     return reply.send(stream);

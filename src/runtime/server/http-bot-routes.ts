@@ -19,7 +19,6 @@ import {
 import { LbotError } from '../../core/errors.js';
 import { parseEnvelope } from '../../core/host/event-input.js';
 import { messageText } from '../../core/host/result-normalizer.js';
-import { isRecord } from '../../core/json.js';
 import { parseOrThrow } from '../../core/zod-issue.js';
 import { startEventRun, type EventRouterDeps } from './event-router.js';
 
@@ -95,7 +94,7 @@ export function registerHttpBotRoutes(app: FastifyInstance, deps: HttpBotDeps): 
     const replies =
       fromLive ??
       (stored?.results ?? []).flatMap((r) =>
-        r.type === 'message.completed' && isRecord(r.message) && typeof r.message.content === 'string' ? [r.message.content] : [],
+        r.type === 'message.completed' && typeof r.data.message.content === 'string' ? [r.data.message.content] : [],
       );
     const status = outcome?.status ?? stored?.status ?? 'running';
     const error = outcome?.error ?? stored?.error ?? null;

@@ -27,17 +27,19 @@ describe('lbot platform', () => {
     expect(add.stdout).toContain('bot telegram:tg');
     const list = await lbot(dataDir, ['--json', 'platform', 'list'], { TG_TOKEN: secret });
     expect(list.exitCode).toBe(0);
-    expect(JSON.parse(list.stdout)).toMatchObject({
-      name: 'tg',
-      platform: 'telegram',
-      bot_id: 'telegram:tg',
-      token_env: 'TG_TOKEN',
-      token: '****',
-      api_base: 'http://127.0.0.1:9/',
-    });
+    expect(JSON.parse(list.stdout)).toMatchObject([
+      {
+        name: 'tg',
+        platform: 'telegram',
+        bot_id: 'telegram:tg',
+        token_env: 'TG_TOKEN',
+        token: '****',
+        api_base: 'http://127.0.0.1:9/',
+      },
+    ]);
     expect(list.stdout).not.toContain(secret);
     const unset = await lbot(dataDir, ['--json', 'platform', 'list']);
-    expect(JSON.parse(unset.stdout)).toMatchObject({ token: '(not set)' });
+    expect(JSON.parse(unset.stdout)).toMatchObject([{ token: '(not set)' }]);
     const file = path.join(dataDir, 'lbot.config.json');
     expect((await stat(file)).mode & 0o777).toBe(0o600);
     expect(await readFile(file, 'utf8')).not.toContain(secret);

@@ -56,12 +56,7 @@ async function deliverUpdate(s: ServeProcess, update: unknown): Promise<Response
 
 async function outbox(dataDir: string): Promise<Array<Record<string, unknown>>> {
   const r = await execa(process.execPath, [LBOT_BIN, '--data-dir', dataDir, '--json', 'outbox', 'list']);
-  return r.stdout.trim() === ''
-    ? []
-    : r.stdout
-        .trim()
-        .split('\n')
-        .map((l) => JSON.parse(l) as Record<string, unknown>);
+  return JSON.parse(r.stdout) as Array<Record<string, unknown>>;
 }
 
 describe('Telegram delivery through lbot serve', () => {

@@ -139,6 +139,6 @@ export function replyOf(record: Record<string, unknown>): unknown {
   const results = Array.isArray(record.results) ? record.results : [];
   const last = results.filter((r: unknown) => typeof r === 'object' && r !== null && Reflect.get(r, 'type') === 'message.completed').at(-1) as
     Record<string, unknown> | undefined;
-  const message = last?.message;
+  const message = last?.data !== null && typeof last?.data === 'object' ? Reflect.get(last.data, 'message') : undefined;
   return typeof message === 'object' && message !== null ? Reflect.get(message, 'content') : undefined;
 }

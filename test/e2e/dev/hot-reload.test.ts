@@ -39,10 +39,7 @@ async function runnerList(f: Fixture): Promise<RunnerRow[]> {
     reject: false,
     env: { LBOT_HOME: undefined },
   });
-  return r.stdout
-    .split('\n')
-    .filter((l) => l.trim())
-    .map((l) => JSON.parse(l) as RunnerRow);
+  return JSON.parse(r.stdout) as RunnerRow[];
 }
 
 /** Starts a run and waits for it to end; returns its reply text. */
@@ -144,8 +141,10 @@ describe('lbot dev', () => {
     const ready = await live.waitLine((l) => l.type === 'serve.ready');
     expect(ready).toMatchObject({ dev: true });
     await live.waitLine((l) => l.type === 'dev.ready');
-    const first = await live.waitLine((l) => l.type === 'run.ended');
-    expect(first).toMatchObject({ outcome: { status: 'completed', reply: 'v1' } });
+    const reply = await live.waitLine((l) => l.type === 'message.completed');
+    expect(reply).toMatchObject({ data: { message: { content: 'v1' } } });
+    const first = await live.waitLine((l) => l.type === 'run.summary');
+    expect(first).toMatchObject({ status: 'completed' });
 
     await writeFile(path.join(f.plugins.dir('hot'), 'main.js'), hotMain('v2'));
     const reloaded = await live.waitLine((l) => l.type === 'dev.reloaded' && l.generation === 2);
@@ -175,7 +174,7 @@ describe('lbot dev', () => {
       reject: false,
       env: { LBOT_HOME: undefined },
     });
-    expect(JSON.parse(list.stdout)).toMatchObject({ id: HOT, reload_error: null });
+    expect(JSON.parse(list.stdout)).toMatchObject([{ id: HOT, reload_error: null }]);
     expect(await f.live.stop()).toBe(0);
   });
 });

@@ -65,7 +65,7 @@ describe('lbot runner init', () => {
     expect(lstatSync(path.join(dir, 'node_modules', 'lbot')).isSymbolicLink()).toBe(true);
     expect(out.linked).toContain('node_modules/lbot');
     const list = await execa(process.execPath, [LBOT_BIN, '--json', 'runner', 'list', '--plugin', dir], { reject: false, cwd });
-    expect(JSON.parse(list.stdout)).toMatchObject({ id: 'plugin:acme/hello-bot/default', label: { en_US: 'Hello: "bot"' } });
+    expect(JSON.parse(list.stdout)).toMatchObject([{ id: 'plugin:acme/hello-bot/default', label: { en_US: 'Hello: "bot"' } }]);
   });
 
   it('its own npm test passes offline, and lbot run answers with the scaffolded runner', async () => {

@@ -292,7 +292,7 @@ describe('authorization and permissions', () => {
     expect(r.exitCode, r.stderr).toBe(4);
     expect(errorOf(r.stdout)?.code).toBe('runner.not_authorized');
     expect(existsSync(marker)).toBe(false);
-    expect(list(await s.json(['events', 'list']), 'items')).toEqual([]);
+    expect(list(await s.page(['events', 'list']), 'items')).toEqual([]);
     // the same binding without the restriction starts the runner (the marker works)
     const open = await s.writeJson('b2.json', {
       binding_id: 'b1',

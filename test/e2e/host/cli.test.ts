@@ -53,7 +53,7 @@ describe('CLI', () => {
     const [, second] = reports(r.stdout);
     const contents = list(second, 'result.items').map((i) => pick(i, 'content'));
     expect(contents).toContain('remember BLUE');
-    const runs = await s.jsonLines(['runs', 'list']);
+    const runs = await s.jsonList(['runs', 'list']);
     expect(runs.map((x) => x.event_id)).toEqual(['ev-a', 'ev-b']);
     expectMachineOutput(r.stdout, 2);
   });
@@ -65,7 +65,7 @@ describe('CLI', () => {
     expect(summaries(r.stdout)).toHaveLength(1);
     const last = parseLines(r.stdout).at(-1);
     expect(last).toMatchObject({ skipped: 1 });
-    expect((await s.jsonLines(['runs', 'list'])).map((x) => x.event_id)).toEqual(['ev-a']);
+    expect((await s.jsonList(['runs', 'list'])).map((x) => x.event_id)).toEqual(['ev-a']);
     const text = await s.run([emit('run.failed', { code: 'runner.error', error: 'first fails' })], { event: 'seq.json' });
     expect(text.exitCode, text.stderr).toBe(1);
     expect(text.stderr).toMatch(/1 event.*skipped/);
@@ -156,9 +156,9 @@ describe('CLI', () => {
     expect(a.exitCode, a.stderr).toBe(0);
     expect(b.exitCode, b.stderr).toBe(0);
     for (const conv of ['c1', 'c2']) {
-      const items = list(await s.json(['transcript', 'page', '--conversation', conv]), 'items');
+      const items = list(await s.page(['transcript', 'page', '--conversation', conv]), 'items');
       expect(items.map((i) => pick(i, 'role'))).toEqual(['user', 'assistant']);
     }
-    expect(await s.jsonLines(['runs', 'list'])).toHaveLength(2);
+    expect(await s.jsonList(['runs', 'list'])).toHaveLength(2);
   });
 });

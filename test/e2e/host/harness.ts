@@ -69,9 +69,15 @@ export type Scenario = {
   addPlugin(as: string, opts?: { from?: string; mainJs?: string }): Promise<string>;
   /** Edits the scripted copy's runner component YAML. */
   editRunner(edit: (doc: Record<string, unknown>) => void, plugin?: string): Promise<void>;
-  /** `--json` output of an inspection command, parsed (one object, or every NDJSON line with `lines`). */
+  /** `--json` output of an inspection command, parsed (one object). */
   json<T = Record<string, unknown>>(args: readonly string[]): Promise<T>;
-  jsonLines<T = Record<string, unknown>>(args: readonly string[]): Promise<T[]>;
+  /** `--json` output of a list command: its one JSON array. */
+  jsonList<T = Record<string, unknown>>(args: readonly string[]): Promise<T[]>;
+  /**
+   * A page of a paged list (`events list`, `transcript page`): the array as `items`, and the cursor lbot
+   * names on stderr when there is more (`more: --before SEQ`) as `has_more` / `next_seq`.
+   */
+  page(args: readonly string[]): Promise<{ items: unknown[]; has_more: boolean; next_seq: number | null }>;
 };
 
 let counter = 0;
@@ -161,10 +167,20 @@ export async function scenario(fixtures: readonly string[] = ['scripted']): Prom
       if (r.exitCode !== 0) throw new Error(`lbot ${args.join(' ')} exited ${r.exitCode}: ${r.stderr}`);
       return JSON.parse(r.stdout);
     },
-    async jsonLines(args) {
+    async jsonList(args) {
       const r = await s.lbot(['--json', ...args]);
       if (r.exitCode !== 0) throw new Error(`lbot ${args.join(' ')} exited ${r.exitCode}: ${r.stderr}`);
-      return parseLines(r.stdout);
+      const value: unknown = JSON.parse(r.stdout);
+      if (!Array.isArray(value)) throw new Error(`lbot ${args.join(' ')}: not one JSON array: ${r.stdout.slice(0, 200)}`);
+      return value;
+    },
+    async page(args) {
+      const r = await s.lbot(['--json', ...args]);
+      if (r.exitCode !== 0) throw new Error(`lbot ${args.join(' ')} exited ${r.exitCode}: ${r.stderr}`);
+      const items: unknown = JSON.parse(r.stdout);
+      if (!Array.isArray(items)) throw new Error(`lbot ${args.join(' ')}: not one JSON array: ${r.stdout.slice(0, 200)}`);
+      const more = /more: --(?:before|after) (\d+)/.exec(r.stderr);
+      return { items, has_more: more !== null, next_seq: more ? Number(more[1]) : null };
     },
   };
   return s;

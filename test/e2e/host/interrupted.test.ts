@@ -50,7 +50,7 @@ it('marks the run of a killed lbot run as interrupted', async () => {
   run.kill('SIGKILL');
   await run;
   const list = await execa(process.execPath, [LBOT_BIN, '--data-dir', data, 'runs', 'list', '--json']);
-  const runs = list.stdout.split('\n').map((l) => JSON.parse(l) as { status: string });
+  const runs = JSON.parse(list.stdout) as Array<{ status: string }>;
   expect(runs).toHaveLength(1);
   expect(runs[0]?.status).toBe('interrupted');
   const runId = String((runs[0] as { run_id?: unknown }).run_id);

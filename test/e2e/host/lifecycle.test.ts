@@ -35,16 +35,16 @@ describe('protocol and run lifecycle', () => {
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout).toBe('pong\n');
 
-    const runs = await s.jsonLines(['runs', 'list']);
+    const runs = await s.jsonList(['runs', 'list']);
     expect(runs).toHaveLength(1);
     expect(runs[0]).toMatchObject({ status: 'completed', runner_id: SCRIPTED });
     const runId = str(runs[0], 'run_id');
 
-    const events = await s.json(['events', 'list', '--conversation', 'c1']);
+    const events = await s.page(['events', 'list', '--conversation', 'c1']);
     expect(list(events, 'items')).toHaveLength(1);
     expect(pick(events, 'items.0')).toMatchObject({ event_id: 'ev-1', run_id: runId, runner_id: SCRIPTED });
 
-    const page = await s.json(['transcript', 'page', '--conversation', 'c1']);
+    const page = await s.page(['transcript', 'page', '--conversation', 'c1']);
     const items = list(page, 'items');
     expect(items).toHaveLength(2);
     expect(items[0]).toMatchObject({ role: 'user', content: 'ping' });
@@ -64,7 +64,7 @@ describe('protocol and run lifecycle', () => {
     expect(lines.map((l) => l.type)).toEqual(['message.delta', 'message.delta', 'message.completed', 'run.summary']);
     expect(lines[3]).toMatchObject({ type: 'run.summary', status: 'completed' });
 
-    const page = await s.json(['transcript', 'page', '--conversation', 'c1']);
+    const page = await s.page(['transcript', 'page', '--conversation', 'c1']);
     const assistant = list(page, 'items').filter((i) => pick(i, 'role') === 'assistant');
     // two runs, one assistant item each
     expect(assistant.map((i) => pick(i, 'content'))).toEqual(['hello', 'hello']);
@@ -75,7 +75,7 @@ describe('protocol and run lifecycle', () => {
     const r = await s.run([say('one'), say('two'), done()]);
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout).toBe('one\ntwo\n');
-    const page = await s.json(['transcript', 'page', '--conversation', 'c1']);
+    const page = await s.page(['transcript', 'page', '--conversation', 'c1']);
     const assistant = list(page, 'items').filter((i) => pick(i, 'role') === 'assistant');
     expect(assistant.map((i) => pick(i, 'content'))).toEqual(['one', 'two']);
   });
@@ -92,17 +92,17 @@ describe('protocol and run lifecycle', () => {
       expect(pick(ctx, 'runtime.trace_id')).toBe(runId);
       ids.push(runId);
     }
-    const runs = await s.jsonLines(['runs', 'list']);
+    const runs = await s.jsonList(['runs', 'list']);
     expect(runs.map((r) => r.run_id)).toEqual(ids);
     for (const id of ids) {
       expect(id).toMatch(UUID);
       expect(id).not.toBe('ev-1');
     }
     expect(new Set(ids).size).toBe(2);
-    const events = await s.json(['events', 'list', '--conversation', 'c1']);
+    const events = await s.page(['events', 'list', '--conversation', 'c1']);
     const ev1 = list(events, 'items').filter((e) => pick(e, 'event_id') === 'ev-1');
     expect(ev1.map((e) => pick(e, 'run_id')).sort()).toEqual([...ids].sort());
-    const page = await s.json(['transcript', 'page', '--conversation', 'c1']);
+    const page = await s.page(['transcript', 'page', '--conversation', 'c1']);
     expect(list(page, 'items')).toHaveLength(4);
   });
 
@@ -193,7 +193,7 @@ describe('protocol and run lifecycle', () => {
     expect(pick(fourth, 'context.inline_policy.mode')).toBe('current_event');
     expect(pick(fourth, 'context.has_history_before')).toBe(true);
 
-    const page = await s.json(['transcript', 'page', '--conversation', 'c1', '--limit', '100']);
+    const page = await s.page(['transcript', 'page', '--conversation', 'c1', '--limit', '100']);
     const items = list(page, 'items');
     expect(items).toHaveLength(8);
     // newest item written before run 4: run 3's assistant reply (6th item in time order)
@@ -222,9 +222,9 @@ describe('protocol and run lifecycle', () => {
     const ctx = reports(r.stdout)[0];
     expect(pick(ctx, 'input.text')).toBeNull();
     expect(pick(ctx, 'input.contents')).toEqual([]);
-    const events = await s.json(['events', 'list', '--conversation', 'g1']);
+    const events = await s.page(['events', 'list', '--conversation', 'g1']);
     expect(list(events, 'items')).toContainEqual(expect.objectContaining({ event_type: 'group.member_joined', actor_id: 'u2' }));
-    const page = await s.json(['transcript', 'page', '--conversation', 'g1']);
+    const page = await s.page(['transcript', 'page', '--conversation', 'g1']);
     const items = list(page, 'items');
     expect(items.filter((i) => pick(i, 'role') === 'user')).toEqual([]);
     expect(items.filter((i) => pick(i, 'role') === 'assistant')).toHaveLength(1);
@@ -237,7 +237,7 @@ describe('protocol and run lifecycle', () => {
     const ctx = reports(r.stdout)[0];
     expect(pick(ctx, 'conversation')).toBeNull();
     expect(pick(ctx, 'state.conversation')).toEqual({});
-    const events = await s.json(['events', 'list']);
+    const events = await s.page(['events', 'list']);
     expect(list(events, 'items')).toContainEqual(expect.objectContaining({ event_id: 'ev-friend-1', conversation_id: null }));
     expect(count(s.dataDir, 'SELECT count(*) FROM transcript')).toBe(0);
   });
@@ -251,7 +251,7 @@ describe('protocol and run lifecycle', () => {
       done(),
     ]);
     expect(first.exitCode, first.stderr).toBe(0);
-    const entries = await s.jsonLines(['state', 'list', '--scope', 'conversation']);
+    const entries = await s.jsonList(['state', 'list', '--scope', 'conversation']);
     for (const [key, value] of [
       ['external.session_id', 'sess-42'],
       ['external.working_directory', '/srv/ws/x'],
@@ -275,7 +275,7 @@ describe('protocol and run lifecycle', () => {
       ];
     });
     // The plugins dir's runners, after the ones bundled with lbot (plugin:langbot/…).
-    const runners = (await s.jsonLines(['runner', 'list'])).filter((r) => !String(r.id).startsWith(BUNDLED));
+    const runners = (await s.jsonList(['runner', 'list'])).filter((r) => !String(r.id).startsWith(BUNDLED));
     expect(runners).toHaveLength(1);
     const runner = runners[0];
     for (const key of ['id', 'label', 'protocol_version', 'capabilities', 'permissions', 'config_schema']) expect(runner).toHaveProperty(key);
@@ -299,7 +299,7 @@ describe('protocol and run lifecycle', () => {
     });
     const r = await s.lbot(['--json', 'runner', 'list']);
     expect(r.exitCode, r.stderr).toBe(0);
-    const runners = parseLines(r.stdout).filter((x) => !String(x.id).startsWith(BUNDLED));
+    const runners = (JSON.parse(r.stdout) as Array<Record<string, unknown>>).filter((x) => !String(x.id).startsWith(BUNDLED));
     expect(runners.map((x) => x.id)).toEqual([SCRIPTED]);
     // the fallback is a pseudo-locale keyed by the name (runner-protocol.md §2.3 rule 4)
     expect(runners[0]?.label).toEqual({ default: 'default' });
@@ -321,7 +321,7 @@ describe('protocol and run lifecycle', () => {
     expect(String(err?.message)).toMatch(/protocol version 2\b.*supports protocol version 1\b/);
     expect(pick(err, 'details.supported')).toEqual(['1']);
     expect(r.stderr).toContain('error[runner.protocol_error]');
-    const runners = await s.jsonLines(['runner', 'list']);
+    const runners = await s.jsonList(['runner', 'list']);
     expect(runners[0]).toMatchObject({ id: SCRIPTED, compatible: false });
   });
 
@@ -334,7 +334,7 @@ describe('protocol and run lifecycle', () => {
       expect(err?.code, id).toBe('runner.not_found');
       expect(String(err?.message), id).toContain('plugin:author/plugin/runner');
     }
-    const events = await s.json(['events', 'list']);
+    const events = await s.page(['events', 'list']);
     expect(list(events, 'items')).toEqual([]);
   });
 
@@ -372,10 +372,10 @@ describe('protocol and run lifecycle', () => {
     const r = await s.run([say('x'), done()], { json: true, runner: 'plugin:acme/bad-start/default' });
     expect(r.exitCode, r.stderr).toBe(1);
     expect(errorOf(r.stdout)?.code).toBe('runner.start_failed');
-    const runs = await s.jsonLines(['runs', 'list']);
+    const runs = await s.jsonList(['runs', 'list']);
     expect(runs).toHaveLength(1);
     expect(runs[0]).toMatchObject({ status: 'failed', error: { code: 'runner.start_failed' } });
-    const events = await s.json(['events', 'list']);
+    const events = await s.page(['events', 'list']);
     expect(list(events, 'items')).toContainEqual(expect.objectContaining({ event_id: 'ev-1', run_id: runs[0]?.run_id }));
   });
 
@@ -384,7 +384,7 @@ describe('protocol and run lifecycle', () => {
     const env = { LBOT__PLUGINS__ENABLED: 'false' };
     const listed = await s.lbot(['--json', 'runner', 'list'], { env });
     expect(listed.exitCode, listed.stderr).toBe(0);
-    expect(listed.stdout.trim()).toBe('');
+    expect(JSON.parse(listed.stdout)).toEqual([]);
     const r = await s.run([say('x'), done()], { json: true, env });
     expect(r.exitCode, r.stderr).toBe(6);
     expect(errorOf(r.stdout)).toMatchObject({ code: 'plugins.disabled', retryable: false });

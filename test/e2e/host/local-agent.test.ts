@@ -71,7 +71,7 @@ const EXEC_42 = { id: 'call_exec42', name: 'exec', arguments: { command: "python
 describe('local agent runner (built CLI, fake model server)', () => {
   it('is found without configuration under its id', async () => {
     const s: Scenario = await scenario();
-    const runners = await s.jsonLines(['runner', 'list']);
+    const runners = await s.jsonList(['runner', 'list']);
     expect(runners.map((r) => r.id)).toContain(LOCAL_AGENT);
   });
 
@@ -104,11 +104,11 @@ describe('local agent runner (built CLI, fake model server)', () => {
     const actions = list(record, 'api_calls').map((a) => `${String(pick(a, 'action'))}:${String(pick(a, 'decision'))}`);
     expect(actions).toEqual(expect.arrayContaining(['models.count_tokens:allowed', 'tools.get_detail:allowed', 'models.stream:allowed', 'tools.call:allowed']));
     expect(actions.filter((a) => a === 'models.stream:allowed')).toHaveLength(2);
-    const transcript = list(await s.json(['transcript', 'page', '--conversation', 'c42']), 'items').map(
+    const transcript = list(await s.page(['transcript', 'page', '--conversation', 'c42']), 'items').map(
       (i) => `${String(pick(i, 'role'))}: ${String(pick(i, 'content'))}`,
     );
     expect(transcript).toEqual(['user: what is 6*7?', 'assistant: Let me compute that.', 'assistant: 6*7 = 42']);
-    const events = JSON.stringify(await s.json(['events', 'list']));
+    const events = JSON.stringify(await s.page(['events', 'list']));
     expect(events).toContain('tool.call.completed');
     const sessions = await s.json<unknown[]>(['box', 'sessions']);
     expect(JSON.stringify(sessions)).toContain('conversation_c42');

@@ -192,17 +192,15 @@ describe('lbot model', () => {
     const listed = await s.lbot(['--json', 'model', 'list']);
     const shown = await s.lbot(['--json', 'model', 'show', 'kept']);
     for (const out of [listed.stdout, shown.stdout, stored.stdout, test.stdout]) expect(out).not.toContain(KEY);
-    expect(JSON.parse(listed.stdout)).toMatchObject({
-      models: [
-        { id: 'gpt', key: 'env:E2E_MODEL_KEY' },
-        { id: 'kept', provider: 'anthropic', key: 'stored' },
-      ],
-    });
+    expect(JSON.parse(listed.stdout)).toMatchObject([
+      { id: 'gpt', key: 'env:E2E_MODEL_KEY' },
+      { id: 'kept', provider: 'anthropic', key: 'stored' },
+    ]);
     expect(JSON.parse(shown.stdout)).toMatchObject({ model: { api_key: '****' } });
 
     expect((await s.lbot(['model', 'add', 'gpt', '--provider', 'fake'])).exitCode).toBe(2);
     const rm = await s.lbot(['--json', 'model', 'rm', 'gpt']);
-    expect(JSON.parse(rm.stdout)).toEqual({ removed: 'gpt' });
+    expect(JSON.parse(rm.stdout)).toEqual({ ok: true, removed: 'gpt' });
     expect((await s.lbot(['model', 'show', 'gpt'])).exitCode).toBe(3);
   });
 

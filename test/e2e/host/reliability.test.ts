@@ -127,7 +127,7 @@ describe('reliability and bad input', () => {
     const [summary] = summaries(r.stdout);
     const record = await s.json(['runs', 'show', str(summary, 'run_id')]);
     expect(record).toMatchObject({ status: 'failed', error: { code: 'runner.crashed' } });
-    const items = list(await s.json(['transcript', 'page', '--conversation', 'c1']), 'items');
+    const items = list(await s.page(['transcript', 'page', '--conversation', 'c1']), 'items');
     expect(items.map((i) => pick(i, 'role'))).toEqual(['user']);
     const next = await s.run([say('fine'), done()]);
     expect(next.exitCode, next.stderr).toBe(0);
@@ -396,7 +396,7 @@ describe('reliability and bad input', () => {
     } finally {
       db.close();
     }
-    const keys = new Set((await s.jsonLines(['state', 'list', '--scope', 'conversation'])).map((e) => e.key));
+    const keys = new Set((await s.jsonList(['state', 'list', '--scope', 'conversation'])).map((e) => e.key));
     for (const i of acknowledged) expect(keys.has(`key-${i}`), `key-${i}`).toBe(true);
     // and the data dir keeps working
     const next = await s.run([say('after the crash'), done()]);

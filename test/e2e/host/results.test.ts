@@ -33,7 +33,7 @@ const RAW_RESULTS = probe(`
   await new Promise((resolve) => setTimeout(resolve, 200));`);
 
 async function assistantItems(s: Scenario): Promise<unknown[]> {
-  return list(await s.json(['transcript', 'page', '--conversation', 'c1']), 'items').filter((i) => pick(i, 'role') === 'assistant');
+  return list(await s.page(['transcript', 'page', '--conversation', 'c1']), 'items').filter((i) => pick(i, 'role') === 'assistant');
 }
 
 async function protocolFailure(s: Scenario, script: Step[], label: string): Promise<string> {
@@ -145,7 +145,7 @@ describe('result stream handling', () => {
     const s = await scenario();
     await protocolFailure(s, [emit('state.updated', { key: 'k', value: 1 }), say('x'), done()], 'no scope');
     await protocolFailure(s, [emit('state.updated', { scope: 'conversation', value: 1 }), say('x'), done()], 'no key');
-    expect(await s.jsonLines(['state', 'list'])).toEqual([]);
+    expect(await s.jsonList(['state', 'list'])).toEqual([]);
   });
 
   it('AC-081 malformed artifact.created', async () => {
@@ -160,7 +160,7 @@ describe('result stream handling', () => {
     for (const [label, step, reason] of cases) {
       expect(await protocolFailure(s, [step, say('x'), done()], label), label).toMatch(reason);
     }
-    expect(await s.jsonLines(['artifacts', 'list'])).toEqual([]);
+    expect(await s.jsonList(['artifacts', 'list'])).toEqual([]);
     const exact = await s.run([
       emit('artifact.created', { ...file, artifact_id: 'one-mib', content_base64: Buffer.alloc(1024 * 1024, 1).toString('base64') }),
       say('x'),

@@ -43,7 +43,7 @@ async function transcript(s: Scenario, conversation: string): Promise<unknown[]>
   const items: unknown[] = [];
   let before: string | null = null;
   for (;;) {
-    const page: unknown = await s.json(['transcript', 'page', '--conversation', conversation, '--limit', '100', ...(before ? ['--before', before] : [])]);
+    const page: unknown = await s.page(['transcript', 'page', '--conversation', conversation, '--limit', '100', ...(before ? ['--before', before] : [])]);
     items.unshift(...list(page, 'items'));
     if (!pick(page, 'has_more')) return items;
     before = String(pick(page, 'next_seq'));
@@ -56,7 +56,7 @@ describe('stores and pull APIs', () => {
     const text = 'x'.repeat(1500);
     const r = await s.run([say('ok'), done()], { event: await events(s, { input: textInput(text) }) });
     expect(r.exitCode, r.stderr).toBe(0);
-    const page = await s.json(['events', 'list', '--conversation', 'c1']);
+    const page = await s.page(['events', 'list', '--conversation', 'c1']);
     const item = list(page, 'items')[0];
     for (const key of [
       'event_id',
@@ -100,7 +100,7 @@ describe('stores and pull APIs', () => {
     );
     const r = await s.run([say('ok'), done()], { event: file });
     expect(r.exitCode, r.stderr).toBe(0);
-    const first = await s.json(['events', 'list', '--conversation', 'c1', '--limit', '500']);
+    const first = await s.page(['events', 'list', '--conversation', 'c1', '--limit', '500']);
     const firstItems = list(first, 'items');
     expect(firstItems).toHaveLength(100);
     expect(pick(first, 'has_more')).toBe(true);
@@ -108,7 +108,7 @@ describe('stores and pull APIs', () => {
     const seqs = firstItems.map((e) => Number(pick(e, 'seq')));
     expect(seqs).toEqual([...seqs].sort((a, b) => b - a));
     expect(pick(firstItems[0], 'event_id')).toBe('ev-119');
-    const second = await s.json(['events', 'list', '--conversation', 'c1', '--limit', '500', '--before', String(pick(first, 'next_seq'))]);
+    const second = await s.page(['events', 'list', '--conversation', 'c1', '--limit', '500', '--before', String(pick(first, 'next_seq'))]);
     expect(list(second, 'items')).toHaveLength(20);
     expect(pick(second, 'has_more')).toBe(false);
     expect(pick(second, 'next_seq')).toBeNull();
@@ -123,11 +123,11 @@ describe('stores and pull APIs', () => {
     expect(made.exitCode, made.stderr).toBe(0);
     const r = await s.run([api('events.page', { event_types: ['artifact.created'] }), done()], { json: true });
     expect(r.exitCode, r.stderr).toBe(0);
-    const page = await s.json(['events', 'list', '--conversation', 'c1']);
+    const page = await s.page(['events', 'list', '--conversation', 'c1']);
     const types = list(page, 'items').map((e) => pick(e, 'event_type'));
     expect(types.filter((t) => t === 'message.received')).toHaveLength(3);
     expect(types.filter((t) => t === 'artifact.created')).toHaveLength(2);
-    const filtered = await s.json(['events', 'list', '--conversation', 'c1', '--type', 'artifact.created']);
+    const filtered = await s.page(['events', 'list', '--conversation', 'c1', '--type', 'artifact.created']);
     expect(list(filtered, 'items')).toHaveLength(2);
     const viaApi = reports(r.stdout)[0];
     expect(pick(viaApi, 'ok')).toBe(true);
@@ -138,7 +138,7 @@ describe('stores and pull APIs', () => {
     const s = await scenario();
     const r = await s.run([say('ok'), done()], { event: 'seq.json' });
     expect(r.exitCode, r.stderr).toBe(0);
-    const items = list(await s.json(['transcript', 'page', '--conversation', 'c1']), 'items');
+    const items = list(await s.page(['transcript', 'page', '--conversation', 'c1']), 'items');
     expect(items.map((i) => pick(i, 'role'))).toEqual(['user', 'assistant', 'user', 'assistant']);
     const seqs = items.map((i) => Number(pick(i, 'seq')));
     for (let i = 1; i < seqs.length; i++) expect(seqs[i]).toBeGreaterThan(seqs[i - 1] ?? Infinity);
@@ -155,7 +155,7 @@ describe('stores and pull APIs', () => {
     const r = await s.run([say(long), done()]);
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout).toBe(`${long}\n`);
-    const items = list(await s.json(['transcript', 'page', '--conversation', 'c1']), 'items');
+    const items = list(await s.page(['transcript', 'page', '--conversation', 'c1']), 'items');
     const assistant = items.find((i) => pick(i, 'role') === 'assistant');
     expect(str(assistant, 'content')).toHaveLength(4000);
     expect(str(assistant, 'content').endsWith('...')).toBe(true);
@@ -297,7 +297,7 @@ describe('stores and pull APIs', () => {
     const [, short, long] = reports(r.stdout);
     expect(short).toEqual({ ok: true, result: { value: 'x-1' } });
     expect(long).toEqual({ ok: true, result: { value: 'x-1' } });
-    const entries = await s.jsonLines(['state', 'list', '--scope', 'conversation']);
+    const entries = await s.jsonList(['state', 'list', '--scope', 'conversation']);
     expect(entries.map((e) => e.key)).toEqual(['external.conversation_id']);
     expect(entries[0]).toMatchObject({ value: 'x-1' });
   });
@@ -326,7 +326,7 @@ describe('stores and pull APIs', () => {
       const r = await s.run([api('state.get', { scope: 'conversation', key: 'k' }), done()], { json: true, runner, args: ['--binding', binding] });
       expect(reports(r.stdout)[0]).toEqual({ ok: true, result: { value } });
     }
-    const entries = (await s.jsonLines(['state', 'list'])).filter((e) => e.key === 'k');
+    const entries = (await s.jsonList(['state', 'list'])).filter((e) => e.key === 'k');
     expect(entries).toHaveLength(3);
     expect(new Set(entries.map((e) => e.scope_key)).size).toBe(3);
     expect(entries.map((e) => [e.binding_id, e.runner_id, e.value]).sort()).toEqual(cases.map(([b, runner, v]) => [b === b1 ? 'b1' : 'b2', runner, v]).sort());
@@ -365,7 +365,7 @@ describe('stores and pull APIs', () => {
     expect(ok).toMatchObject({ ok: true });
     expect(tooBig).toMatchObject({ ok: false, error: { code: 'payload_too_large' } });
     expect(r.stderr).toMatch(/warning.*streamed.*262[,_]?145|warning.*262[,_]?145.*streamed/);
-    const keys = (await s.jsonLines(['state', 'list'])).map((e) => e.key);
+    const keys = (await s.jsonList(['state', 'list'])).map((e) => e.key);
     expect(keys).toContain('exact');
     expect(keys).not.toContain('too-big');
     expect(keys).not.toContain('streamed');
@@ -376,7 +376,7 @@ describe('stores and pull APIs', () => {
     const r = await s.run([emit('state.updated', { scope: 'conversation', key: 'big', value: 'b'.repeat(300 * 1024) }), say('ok'), done()]);
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/warning.*big.*262[,_]?144|warning.*262[,_]?144.*big/);
-    expect((await s.jsonLines(['state', 'list'])).map((e) => e.key)).not.toContain('big');
+    expect((await s.jsonList(['state', 'list'])).map((e) => e.key)).not.toContain('big');
   });
 
   it('AC-053 state disabled by policy', async () => {
@@ -395,7 +395,7 @@ describe('stores and pull APIs', () => {
     expect(pick(ctx, 'context.available_apis.state')).toBe(false);
     expect(set).toMatchObject({ ok: false, error: { code: 'unauthorized' } });
     expect(r.stderr).toMatch(/warning.*state\.updated.*conversation:u/);
-    expect(await s.jsonLines(['state', 'list'])).toEqual([]);
+    expect(await s.jsonList(['state', 'list'])).toEqual([]);
   });
 
   it('AC-054 scope not enabled or unknown', async () => {
@@ -414,7 +414,7 @@ describe('stores and pull APIs', () => {
     expect(runner).toMatchObject({ ok: false, error: { code: 'unauthorized' } });
     expect(galaxy).toMatchObject({ ok: false, error: { code: 'invalid_argument' } });
     expect(r.stderr).toMatch(/warning.*state\.updated.*runner:r/);
-    expect(await s.jsonLines(['state', 'list'])).toEqual([]);
+    expect(await s.jsonList(['state', 'list'])).toEqual([]);
   });
 
   it('AC-054 variant: a scope the event has no identity for', async () => {
@@ -445,7 +445,7 @@ describe('stores and pull APIs', () => {
     const r = await s.run([say('ok'), done()], { event: await events(s, { input: textInput('see attached', attachments) }) });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/warning.*a4/);
-    const listed = await s.jsonLines(['artifacts', 'list']);
+    const listed = await s.jsonList(['artifacts', 'list']);
     const byId = new Map(listed.map((a) => [a.artifact_id, a]));
     expect(byId.get('a1')).toMatchObject({ source: 'platform', mime_type: 'image/png', size_bytes: 8 });
     expect(byId.get('a2')).toMatchObject({ source: 'platform', reference: 'https://example.invalid/f.pdf' });
@@ -468,10 +468,10 @@ describe('stores and pull APIs', () => {
     expect(r.exitCode, r.stderr).toBe(0);
     const artifact = await s.json(['artifacts', 'show', 'art-r']);
     expect(artifact).toMatchObject({ source: 'runner', size_bytes: 5, name: 'r.txt', mime_type: 'text/plain' });
-    const logged = await s.json(['events', 'list', '--conversation', 'c1', '--type', 'artifact.created']);
+    const logged = await s.page(['events', 'list', '--conversation', 'c1', '--type', 'artifact.created']);
     expect(list(logged, 'items')).toHaveLength(1);
     expect(pick(list(logged, 'items')[0], 'input_json.artifact_id')).toBe('art-r');
-    const assistant = list(await s.json(['transcript', 'page', '--conversation', 'c1']), 'items').filter((i) => pick(i, 'role') === 'assistant');
+    const assistant = list(await s.page(['transcript', 'page', '--conversation', 'c1']), 'items').filter((i) => pick(i, 'role') === 'assistant');
     expect(list(assistant[0], 'artifact_refs').map((ref) => pick(ref, 'artifact_id'))).toEqual(['art-r', 'art-other']);
     expect(list(assistant[1], 'artifact_refs')).toEqual([]);
   });
@@ -569,13 +569,13 @@ describe('stores and pull APIs', () => {
       done(),
     ]);
     expect(r.exitCode, r.stderr).toBe(0);
-    const page = await s.json(['transcript', 'page', '--conversation', 'c1']);
+    const page = await s.page(['transcript', 'page', '--conversation', 'c1']);
     expect(list(page, 'items').map((i) => [pick(i, 'role'), pick(i, 'content')])).toEqual([
       ['user', 'ping'],
       ['assistant', 'ok'],
     ]);
-    expect(await s.json(['transcript', 'page', '--conversation', 'c1'])).toEqual(page);
-    const state = await s.jsonLines(['state', 'list']);
+    expect(await s.page(['transcript', 'page', '--conversation', 'c1'])).toEqual(page);
+    const state = await s.jsonList(['state', 'list']);
     expect(state.map((e) => [e.key, e.value, e.binding_id]).sort()).toEqual([
       ['external.session_id', 'sess-42', CLI_BINDING],
       ['external.working_directory', '/srv/ws/x', CLI_BINDING],

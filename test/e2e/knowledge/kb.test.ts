@@ -196,7 +196,7 @@ describe('lbot kb', () => {
 
     // rm removes the base with its chunks; a second rm and a search of it are kb.not_found.
     await json(s, ['kb', 'create', 'other']);
-    expect(await json<{ removed: string }>(s, ['kb', 'rm', 'harbour'])).toEqual({ removed: 'harbour' });
+    expect(await json<{ removed: string }>(s, ['kb', 'rm', 'harbour'])).toEqual({ ok: true, removed: 'harbour' });
     const listed = await s.lbot(['--json', 'kb', 'list'], { env });
     expect(listed.stdout).toContain('"kb_id":"other"');
     expect(listed.stdout).not.toContain('"kb_id":"harbour"');

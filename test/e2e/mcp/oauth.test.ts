@@ -13,6 +13,7 @@ import { execa, type ResultPromise } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startOAuthFixture, type OAuthFixture, type Protection } from '../../helpers/mcp-oauth-server.js';
 import { LBOT_BIN } from '../../helpers/serve.js';
+import { pick } from '../host/harness.js';
 
 type Env = { dataDir: string; as: OAuthFixture };
 const open: Env[] = [];
@@ -93,7 +94,10 @@ describe('[oauth] lbot mcp login against a loopback authorization server', () =>
 
     const before = await lbot(env, ['mcp', 'test', 'srv']);
     expect(before.exitCode, before.stderr).toBe(4);
-    expect(lastJson(before.stdout)).toMatchObject({ ok: false, error_code: 'mcp.auth_required', hint: 'run lbot mcp login srv' });
+    expect(lastJson(before.stdout)).toMatchObject({
+      ok: false,
+      error: { code: 'mcp.auth_required', details: { test: { ok: false, error_code: 'mcp.auth_required', hint: 'run lbot mcp login srv' } } },
+    });
     expect(env.as.counts.register).toBe(0);
 
     const done = await login(env);
@@ -108,16 +112,14 @@ describe('[oauth] lbot mcp login against a loopback authorization server', () =>
     // A second process: the stored token, no new grant; listings keep title, annotations and outputSchema.
     const tools = await lbot(env, ['mcp', 'tools', 'srv']);
     expect(tools.exitCode, tools.stderr).toBe(0);
-    expect(lastJson(tools.stdout)).toMatchObject({
-      tools: [
-        {
-          name: 'whoami',
-          title: 'Who am I',
-          annotations: { readOnlyHint: true, idempotentHint: true },
-          output_schema: { type: 'object', required: ['client_id'] },
-        },
-      ],
-    });
+    expect(lastJson(tools.stdout)).toMatchObject([
+      {
+        name: 'whoami',
+        title: 'Who am I',
+        annotations: { readOnlyHint: true, idempotentHint: true },
+        output_schema: { type: 'object', required: ['client_id'] },
+      },
+    ]);
     expect(env.as.accepted.at(-1)).toBe(issued);
     expect(env.as.counts).toMatchObject({ code_grants: 1, refresh_grants: 0 });
 
@@ -148,7 +150,7 @@ describe('[oauth] lbot mcp login against a loopback authorization server', () =>
     expect(lastJson(out.stdout)).toMatchObject({ name: 'srv', removed: true });
     const after = await lbot(env, ['mcp', 'test', 'srv']);
     expect(after.exitCode).toBe(4);
-    expect(lastJson(after.stdout)).toMatchObject({ error_code: 'mcp.auth_required' });
+    expect(lastJson(after.stdout)).toMatchObject({ error: { code: 'mcp.auth_required', details: { test: { error_code: 'mcp.auth_required' } } } });
   });
 });
 
@@ -157,7 +159,9 @@ describe('[oauth] remote-server defects', () => {
     const env = await setup({ kind: 'header', name: 'authorization', value: 'Bearer right', body: 'access denied' }, ['Authorization=Bearer wrong']);
     const r = await lbot(env, ['mcp', 'test', 'srv']);
     expect(r.exitCode, r.stderr).toBe(4);
-    const json = lastJson(r.stdout);
+    const envelope = lastJson(r.stdout);
+    expect(envelope).toMatchObject({ ok: false, error: { code: 'mcp.auth_failed' } });
+    const json = pick(envelope, 'error.details.test') as Record<string, unknown>;
     expect(json).toMatchObject({ ok: false, error_code: 'mcp.auth_failed', retry_count: 1 });
     expect(String(json.error_message)).toContain('HTTP 401');
     expect(String(json.hint)).toContain('--header');
@@ -169,7 +173,10 @@ describe('[oauth] remote-server defects', () => {
     const env = await setup({ kind: 'oauth' });
     const r = await lbot(env, ['mcp', 'tools', 'srv']);
     expect(r.exitCode, r.stderr).toBe(4);
-    expect(lastJson(r.stdout)).toMatchObject({ tools: [], servers: [{ name: 'srv', status: 'error', error_code: 'mcp.auth_required' }] });
+    expect(lastJson(r.stdout)).toMatchObject({
+      ok: false,
+      error: { code: 'mcp.auth_required', details: { server: { name: 'srv', status: 'error', error_code: 'mcp.auth_required' } } },
+    });
   });
 
   it('a normal close of a Streamable HTTP session prints no SSE disconnect warning', async () => {

@@ -50,8 +50,7 @@ async function lbot(f: Fixture, args: string[], env: Record<string, string> = {}
 
 async function mcpList(f: Fixture): Promise<Array<Record<string, unknown>>> {
   const r = await lbot(f, ['--json', 'mcp', 'list']);
-  const parsed = JSON.parse(r.stdout) as { servers: Array<Record<string, unknown>> };
-  return parsed.servers;
+  return JSON.parse(r.stdout) as Array<Record<string, unknown>>;
 }
 
 async function poll<T>(read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs: number): Promise<T> {
@@ -89,8 +88,8 @@ async function startRun(f: Fixture & { serve: ServeProcess }, script: unknown[],
 /** The delivered message texts of a run so far. */
 async function texts(f: Fixture & { serve: ServeProcess }, runId: string): Promise<string[]> {
   const r = await f.serve.request('GET', `/v1/runs/${runId}`);
-  const results = (r.json as { results?: Array<{ message?: { content?: unknown } }> }).results ?? [];
-  return results.map((x) => String(x.message?.content ?? ''));
+  const results = (r.json as { results?: Array<{ data?: { message?: { content?: unknown } } }> }).results ?? [];
+  return results.map((x) => String(x.data?.message?.content ?? ''));
 }
 
 describe('[serve] MCP servers under lbot serve', () => {

@@ -101,10 +101,10 @@ describe('POST /v1/runs does not let the caller choose a process env', () => {
     expect(r.json).toMatchObject({ status: 'completed' });
     const record = (await s.request('GET', `/v1/runs/${String((r.json as { run_id: string }).run_id)}`)).json as {
       binding_id: string;
-      results: Array<{ message?: { content?: string } }>;
+      results: Array<{ data?: { message?: { content?: string } } }>;
     };
     expect(record.binding_id).toBe('inline');
-    const env = JSON.parse(record.results.find((x) => x.message?.content?.startsWith('{'))?.message?.content ?? '{}') as Record<string, string>;
+    const env = JSON.parse(record.results.find((x) => x.data?.message?.content?.startsWith('{'))?.data?.message?.content ?? '{}') as Record<string, string>;
     expect(env).not.toHaveProperty('NODE_OPTIONS');
   });
 
@@ -118,7 +118,7 @@ describe('POST /v1/runs does not let the caller choose a process env', () => {
     expect(r.status, r.text).toBe(200);
     const record = (await s.request('GET', `/v1/runs/${String((r.json as { run_id: string }).run_id)}`)).json as {
       binding_id: string;
-      results: Array<{ message?: { content?: string } }>;
+      results: Array<{ data?: { message?: { content?: string } } }>;
     };
     expect(record.binding_id).toBe('configured');
     expect(JSON.stringify(record.results)).toContain('from-config');
@@ -165,11 +165,11 @@ describe.skipIf(!box.usable)(withReason('the native exec tool in a served run', 
     expect(r.status, r.text).toBe(200);
     const runId = String((r.json as { run_id: string }).run_id);
     const record = (await s.request('GET', `/v1/runs/${runId}`)).json as {
-      results: Array<{ message?: { content?: string } }>;
+      results: Array<{ data?: { message?: { content?: string } } }>;
       api_calls: Array<{ action: string; decision: string; code: string | null }>;
     };
     const [refused, listing] = record.results
-      .map((x) => x.message?.content ?? '')
+      .map((x) => x.data?.message?.content ?? '')
       .filter((t) => t.startsWith('{'))
       .map((t) => JSON.parse(t) as Record<string, unknown>);
     expect(refused).toMatchObject({

@@ -164,7 +164,10 @@ describe('openSqliteStores', () => {
   it('turns on foreign keys for the connection (a run audit cannot point at a missing run)', () => {
     const s = openSqliteStores(freshDir());
     try {
-      expectLbotError(() => s.runs.addResult('ghost', { type: 'x' }), 'not_found');
+      expectLbotError(
+        () => s.runs.addResult('ghost', { type: 'message.completed', run_id: 'ghost', data: { message: { role: 'assistant', content: 'x' } } }),
+        'not_found',
+      );
     } finally {
       s.close();
     }

@@ -2,8 +2,9 @@
 import { z } from 'zod';
 import { LbotError } from '../../errors.js';
 import { ErrorValueSchema } from '../../protocol/error-value.js';
-import { JsonObjectSchema, type JsonObject } from '../../protocol/event.js';
+import { JsonObjectSchema } from '../../protocol/event.js';
 import { tryParseJson } from '../../json.js';
+import { storedDeliveredLine, type DeliveredLine } from '../../protocol/result-line.js';
 import type { RunOwner, ApiCallAudit, ObservedNotice, RunError, RunRecord, RunStatus, RunStore } from '../types.js';
 import { num, numOrNull, rowOrNull, rowsOf, text, textOrNull, type Row } from './columns.js';
 import type { StoreDb } from './connection.js';
@@ -50,8 +51,8 @@ function collect(audit: Audit, kind: string, body: unknown): void {
       return;
     }
     case 'result': {
-      const r = JsonObjectSchema.safeParse(body);
-      if (r.success) audit.results.push(r.data);
+      const line = storedDeliveredLine(body);
+      if (line) audit.results.push(line);
       return;
     }
     case 'state_write': {
@@ -195,7 +196,7 @@ export class SqliteRunStore implements RunStore {
     this.#add(run_id, 'observed', notice);
   }
 
-  addResult(run_id: string, result: JsonObject): void {
+  addResult(run_id: string, result: DeliveredLine): void {
     this.#add(run_id, 'result', result);
   }
 
