@@ -104,12 +104,12 @@ describe('--json shapes of every command', () => {
       { args: ['binding', 'add', binding], shape: shapes.Binding, kind: 'item' },
       { args: ['schedule', 'add', 'hourly', '--cron', '0 * * * *'], shape: shapes.Schedule, kind: 'item' },
       { args: ['platform', 'add', 'tg', '--platform', 'telegram', '--token-env', 'TG_TOKEN'], shape: shapes.PlatformAccount, kind: 'item' },
-      { args: ['model', 'add', 'm', '--provider', 'fake', '--reply', 'hi'], shape: shapes.Model, kind: 'item' },
+      { args: ['model', 'add', 'm', '--provider', 'fake', '--reply', 'hi', '--no-tools'], shape: shapes.Model, kind: 'item' },
       { args: ['mcp', 'add', 'echo', '--', process.execPath, echo], shape: shapes.McpServerConfig, kind: 'item' },
       { args: ['kb', 'create', 'docs'], shape: shapes.KbCreated, kind: 'item' },
       { args: ['kb', 'add', 'docs', doc], shape: shapes.KbIngestion, kind: 'item' },
       { args: ['skill', 'install', skillZip], shape: shapes.SkillInstall, kind: 'item' },
-      { args: ['config', 'set', 'box.limits.memory_mb', '512'], shape: shapes.ConfigChange, kind: 'item' },
+      { args: ['config', 'set', 'plugins.limits.memory_mb', '512'], shape: shapes.ConfigChange, kind: 'item' },
       { args: ['state', 'set', 'k2', '"v"', '--scope-key', 'placeholder'], shape: shapes.ErrorEnvelope, kind: 'error' },
     ] satisfies Row[]) {
       const [r] = await walk([row]);
@@ -179,7 +179,7 @@ describe('--json shapes of every command', () => {
       { args: ['state', 'set', 'k2', '"v"', '--scope-key', scopeKey], shape: shapes.StateChange, kind: 'item' },
       { args: ['state', 'delete', 'k2', '--scope-key', scopeKey], shape: shapes.StateChange, kind: 'item' },
       { args: ['mcp', 'disable', 'echo'], shape: shapes.McpServer, kind: 'item' },
-      { args: ['config', 'unset', 'box.limits.memory_mb'], shape: shapes.ConfigChange, kind: 'item' },
+      { args: ['config', 'unset', 'plugins.limits.memory_mb'], shape: shapes.ConfigChange, kind: 'item' },
       { args: ['binding', 'rm', 'b1'], shape: shapes.Removed, kind: 'item' },
       { args: ['schedule', 'rm', 'hourly'], shape: shapes.Removed, kind: 'item' },
       { args: ['platform', 'rm', 'tg'], shape: shapes.Removed, kind: 'item' },
@@ -197,5 +197,5 @@ describe('--json shapes of every command', () => {
 
     // Every shape is printed by some command above, or named with where it is checked.
     expect(SHAPES.map((x) => x.name).filter((n) => !covered.has(n) && !(n in ELSEWHERE))).toEqual([]);
-  });
+  }, 240_000);
 });
