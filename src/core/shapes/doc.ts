@@ -18,7 +18,7 @@ function typeOf(schema: unknown, depth: number): string {
   const union = Array.isArray(schema.anyOf) ? schema.anyOf : Array.isArray(schema.oneOf) ? schema.oneOf : null;
   if (union) return [...new Set(union.map((s) => typeOf(s, depth)))].join(' | ');
   const type = schema.type;
-  if (Array.isArray(type)) return type.map((t) => typeOf({ ...schema, type: t }, depth)).join(' | ');
+  if (Array.isArray(type)) return type.map((t: unknown) => typeOf({ ...schema, type: t }, depth)).join(' | ');
   switch (type) {
     case 'string':
     case 'boolean':

@@ -93,9 +93,7 @@ export function registerHttpBotRoutes(app: FastifyInstance, deps: HttpBotDeps): 
     const stored = deps.stores.runs.get(accepted.run_id);
     const replies =
       fromLive ??
-      (stored?.results ?? []).flatMap((r) =>
-        r.type === 'message.completed' && typeof r.data.message.content === 'string' ? [r.data.message.content] : [],
-      );
+      (stored?.results ?? []).flatMap((r) => (r.type === 'message.completed' && typeof r.data.message.content === 'string' ? [r.data.message.content] : []));
     const status = outcome?.status ?? stored?.status ?? 'running';
     const error = outcome?.error ?? stored?.error ?? null;
     return reply.code(200).send({ ok: status === 'completed', ...accepted, status, error, replies: replies.map((message) => ({ message })) });

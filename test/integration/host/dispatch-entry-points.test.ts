@@ -110,7 +110,12 @@ describe('dispatch table: lbot serve', () => {
   const finished = async (run_id: string): Promise<Picked> => {
     for (;;) {
       const res = await fetch(`${serve.url}/v1/runs/${run_id}`, { headers: { authorization: `Bearer ${TOKEN}` } });
-      const run = (await res.json()) as { status: string; binding_id: string; runner_id: string; results: Array<{ data?: { message?: { content?: unknown } } }> };
+      const run = (await res.json()) as {
+        status: string;
+        binding_id: string;
+        runner_id: string;
+        results: Array<{ data?: { message?: { content?: unknown } } }>;
+      };
       if (run.status !== 'running') {
         const reply = run.results.map((r) => r.data?.message?.content).find((t) => typeof t === 'string');
         return { binding_id: run.binding_id, runner_id: run.runner_id, reply: typeof reply === 'string' ? reply : '' };
