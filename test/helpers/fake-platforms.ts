@@ -266,6 +266,18 @@ export function fakeTelegram(
         result: { message_id: mid++, chat: { id: b.chat_id, type: 'private' }, date: Math.floor(Date.now() / 1000), text: b.text },
       });
     });
+    app.post<{ Params: { token: string } }>('/bot:token/answerCallbackQuery', async (req, reply) => {
+      if (req.params.token !== token) return reply.code(401).send({ ok: false, error_code: 401, description: 'Unauthorized' });
+      const b = req.body;
+      if (!isObj(b) || typeof b.callback_query_id !== 'string' || b.callback_query_id === '')
+        return reply
+          .code(400)
+          .send({ ok: false, error_code: 400, description: 'Bad Request: query is too old and response timeout expired or query ID is invalid' });
+      if (b.text !== undefined && (typeof b.text !== 'string' || b.text.length > 200))
+        return reply.code(400).send({ ok: false, error_code: 400, description: 'Bad Request: text is too long' });
+      record(h, req, b);
+      return reply.send({ ok: true, result: true });
+    });
     app.post<{ Params: { token: string } }>('/bot:token/getUpdates', async (req, reply) => {
       if (req.params.token !== token) return reply.code(401).send({ ok: false, error_code: 401, description: 'Unauthorized' });
       const b = isObj(req.body) ? req.body : {};

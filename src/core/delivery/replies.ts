@@ -44,6 +44,28 @@ export function withInteractionToken(route: ReplyRoute, event: EventEnvelope, ra
   return { ...route, target: { ...route.target, interaction_token: raw.token } };
 }
 
+/**
+ * A Telegram button press (callback_query) keeps a progress indicator on the user's button until it is
+ * answered: the answer (answerCallbackQuery, no text) is recorded as soon as the run starts.
+ */
+export function callbackAnswerDraft(route: ReplyRoute, event: EventEnvelope, runId: string): OutboxDraft | null {
+  if (route.account.platform !== 'telegram' || event.event_type !== 'interaction.invoked') return null;
+  const id = route.target.callback_query_id;
+  if (typeof id !== 'string' || id === '') return null;
+  return {
+    idempotency_key: `${runId}:answer`,
+    account: route.account.name,
+    platform: route.account.platform,
+    op: 'send',
+    run_id: runId,
+    event_id: event.event_id,
+    conversation_id: event.conversation_id,
+    target: { callback_query_id: id, answer_callback_query: true },
+    text: '',
+    edits_key: null,
+  };
+}
+
 type Meta = { run_id: string; event: EventEnvelope };
 
 function draft(route: ReplyRoute, meta: Meta, key: string, op: 'send' | 'edit', text: string, editsKey: string | null = null): OutboxDraft {

@@ -1,10 +1,10 @@
 // Turns the messages of runs on platform events into outbox rows, recorded as the run delivers them.
-import { replyRoute, RunReplies, withInteractionToken } from '../../core/delivery/replies.js';
+import { callbackAnswerDraft, replyRoute, RunReplies, withInteractionToken } from '../../core/delivery/replies.js';
 import type { PlatformAccount } from '../../core/delivery/accounts.js';
 import type { Delivered } from '../../core/host/result-processor.js';
 import type { Binding } from '../../core/protocol/binding.js';
 import type { EventEnvelope } from '../../core/protocol/event.js';
-import type { DeliveryStore } from '../../core/stores/delivery-types.js';
+import type { DeliveryStore, OutboxDraft } from '../../core/stores/delivery-types.js';
 
 export type ReplyRouterOptions = {
   store: DeliveryStore;
@@ -23,6 +23,21 @@ export class ReplyRouter {
     this.#now = o.nowMs ?? (() => Date.now());
   }
 
+  started(req: { event: EventEnvelope; binding: Binding }, runId: string): void {
+    const route = replyRoute(req.event, req.binding, this.o.accounts());
+    const answer = route ? callbackAnswerDraft(route, req.event, runId) : null;
+    if (answer) this.#record(runId, [answer]);
+  }
+
+  #record(runId: string, drafts: OutboxDraft[]): void {
+    try {
+      this.o.store.record(drafts, this.#now() / 1000);
+      this.o.recorded();
+    } catch (err) {
+      this.o.warn(`run ${runId}: cannot record its reply in the outbox: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
   delivered(req: { event: EventEnvelope; binding: Binding; raw?: unknown }, item: Delivered): void {
     let replies = this.#runs.get(item.run_id);
     if (replies === undefined) {
@@ -34,12 +49,7 @@ export class ReplyRouter {
     if (!replies) return;
     const drafts = item.type === 'message.delta' ? replies.delta(item.chunk, this.#now()) : replies.completed(item.message);
     if (drafts.length === 0) return;
-    try {
-      this.o.store.record(drafts, this.#now() / 1000);
-      this.o.recorded();
-    } catch (err) {
-      this.o.warn(`run ${item.run_id}: cannot record its reply in the outbox: ${err instanceof Error ? err.message : String(err)}`);
-    }
+    this.#record(item.run_id, drafts);
   }
 
   ended(runId: string): void {

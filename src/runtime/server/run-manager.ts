@@ -16,6 +16,8 @@ export type RunManagerLimits = { maxConcurrent: number; maxPerPlugin: number };
 
 /** Sees what every run delivers (the platform reply router). */
 export type RunDeliveryObserver = {
+  /** The run is registered (before it delivers anything). */
+  started?(req: Pick<RunRequest, 'event' | 'binding' | 'raw'>, run_id: string): void;
   delivered(req: Pick<RunRequest, 'event' | 'binding' | 'raw'>, item: Delivered): void;
   ended(run_id: string): void;
 };
@@ -67,6 +69,7 @@ export class RunManager {
         onStarted: (run_id) => {
           live = { run_id, plugin, abort, items: [], events, done };
           this.#live.set(run_id, live);
+          this.observer?.started?.(req, run_id);
           resolve(run_id);
         },
         onDelivered: (item) => {

@@ -1,6 +1,7 @@
 // A real `lbot serve` replying in Telegram: updates made by telegram-test-api (a third-party Bot API
 // emulator) arrive over the webhook and the reply lands in the emulator; a reply recorded but not yet
 // sent when serve is killed with SIGKILL is delivered exactly once after the restart.
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -161,6 +162,31 @@ describe('Telegram delivery through lbot serve', () => {
     expect(tg.sent.map((m) => m.body.reply_parameters)).toEqual([
       { message_id: 1, allow_sending_without_reply: true },
       { message_id: 2, allow_sending_without_reply: true },
+    ]);
+  });
+
+  it('a button press (callback_query) is answered at once with answerCallbackQuery; the reply follows in the chat', async () => {
+    const tg = await fakeTelegram(TOKEN);
+    const f = await setup(tg.url, 'you pressed a');
+    f.cleanup.push(() => tg.close());
+    const config = {
+      platforms: [{ name: 'tg', platform: 'telegram', token_env: 'TG_TOKEN', api_base: tg.url }],
+      serve: { webhooks: { telegram: { secret_token: SECRET } } },
+      bindings: [
+        { binding_id: 'tg-reply', runner_id: SCRIPTED, event_types: ['interaction.invoked'], runner_config: { script: [say('you pressed a'), done] } },
+      ],
+    };
+    await writeFile(path.join(f.dataDir, 'lbot.config.json'), JSON.stringify(config));
+    const s = await serve(f);
+    const update: unknown = JSON.parse(readFileSync(new URL('../../../fixtures/platform/telegram/callback_query.nutgram.json', import.meta.url), 'utf8'));
+    expect((await deliverUpdate(s, update)).status).toBe(202);
+    await expect.poll(() => tg.sent.length, { timeout: 20_000, interval: 50 }).toBe(2);
+    expect(tg.sent.map((m) => [m.path.split('/').pop(), m.body])).toEqual([
+      ['answerCallbackQuery', { callback_query_id: '666728699048485871' }],
+      [
+        'sendMessage',
+        expect.objectContaining({ chat_id: 222222222, text: 'you pressed a', reply_parameters: { message_id: 69587, allow_sending_without_reply: true } }),
+      ],
     ]);
   });
 

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { PlatformAccountSchema, type DeliveryPlatform } from '../../../src/core/delivery/accounts.js';
 import { SENDERS, type PlatformAnswer } from '../../../src/core/delivery/outbound/index.js';
-import { replyRoute, RunReplies, withInteractionToken } from '../../../src/core/delivery/replies.js';
+import { callbackAnswerDraft, replyRoute, RunReplies, withInteractionToken } from '../../../src/core/delivery/replies.js';
 import { normalizePlatformPayload } from '../../../src/core/gateway/index.js';
 import { BindingSchema } from '../../../src/core/protocol/binding.js';
 import { EventEnvelopeSchema } from '../../../src/core/protocol/event.js';
@@ -188,5 +188,38 @@ describe('Discord interaction replies', () => {
     if (r2.kind !== 'event') throw new Error(r2.kind);
     const e2 = EventEnvelopeSchema.parse(r2.envelope);
     expect(withInteractionToken(replyRoute(e2, binding, [account])!, e2, bare).target.interaction_token).toBeUndefined();
+  });
+});
+
+describe('Telegram button presses', () => {
+  it('a callback_query is answered by answerCallbackQuery as its run starts; other events get no answer row', () => {
+    const r = normalizePlatformPayload('telegram', fixture('telegram/callback_query.nutgram.json'), { receivedAt: 1, botId: 'telegram:acct' });
+    if (r.kind !== 'event') throw new Error(r.kind);
+    const event = EventEnvelopeSchema.parse(r.envelope);
+    const account = PlatformAccountSchema.parse({ name: 'acct', platform: 'telegram', token_env: 'T' });
+    const draft = callbackAnswerDraft(replyRoute(event, binding, [account])!, event, 'r9');
+    expect(draft).toMatchObject({ idempotency_key: 'r9:answer', op: 'send', target: { callback_query_id: '666728699048485871', answer_callback_query: true } });
+    const item: OutboxRecord = {
+      ...draft!,
+      id: 1,
+      status: 'sending',
+      attempts: 1,
+      next_attempt_at: 0,
+      owner: null,
+      platform_message_id: null,
+      edits_message_id: null,
+      error: null,
+      created_at: 0,
+      updated_at: 0,
+    };
+    const req = SENDERS.telegram.request({ base: 'http://api.test', token: 'TOKEN', item, nowS: 1 });
+    expect(req).toMatchObject({ method: 'POST', url: 'http://api.test/botTOKEN/answerCallbackQuery' });
+    expect(JSON.parse(req.body)).toEqual({ callback_query_id: '666728699048485871' });
+    expect(SENDERS.telegram.read({ status: 200, json: { ok: true, result: true }, text: '', header: () => null })).toEqual({
+      kind: 'delivered',
+      message_id: null,
+    });
+    const { event: message } = requestFor('telegram', 'telegram', 'telegram/private_text.teloxide.json');
+    expect(callbackAnswerDraft(replyRoute(message, binding, [account])!, message, 'r9')).toBeNull();
   });
 });

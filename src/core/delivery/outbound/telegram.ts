@@ -1,4 +1,4 @@
-// Telegram Bot API: sendMessage (a reply, in its forum topic) and editMessageText.
+// Telegram Bot API: sendMessage (a reply, in its forum topic), editMessageText, answerCallbackQuery.
 import { z } from 'zod';
 import { LbotError } from '../../errors.js';
 import { commonOutcome, excerpt, platformError } from './answers.js';
@@ -13,6 +13,8 @@ const IntId = z.union([
     .transform(Number),
 ]);
 const TargetSchema = z.looseObject({ chat_id: IntId, message_id: IntId.optional(), message_thread_id: IntId.nullable().optional() });
+/** The answer to a button press (recorded when its run starts): stops the button's progress indicator. */
+const CallbackAnswerSchema = z.looseObject({ callback_query_id: z.string().min(1), answer_callback_query: z.literal(true) });
 const AnswerSchema = z.looseObject({
   ok: z.boolean(),
   result: z.looseObject({ message_id: z.number() }).or(z.boolean()).optional(),
@@ -23,6 +25,16 @@ const AnswerSchema = z.looseObject({
 
 export const telegramSender: PlatformSender = {
   request({ base, token, item }) {
+    const answer = CallbackAnswerSchema.safeParse(item.target);
+    if (answer.success) {
+      if (!token) throw new LbotError('config.invalid', `platform account ${item.account}: telegram needs a token`);
+      return {
+        method: 'POST',
+        url: `${base}/bot${token}/answerCallbackQuery`,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ callback_query_id: answer.data.callback_query_id }),
+      };
+    }
     const t = TargetSchema.safeParse(item.target);
     if (!t.success) throw new LbotError('invalid_argument', 'telegram reply target has no chat_id');
     if (!token) throw new LbotError('config.invalid', `platform account ${item.account}: telegram needs a token`);
