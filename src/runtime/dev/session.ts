@@ -129,14 +129,14 @@ export async function startDev(opts: DevOptions): Promise<DevSession> {
     builtAt.set(target.dir, Number.POSITIVE_INFINITY);
     let built: boolean;
     try {
-      built = await buildTs(target);
+      built = await buildTs(target, { pluginCompiler: isolation === 'none' });
     } finally {
       builtAt.set(target.dir, Date.now());
     }
     if (!built)
       bus.emit({
         type: 'dev.warning',
-        message: `${slot.identity}: ${path.relative(target.dir, target.executed)} is older than its TypeScript sources, and no TypeScript compiler is installed for ${target.dir}: the stale build runs (npm install there, or keep \`npx tsc -w\` running)`,
+        message: `${slot.identity}: ${path.relative(target.dir, target.executed)} is older than its TypeScript sources and no TypeScript compiler was found ${isolation === 'none' ? `for ${target.dir} (npm install there)` : 'next to lbot (a sandboxed plugin is built only with the compiler installed with lbot, never its own)'}: the stale build runs; keep \`npx tsc -w\` running to build it yourself`,
       });
   };
   const reloader = new Reloader({ load, emit: (e) => bus.emit(e), onSettled: persist, prepare }, await load());

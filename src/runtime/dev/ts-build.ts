@@ -7,6 +7,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { execa } from 'execa';
+import { z } from 'zod';
 import { LbotError } from '../../core/errors.js';
 import { BUILD_DIRS } from './watcher.js';
 
@@ -15,6 +16,12 @@ const SKIPPED_DIRS = new Set(['node_modules', '.git', '.lbot', 'coverage', 'dist
 const BUILD_TIMEOUT_MS = 120_000;
 
 export type TsPlugin = { dir: string; executed: string };
+
+/**
+ * Whether the plugin's own files may run on the host: only when plugins run unisolated anyway. A sandboxed
+ * plugin is built with the compiler next to lbot, never one from its own node_modules.
+ */
+export type BuildTrust = { pluginCompiler: boolean };
 
 /** The executed file of a plugin when dev should build it: it lies in a build dir and a tsconfig.json exists. */
 export function tsBuildTarget(dir: string, nodePath: string): TsPlugin | null {
@@ -63,9 +70,9 @@ export function needsBuild(p: TsPlugin): boolean {
   }
 }
 
-/** The plugin's TypeScript compiler (its own node_modules first), else the one next to lbot, else null. */
-export function findTsc(dir: string): string | null {
-  for (const base of [path.join(dir, 'package.json'), import.meta.url]) {
+/** The plugin's TypeScript compiler (its own node_modules first, when trusted), else the one next to lbot, else null. */
+export function findTsc(dir: string, trust: BuildTrust = { pluginCompiler: true }): string | null {
+  for (const base of trust.pluginCompiler ? [path.join(dir, 'package.json'), import.meta.url] : [import.meta.url]) {
     try {
       return createRequire(base).resolve('typescript/bin/tsc');
     } catch {
@@ -84,26 +91,63 @@ export function formatTscOutput(output: string): string {
     .join('\n');
 }
 
+const ShownConfigSchema = z.looseObject({ compilerOptions: z.record(z.string(), z.unknown()).optional() });
+
 /**
- * Runs the plugin's `tsc -p tsconfig.json --noEmitOnError` in its dir; throws runner.start_failed with every
- * diagnostic. Answers false (nothing built) when no compiler is installed for it.
+ * Runs the plugin's `tsc -p tsconfig.json` in its dir, confined to it: sources under the plugin dir only
+ * (`--rootDir`), output into the executed build dir only (`--outDir`, no declarations, no build info), and
+ * nothing emitted on an error. A tsconfig with `outFile` is refused (it would write elsewhere). Throws
+ * runner.start_failed with every diagnostic; answers false (nothing built) when no compiler is installed.
  */
-export async function buildTs(p: TsPlugin, signal?: AbortSignal): Promise<boolean> {
-  const tsc = findTsc(p.dir);
+export async function buildTs(p: TsPlugin, trust: BuildTrust, signal?: AbortSignal): Promise<boolean> {
+  const tsc = findTsc(p.dir, trust);
   if (!tsc) return false;
-  const r = await execa(process.execPath, [tsc, '-p', 'tsconfig.json', '--pretty', 'false', '--noEmitOnError'], {
-    cwd: p.dir,
-    reject: false,
-    timeout: BUILD_TIMEOUT_MS,
-    all: true,
-    stdin: 'ignore',
-    ...(signal ? { cancelSignal: signal } : {}),
-  });
+  const run = (args: string[]) =>
+    execa(process.execPath, [tsc, '-p', 'tsconfig.json', ...args], {
+      cwd: p.dir,
+      reject: false,
+      timeout: BUILD_TIMEOUT_MS,
+      all: true,
+      stdin: 'ignore',
+      ...(signal ? { cancelSignal: signal } : {}),
+    });
+  const fail = (what: string) => new LbotError('runner.start_failed', `tsc failed in ${p.dir}:\n${what}`, { details: { dir: p.dir } });
+  const shown = await run(['--showConfig']);
+  if (shown.exitCode !== 0) throw fail(formatTscOutput(shown.all ?? '') || `exit code ${String(shown.exitCode)}`);
+  const config = ShownConfigSchema.safeParse(safeJson(shown.stdout));
+  if (!config.success) throw fail('tsc --showConfig did not print the effective tsconfig');
+  if (config.data.compilerOptions?.outFile !== undefined || config.data.compilerOptions?.out !== undefined)
+    throw fail('tsconfig.json sets outFile: lbot dev rebuilds only into the directory the plugin executes from; remove outFile (or build it yourself)');
+  const options = config.data.compilerOptions ?? {};
+  const inside = (d: string) => d === p.dir || d.startsWith(`${p.dir}${path.sep}`);
+  const rootDir = typeof options.rootDir === 'string' ? path.resolve(p.dir, options.rootDir) : p.dir;
+  const outDir = typeof options.outDir === 'string' ? path.resolve(p.dir, options.outDir) : null;
+  if (!inside(rootDir)) throw fail(`tsconfig.json's rootDir ${rootDir} is outside the plugin directory`);
+  if (!outDir || !inside(outDir) || outDir === p.dir) throw fail('tsconfig.json needs an outDir inside the plugin directory (e.g. "dist")');
+  const r = await run([
+    '--pretty',
+    'false',
+    '--noEmitOnError',
+    '--rootDir',
+    rootDir,
+    '--outDir',
+    outDir,
+    '--declaration',
+    'false',
+    '--incremental',
+    'false',
+    '--composite',
+    'false',
+  ]);
   if (r.exitCode === 0) return true;
   const diagnostics = formatTscOutput(r.all ?? '');
-  throw new LbotError(
-    'runner.start_failed',
-    `tsc failed in ${p.dir}${r.timedOut ? ` (timed out after ${BUILD_TIMEOUT_MS / 1000}s)` : ''}:\n${diagnostics || `exit code ${String(r.exitCode)}`}`,
-    { details: { dir: p.dir } },
-  );
+  throw fail(`${r.timedOut ? `timed out after ${BUILD_TIMEOUT_MS / 1000}s\n` : ''}${diagnostics || `exit code ${String(r.exitCode)}`}`);
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }

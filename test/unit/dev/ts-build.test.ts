@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { formatTscOutput, needsBuild, tsBuildTarget } from '../../../src/runtime/dev/ts-build.js';
+import { buildTs, findTsc, formatTscOutput, needsBuild, tsBuildTarget } from '../../../src/runtime/dev/ts-build.js';
 
 function plugin(files: Record<string, number>): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'lbot-tsb-'));
@@ -50,5 +50,20 @@ describe('TypeScript rebuild on save', () => {
         "  Object literal may only specify known properties, and 'a' does not exist in type 'B'.",
       ].join('\n'),
     );
+  });
+});
+
+describe.skipIf(findTsc(process.cwd(), { pluginCompiler: false }) === null)('the confined build (skipped: no TypeScript compiler next to lbot)', () => {
+  it('refuses a tsconfig that would write outside the plugin (outFile, outDir or rootDir elsewhere) before compiling', async () => {
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ module: 'amd', outFile: '/tmp/elsewhere.js' }, 'sets outFile'],
+      [{ outDir: '../elsewhere' }, 'needs an outDir inside the plugin directory'],
+      [{ outDir: 'dist', rootDir: '..' }, 'is outside the plugin directory'],
+    ];
+    for (const [compilerOptions, message] of cases) {
+      const dir = plugin({ 'src/main.ts': 1 });
+      writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, include: ['src'] }));
+      await expect(buildTs({ dir, executed: path.join(dir, 'dist/main.js') }, { pluginCompiler: false })).rejects.toThrow(message);
+    }
   });
 });
