@@ -7,7 +7,7 @@ import { parseFlags } from './shared/flags.js';
 import { IntFlag, LimitFlag } from './shared/schemas.js';
 import { withStores } from './shared/stores.js';
 import type { GetContext } from './shared/context.js';
-import { table } from './shared/table.js';
+import { ago, localTime, table } from './shared/table.js';
 import * as shapes from '../core/shapes/index.js';
 
 const when = (s: number | null) => (s === null ? '-' : new Date(s * 1000).toISOString().replace('.000Z', 'Z'));
@@ -41,6 +41,32 @@ export function registerInspect(program: Command, getCtx: GetContext): void {
       const run = await withStores(ctx, (s) => s.runs.get(runId));
       if (!run) throw new LbotError('not_found', `run ${runId} not found`, { hint: 'run `lbot runs list` to see run ids' });
       ctx.output.item(shapes.RunRecord, run);
+    });
+
+  program
+    .command('conversations')
+    .description('list conversations with their last activity, the most recently active first')
+    .option('--limit <n>', 'at most N conversations (default 50, at most 100)')
+    .action(async (raw: unknown) => {
+      const ctx = getCtx();
+      const f = parseFlags(z.object({ limit: LimitFlag }), raw);
+      const list = await withStores(ctx, (s) => s.events.conversations(f.limit ?? 50));
+      ctx.output.list(shapes.Conversation, list, (l) =>
+        l.length
+          ? table([
+              ['CONVERSATION', 'EVENTS', 'LAST ACTIVITY', '', 'LAST EVENT', 'FROM', 'RUN'],
+              ...l.map((c) => [
+                c.conversation_id,
+                String(c.events),
+                localTime(c.last_at),
+                ago(c.last_at),
+                c.last_event_type,
+                c.last_actor_name ?? c.last_actor_id ?? '-',
+                c.last_run_id ?? '-',
+              ]),
+            ])
+          : 'no conversations',
+      );
     });
 
   const events = program.command('events').description('Inspect the event log');

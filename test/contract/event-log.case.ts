@@ -133,5 +133,26 @@ export function eventLogContract(name: string, open: OpenStore<{ events: EventLo
       s.events.append(eventRow({ conversation_id: 'c2' }));
       expect(s.events.latestSeq('c1')).toBe(last.seq);
     });
+
+    it('lists conversations by last activity with their event count and last event', () => {
+      expect(s.events.conversations(10)).toEqual([]);
+      s.events.append(eventRow({ event_id: 'a1' }));
+      s.events.append(eventRow({ conversation_id: 'c2', event_id: 'b1', actor_name: 'Bo' }));
+      const last = s.events.append(eventRow({ event_id: 'a2', event_type: 'member.joined', actor_name: null, input_text: null, run_id: null }));
+      s.events.append(eventRow({ conversation_id: null, event_id: 'x' }));
+      const list = s.events.conversations(10);
+      expect(list.map((c) => c.conversation_id)).toEqual(['c1', 'c2']);
+      expect(list[0]).toMatchObject({
+        events: 2,
+        last_seq: last.seq,
+        last_event_type: 'member.joined',
+        last_actor_id: 'u1',
+        last_actor_name: null,
+        last_input: null,
+        last_run_id: null,
+      });
+      expect(list[1]).toMatchObject({ events: 1, last_actor_name: 'Bo', last_input: 'hello', last_run_id: 'run-1' });
+      expect(s.events.conversations(1).map((c) => c.conversation_id)).toEqual(['c1']);
+    });
   });
 }

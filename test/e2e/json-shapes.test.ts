@@ -130,6 +130,7 @@ describe('--json shapes of every command', () => {
       { args: ['runs', 'list'], shape: shapes.RunRecord, kind: 'list' },
       { args: ['runs', 'show', runId], shape: shapes.RunRecord, kind: 'item' },
       { args: ['events', 'list'], shape: shapes.EventRecord, kind: 'list' },
+      { args: ['conversations'], shape: shapes.Conversation, kind: 'list' },
       { args: ['events', 'get', 'ev-1'], shape: shapes.EventRecord, kind: 'item' },
       { args: ['transcript', 'page', '--conversation', 'c1'], shape: shapes.TranscriptItem, kind: 'list' },
       { args: ['state', 'list'], shape: shapes.StateEntry, kind: 'list' },

@@ -12,3 +12,21 @@ export function table(rows: string[][]): string {
     )
     .join('\n');
 }
+
+const pad = (n: number) => String(n).padStart(2, '0');
+
+/** Epoch seconds as the local date and time a person reads (`2026-12-02 15:04:05`); `-` for none. */
+export function localTime(epochS: number | null): string {
+  if (epochS === null) return '-';
+  const d = new Date(epochS * 1000);
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}
+
+/** How long ago `epochS` was, in the largest whole unit (`just now`, `5m ago`, `3h ago`, `2d ago`). */
+export function ago(epochS: number, nowS: number = Date.now() / 1000): string {
+  const s = Math.max(0, Math.floor(nowS - epochS));
+  if (s < 60) return 'just now';
+  if (s < 3600) return `${Math.floor(s / 60)}m ago`;
+  if (s < 86_400) return `${Math.floor(s / 3600)}h ago`;
+  return `${Math.floor(s / 86_400)}d ago`;
+}

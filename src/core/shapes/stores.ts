@@ -72,3 +72,21 @@ export const ArtifactSchema = ArtifactMetadataSchema.extend({
 });
 export const Artifact = defineShape('Artifact', 'item', 'public artifact metadata and how its bytes are held', ArtifactSchema);
 export const ArtifactBytes = defineShape('ArtifactBytes', 'item', 'a range of artifact bytes, base64 (`artifacts read --json`)', ArtifactReadResultSchema);
+
+export const Conversation = defineShape(
+  'Conversation',
+  'item',
+  'a conversation of the event log with its last activity (`lbot conversations`), the most recently active first',
+  z.strictObject({
+    conversation_id: z.string(),
+    events: z.number().int(),
+    first_at: epochSeconds,
+    last_at: epochSeconds,
+    last_seq: z.number().int(),
+    last_event_type: z.string(),
+    last_actor_id: z.string().nullable(),
+    last_actor_name: z.string().nullable(),
+    last_input: z.string().nullable(),
+    last_run_id: z.string().nullable(),
+  }),
+);

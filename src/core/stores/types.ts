@@ -42,6 +42,20 @@ export type EventPageQuery = {
 
 export type Page<T> = { items: T[]; next_seq: number | null; has_more: boolean };
 
+/** A conversation as the event log knows it: how many events, and its last one (`lbot conversations`). */
+export type ConversationSummary = {
+  conversation_id: string;
+  events: number;
+  first_at: number;
+  last_at: number;
+  last_seq: number;
+  last_event_type: string;
+  last_actor_id: string | null;
+  last_actor_name: string | null;
+  last_input: string | null;
+  last_run_id: string | null;
+};
+
 export interface EventLog {
   append(record: EventLogAppend): EventRecord;
   /** Newest first; `conversation_id: undefined` means every conversation (CLI), null means none. */
@@ -49,6 +63,8 @@ export interface EventLog {
   /** Records with this event_id, newest first. */
   findByEventId(event_id: string): EventRecord[];
   latestSeq(conversation_id: string): number | null;
+  /** Conversations with events, the most recently active first; `limit` clamped to 1..100. */
+  conversations(limit: number): ConversationSummary[];
 }
 
 export type TranscriptAppend = {

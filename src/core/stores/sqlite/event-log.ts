@@ -1,7 +1,7 @@
 // The event log on SQLite (runner-protocol.md §8.1): one row per run, paged newest first by row id.
 import { LbotError } from '../../errors.js';
 import type { EventRecord } from '../../protocol/proxy.js';
-import type { EventLog, EventLogAppend, EventPageQuery, Page } from '../types.js';
+import type { ConversationSummary, EventLog, EventLogAppend, EventPageQuery, Page } from '../types.js';
 import { jsonObject, jsonObjectOrNull, jsonText, num, numOrNull, rowOrNull, rowsOf, text, textOrNull, type Row } from './columns.js';
 import type { StoreDb } from './connection.js';
 import { clampLimit, EVENT_SUMMARY_MAX_CHARS, truncateChars } from './text-limits.js';
@@ -109,6 +109,29 @@ export class SqliteEventLog implements EventLog {
   findByEventId(event_id: string): EventRecord[] {
     return this.store.run('reading the event log', () =>
       rowsOf(this.store.prepare('SELECT * FROM event_log WHERE event_id = ? ORDER BY id DESC').all(event_id)).map(toEventRecord),
+    );
+  }
+
+  conversations(limit: number): ConversationSummary[] {
+    const sql = `SELECT g.conversation_id, g.events, g.first_at, g.last_seq, l.created_at AS last_at, l.event_type, l.actor_id, l.actor_name,
+        l.input_summary, l.run_id
+      FROM (SELECT conversation_id, count(*) AS events, min(created_at) AS first_at, max(id) AS last_seq
+            FROM event_log WHERE conversation_id IS NOT NULL GROUP BY conversation_id) g
+      JOIN event_log l ON l.id = g.last_seq
+      ORDER BY g.last_seq DESC LIMIT ?`;
+    return this.store.run('reading the event log', () =>
+      rowsOf(this.store.prepare(sql).all(clampLimit(limit))).map((row) => ({
+        conversation_id: text(row, 'conversation_id'),
+        events: num(row, 'events'),
+        first_at: num(row, 'first_at'),
+        last_at: num(row, 'last_at'),
+        last_seq: num(row, 'last_seq'),
+        last_event_type: text(row, 'event_type'),
+        last_actor_id: textOrNull(row, 'actor_id'),
+        last_actor_name: textOrNull(row, 'actor_name'),
+        last_input: textOrNull(row, 'input_summary'),
+        last_run_id: textOrNull(row, 'run_id'),
+      })),
     );
   }
 
