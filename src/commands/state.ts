@@ -1,4 +1,4 @@
-// `lbot state list|get|set|delete`: host-owned runner state, for operators (scope keys come from `state list`).
+// `lbot state list|get|set|delete`: host-owned runner state, for operators; a scope is named by conversation or actor.
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { LbotError } from '../core/errors.js';
@@ -10,8 +10,38 @@ import { parseJsonText } from '../core/json-parse.js';
 import { parseFlags } from './shared/flags.js';
 import { LimitFlag } from './shared/schemas.js';
 import { withStores } from './shared/stores.js';
-import type { GetContext } from './shared/context.js';
+import type { CliContext, GetContext } from './shared/context.js';
+import { resolveScopeKey, scopeKeyMatches } from '../core/host/state-target.js';
 import * as shapes from '../core/shapes/index.js';
+
+const TargetFlagsSchema = z.object({
+  scopeKey: z.string().min(1).optional(),
+  conversation: z.string().min(1).optional(),
+  thread: z.string().min(1).optional(),
+  actor: z.string().min(1).optional(),
+  actorType: z.string().min(1).optional(),
+  runner: z.string().min(1).optional(),
+  binding: z.string().min(1).optional(),
+});
+
+/** The flags that name one state scope: a conversation or an actor (scope keys are built from them), or a raw scope key. */
+function targetFlags(cmd: Command): Command {
+  return cmd
+    .option('--conversation <id>', 'the conversation scope (see lbot conversations)')
+    .option('--thread <id>', 'with --conversation: its thread')
+    .option('--actor <id>', 'the actor scope')
+    .option('--actor-type <type>', 'with --actor: its type (default: any; user when new state is set)')
+    .option('--runner <id>', 'the runner whose state it is, when several keep state there')
+    .option('--binding <id>', 'the binding whose state it is, when several keep state there')
+    .option('--scope-key <key>', 'a raw scope key (as lbot state list prints it)');
+}
+
+async function scopeKeyOf(ctx: CliContext, raw: unknown, create: boolean): Promise<string> {
+  const t = parseFlags(TargetFlagsSchema, raw);
+  if (t.scopeKey !== undefined && t.conversation === undefined && t.actor === undefined) return resolveScopeKey(t, [], false);
+  const known = await withStores(ctx, (s) => s.state.entries({ ...(t.runner ? { runner_id: t.runner } : {}) }).map((e) => e.scope_key));
+  return resolveScopeKey(t, known, create);
+}
 
 export function registerState(program: Command, getCtx: GetContext): void {
   const state = program.command('state').description('Inspect and edit runner state (conversation, actor, subject and runner scopes)');
@@ -22,40 +52,46 @@ export function registerState(program: Command, getCtx: GetContext): void {
     .option('--binding <id>', 'only this binding')
     .option('--scope <scope>', 'conversation | actor | subject | runner')
     .option('--limit <n>', 'at most N entries')
+    .option('--conversation <id>', 'only the state of this conversation')
+    .option('--actor <id>', 'only the state of this actor')
     .action(async (raw: unknown) => {
       const ctx = getCtx();
       const f = parseFlags(
-        z.object({ runner: z.string().optional(), binding: z.string().optional(), scope: StateScopeSchema.optional(), limit: LimitFlag }),
+        z.object({
+          runner: z.string().optional(),
+          binding: z.string().optional(),
+          scope: StateScopeSchema.optional(),
+          limit: LimitFlag,
+          conversation: z.string().min(1).optional(),
+          actor: z.string().min(1).optional(),
+        }),
         raw,
       );
+      const target = { conversation: f.conversation, actor: f.actor };
       const entries = await withStores(ctx, (s) =>
         s.state.entries({
           ...(f.runner ? { runner_id: f.runner } : {}),
           ...(f.binding ? { binding_id: f.binding } : {}),
           ...(f.scope ? { scope: f.scope } : {}),
-          ...(f.limit ? { limit: f.limit } : {}),
+          ...(f.conversation || f.actor ? {} : f.limit ? { limit: f.limit } : {}),
         }),
       );
-      ctx.output.list(shapes.StateEntry, entries, (l) => l.map((e) => `${e.scope_key}  ${e.key} = ${JSON.stringify(e.value)}`).join('\n') || 'no state');
+      const picked = f.conversation || f.actor ? entries.filter((e) => scopeKeyMatches(e.scope_key, target)).slice(0, f.limit) : entries;
+      ctx.output.list(shapes.StateEntry, picked, (l) => l.map((e) => `${e.scope_key}  ${e.key} = ${JSON.stringify(e.value)}`).join('\n') || 'no state');
     });
-  state
-    .command('get <key>')
-    .description('print one value')
-    .requiredOption('--scope-key <key>', 'scope key (see `state list`)')
-    .action(async (key: string, raw: unknown) => {
+  targetFlags(state.command('get <key>').description('print one value (name the scope with --conversation, --actor or --scope-key)')).action(
+    async (key: string, raw: unknown) => {
       const ctx = getCtx();
-      const f = parseFlags(z.object({ scopeKey: z.string().min(1) }), raw);
+      const f = { scopeKey: await scopeKeyOf(ctx, raw, false) };
       const got = await withStores(ctx, (s) => s.state.get(f.scopeKey, aliasStateKey(key)));
       if (!got.found) throw new LbotError('not_found', `state key ${key} not found under ${f.scopeKey}`);
       ctx.output.item(shapes.StateValue, { key: aliasStateKey(key), value: got.value }, (v) => JSON.stringify(v.value));
-    });
-  state
-    .command('set <key> <json>')
-    .description('set one value (JSON, at most 262,144 bytes)')
-    .requiredOption('--scope-key <key>', 'scope key (see `state list`)')
-    .action(async (key: string, json: string, raw: unknown) => {
+    },
+  );
+  targetFlags(state.command('set <key> <json>').description('set one value (JSON, at most 262,144 bytes)')).action(
+    async (key: string, json: string, raw: unknown) => {
       const ctx = getCtx();
-      const f = parseFlags(z.object({ scopeKey: z.string().min(1) }), raw);
+      const f = { scopeKey: await scopeKeyOf(ctx, raw, true) };
       const { scope, identity } = parseScopeKey(f.scopeKey);
       const value = parseJsonText(json, '<json>', 'invalid_argument');
       let text: string;
@@ -67,16 +103,13 @@ export function registerState(program: Command, getCtx: GetContext): void {
       }
       await withStores(ctx, (s) => s.state.set(scope, f.scopeKey, aliasStateKey(key), text, { ...identity, bot_id: null, workspace_id: null }));
       ctx.output.item(shapes.StateChange, { ok: true, key: aliasStateKey(key), scope_key: f.scopeKey, deleted: false }, () => null);
-    });
-  state
-    .command('delete <key>')
-    .description('delete one value')
-    .requiredOption('--scope-key <key>', 'scope key (see `state list`)')
-    .action(async (key: string, raw: unknown) => {
-      const ctx = getCtx();
-      const f = parseFlags(z.object({ scopeKey: z.string().min(1) }), raw);
-      const deleted = await withStores(ctx, (s) => s.state.delete(f.scopeKey, aliasStateKey(key)));
-      if (!deleted) throw new LbotError('not_found', `state key ${key} not found under ${f.scopeKey}`);
-      ctx.output.item(shapes.StateChange, { ok: true, key: aliasStateKey(key), scope_key: f.scopeKey, deleted: true }, () => null);
-    });
+    },
+  );
+  targetFlags(state.command('delete <key>').description('delete one value')).action(async (key: string, raw: unknown) => {
+    const ctx = getCtx();
+    const f = { scopeKey: await scopeKeyOf(ctx, raw, false) };
+    const deleted = await withStores(ctx, (s) => s.state.delete(f.scopeKey, aliasStateKey(key)));
+    if (!deleted) throw new LbotError('not_found', `state key ${key} not found under ${f.scopeKey}`);
+    ctx.output.item(shapes.StateChange, { ok: true, key: aliasStateKey(key), scope_key: f.scopeKey, deleted: true }, () => null);
+  });
 }

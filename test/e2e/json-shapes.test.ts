@@ -134,6 +134,9 @@ describe('--json shapes of every command', () => {
       { args: ['events', 'get', 'ev-1'], shape: shapes.EventRecord, kind: 'item' },
       { args: ['transcript', 'page', '--conversation', 'c1'], shape: shapes.TranscriptItem, kind: 'list' },
       { args: ['state', 'list'], shape: shapes.StateEntry, kind: 'list' },
+      { args: ['state', 'list', '--conversation', 'c1'], shape: shapes.StateEntry, kind: 'list' },
+      { args: ['state', 'get', 'k', '--conversation', 'c1'], shape: shapes.StateValue, kind: 'item' },
+      { args: ['state', 'get', 'k', '--conversation', 'nope'], shape: shapes.ErrorEnvelope, kind: 'error' },
       { args: ['state', 'get', 'k', '--scope-key', scopeKey], shape: shapes.StateValue, kind: 'item' },
       { args: ['artifacts', 'list'], shape: shapes.Artifact, kind: 'list' },
       { args: ['artifacts', 'show', artifactId], shape: shapes.Artifact, kind: 'item' },
@@ -177,7 +180,7 @@ describe('--json shapes of every command', () => {
 
     // Changes and removals last.
     for (const row of [
-      { args: ['state', 'set', 'k2', '"v"', '--scope-key', scopeKey], shape: shapes.StateChange, kind: 'item' },
+      { args: ['state', 'set', 'k2', '"v"', '--conversation', 'c1'], shape: shapes.StateChange, kind: 'item' },
       { args: ['state', 'delete', 'k2', '--scope-key', scopeKey], shape: shapes.StateChange, kind: 'item' },
       { args: ['mcp', 'disable', 'echo'], shape: shapes.McpServer, kind: 'item' },
       { args: ['config', 'unset', 'plugins.limits.memory_mb'], shape: shapes.ConfigChange, kind: 'item' },
