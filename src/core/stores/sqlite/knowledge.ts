@@ -12,7 +12,7 @@ import { VectorIndex, type IndexedVector } from './vector-index.js';
 /** Chunks the sign-bit scan keeps (at least ten times the results asked for). */
 const VECTOR_SCAN = 2000;
 /** Of those, chunks ranked exactly after the in-memory signed-byte cosine (at least four times the results asked for). */
-const VECTOR_KEEP = 200;
+const VECTOR_KEEP = 100;
 /** In-memory vector indexes kept across queries, all bases together (100,000 vectors of 384 dimensions take 44 MB). */
 const VECTOR_CACHE_BYTES = 256 * 1024 * 1024;
 
