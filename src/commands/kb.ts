@@ -19,9 +19,17 @@ const envOf = (ctx: CliContext) => ({ dataDir: ctx.flags.dataDir, config: ctx.co
 
 /**
  * Progress of an ingestion on stderr: one rewritten status line on a terminal, a plain line per file
- * otherwise (CI logs); with --json each event is an NDJSON line on stdout instead.
+ * otherwise (CI logs); with --json each event is a KbProgress NDJSON line on stderr instead. With --quiet,
+ * only the files that failed are named.
  */
-function progressReporter(ctx: CliContext): { on(p: IngestProgress): void; end(): void } {
+function progressReporter(ctx: CliContext, quiet: boolean): { on(p: IngestProgress): void; end(): void } {
+  if (quiet)
+    return {
+      on(p) {
+        if (p.type === 'file' && p.status === 'failed') ctx.output.warn(`${p.source}: [${p.error?.code ?? ''}] ${p.error?.message ?? 'failed'}`);
+      },
+      end() {},
+    };
   const tty = process.stderr.isTTY === true && !ctx.output.json;
   let files = 0;
   let chunks = 0;
@@ -82,11 +90,12 @@ const renderResults = (r: { results: RetrievalEntry[] }) =>
     ? 'no results'
     : r.results.map((e, i) => `${i + 1}. ${e.chunk_id}  score ${e.score.toFixed(4)}\n   ${e.text.replace(/\s+/g, ' ').slice(0, 240)}`).join('\n');
 
-async function runIngestion(ctx: CliContext, name: string, paths: string[], opts: { metadata?: Record<string, string>; reindex?: boolean }) {
-  const progress = progressReporter(ctx);
+async function runIngestion(ctx: CliContext, name: string, paths: string[], opts: { metadata?: Record<string, string>; reindex?: boolean; quiet: boolean }) {
+  const { quiet, ...ingest } = opts;
+  const progress = progressReporter(ctx, quiet);
   let summary: IngestSummary;
   try {
-    summary = await (await admin()).addToKb(envOf(ctx), { name, paths, ...opts, onProgress: (p) => progress.on(p) });
+    summary = await (await admin()).addToKb(envOf(ctx), { name, paths, ...ingest, onProgress: (p) => progress.on(p) });
   } finally {
     progress.end();
   }
@@ -117,15 +126,18 @@ export function registerKb(program: Command, getCtx: GetContext): void {
   kb.command('add <name> <paths...>')
     .description('add files and directories (Markdown, text, HTML, JSON, PDF); unchanged files are skipped, deleted ones dropped')
     .option('--meta <key=value>', 'metadata on every added document (repeatable)', collect)
+    .option('--quiet', 'no progress; only files that failed are named')
     .action(async (name: string, paths: string[], raw: unknown) => {
       const ctx = getCtx();
-      const f = parseFlags(z.object({ meta: z.array(z.string()).optional() }), raw);
-      await runIngestion(ctx, name, paths, { metadata: parseKeyValues(f.meta, '--meta') });
+      const f = parseFlags(z.object({ meta: z.array(z.string()).optional(), quiet: z.boolean().default(false) }), raw);
+      await runIngestion(ctx, name, paths, { metadata: parseKeyValues(f.meta, '--meta'), quiet: f.quiet });
     });
   kb.command('reindex <name>')
     .description('re-read, re-chunk and re-embed every document of a base (files that are gone are dropped)')
-    .action(async (name: string) => {
-      await runIngestion(getCtx(), name, [], { reindex: true });
+    .option('--quiet', 'no progress; only files that failed are named')
+    .action(async (name: string, raw: unknown) => {
+      const f = parseFlags(z.object({ quiet: z.boolean().default(false) }), raw);
+      await runIngestion(getCtx(), name, [], { reindex: true, quiet: f.quiet });
     });
   kb.command('list')
     .description('list knowledge bases (built with lbot kb, and listed in lbot.config.json)')

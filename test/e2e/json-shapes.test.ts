@@ -120,6 +120,11 @@ describe('--json shapes of every command', () => {
         }
     }
 
+    // --quiet: the same result, no progress on stderr.
+    const quiet = await lbot(['kb', 'reindex', 'docs', '--quiet']);
+    check(quiet, { args: ['kb', 'reindex', 'docs', '--quiet'], shape: shapes.KbIngestion, kind: 'item' });
+    expect(quiet.stderr).toBe('');
+
     const states = await lbot(['state', 'list']);
     const scopeKey = String((JSON.parse(states.stdout) as Array<{ scope_key?: unknown }>)[0]?.scope_key);
     const artifacts = await lbot(['artifacts', 'list']);
