@@ -41,6 +41,15 @@ async function processesMatching(needle: string): Promise<string[]> {
   return r.stdout.split('\n').filter((l) => l.trim() !== '');
 }
 
+/** SIGKILL, where a process that ended between listing and killing (ESRCH) is already what the test wants. */
+function killIfAlive(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch (err) {
+    if (!(err instanceof Error && 'code' in err && err.code === 'ESRCH')) throw err;
+  }
+}
+
 async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<boolean> {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
@@ -167,7 +176,7 @@ describe('lbot serve', () => {
     const aPids = async () => processesMatching(path.join(f.plugins.pluginsDir, 'scripted', 'main.js'));
     // The run is inside the runner once its first API call is audited.
     expect(await waitFor(async () => ((await s.request('GET', `/v1/runs/${aId}`)).json as { api_calls: unknown[] }).api_calls.length > 0)).toBe(true);
-    for (const pid of await aPids()) process.kill(Number(pid), 'SIGKILL');
+    for (const pid of await aPids()) killIfAlive(Number(pid));
     const aRec = await s.waitRun(aId);
     expect(aRec).toMatchObject({ status: 'failed', error: { code: 'runner.crashed' } });
     expect(await s.waitRun((b.json as { run_id: string }).run_id)).toMatchObject({ status: 'completed' });
