@@ -10,7 +10,7 @@ import { EXIT } from './shared/exit-codes.js';
 import { collect, parseFlags, parseKeyValues } from './shared/flags.js';
 import type { CliContext } from './shared/context.js';
 import type { GetContext } from './shared/context.js';
-import { table } from './shared/table.js';
+import { localIso, table } from './shared/table.js';
 import * as shapes from '../core/shapes/index.js';
 
 const ExecFlagsSchema = z.object({
@@ -214,7 +214,7 @@ export function registerBox(program: Command, getCtx: GetContext): void {
           ? 'no box sessions'
           : table([
               ['SESSION', 'BACKEND', 'NETWORK', 'PROCESSES', 'CREATED', 'LAST USED'],
-              ...list.map((s) => [s.session_id, s.backend, s.network, String(s.managed_processes), s.created_at, s.last_used_at]),
+              ...list.map((s) => [s.session_id, s.backend, s.network, String(s.managed_processes), localIso(s.created_at), localIso(s.last_used_at)]),
             ]),
       );
     });

@@ -8,9 +8,8 @@ import { IntFlag, LimitFlag } from './shared/schemas.js';
 import { withStores } from './shared/stores.js';
 import type { GetContext } from './shared/context.js';
 import { ago, localTime, table } from './shared/table.js';
+import { eventDetail, eventTable, runDetail, runTable, transcriptLines } from './shared/records.js';
 import * as shapes from '../core/shapes/index.js';
-
-const when = (s: number | null) => (s === null ? '-' : new Date(s * 1000).toISOString().replace('.000Z', 'Z'));
 
 // Over 100 lines because it is the command table of `lbot inspect`: one registration per record kind,
 // each reading a store and rendering; the logic lives in the stores.
@@ -24,14 +23,7 @@ export function registerInspect(program: Command, getCtx: GetContext): void {
       const ctx = getCtx();
       const flags = parseFlags(z.object({ limit: LimitFlag }), raw);
       const list = await withStores(ctx, (s) => s.runs.list(flags.limit ? { limit: flags.limit } : {}));
-      ctx.output.list(shapes.RunRecord, list, (l) =>
-        l.length
-          ? table([
-              ['RUN', 'RUNNER', 'EVENT', 'STATUS', 'STARTED'],
-              ...l.map((r) => [r.run_id, r.runner_id, r.event_id, r.status + (r.error ? ` (${r.error.code})` : ''), when(r.started_at)]),
-            ])
-          : 'no runs',
-      );
+      ctx.output.list(shapes.RunRecord, list, runTable);
     });
   runs
     .command('show <run_id>')
@@ -40,7 +32,7 @@ export function registerInspect(program: Command, getCtx: GetContext): void {
       const ctx = getCtx();
       const run = await withStores(ctx, (s) => s.runs.get(runId));
       if (!run) throw new LbotError('not_found', `run ${runId} not found`, { hint: 'run `lbot runs list` to see run ids' });
-      ctx.output.item(shapes.RunRecord, run);
+      ctx.output.item(shapes.RunRecord, run, runDetail);
     });
 
   program
@@ -88,14 +80,7 @@ export function registerInspect(program: Command, getCtx: GetContext): void {
           limit: f.limit ?? 50,
         }),
       );
-      ctx.output.list(shapes.EventRecord, page.items, (items) =>
-        items.length
-          ? table([
-              ['SEQ', 'EVENT', 'TYPE', 'CONVERSATION', 'ACTOR', 'RUN'],
-              ...items.map((e) => [String(e.seq), e.event_id, e.event_type, e.conversation_id ?? '-', e.actor_id ?? '-', e.run_id ?? '-']),
-            ])
-          : 'no events',
-      );
+      ctx.output.list(shapes.EventRecord, page.items, eventTable);
       if (page.has_more && page.next_seq !== null) ctx.output.notice(`more: --before ${page.next_seq}`);
     });
   events
@@ -105,7 +90,7 @@ export function registerInspect(program: Command, getCtx: GetContext): void {
       const ctx = getCtx();
       const [record] = await withStores(ctx, (s) => s.events.findByEventId(eventId));
       if (!record) throw new LbotError('not_found', `event ${eventId} not found`);
-      ctx.output.item(shapes.EventRecord, record);
+      ctx.output.item(shapes.EventRecord, record, eventDetail);
     });
 
   program
@@ -133,7 +118,7 @@ export function registerInspect(program: Command, getCtx: GetContext): void {
       );
       // A person reads a conversation oldest first; the cursors keep their store meaning (AC-001, AC-043).
       const items = direction === 'backward' ? [...stored.items].reverse() : stored.items;
-      ctx.output.list(shapes.TranscriptItem, items, (l) => l.map((i) => `[${i.seq}] ${i.role}: ${i.content ?? ''}`).join('\n') || 'no items');
+      ctx.output.list(shapes.TranscriptItem, items, transcriptLines);
       if (stored.has_more && stored.next_seq !== null) ctx.output.notice(`more: --${direction === 'backward' ? 'before' : 'after'} ${stored.next_seq}`);
     });
 
@@ -155,8 +140,16 @@ export function registerInspect(program: Command, getCtx: GetContext): void {
       ctx.output.list(shapes.Artifact, rows, (l) =>
         l.length
           ? table([
-              ['ARTIFACT', 'TYPE', 'MIME', 'SIZE', 'SOURCE', 'STORED'],
-              ...l.map((a) => [a.artifact_id, a.artifact_type, a.mime_type ?? '-', String(a.size_bytes ?? '-'), a.source, a.storage_type]),
+              ['ARTIFACT', 'TYPE', 'MIME', 'SIZE', 'SOURCE', 'STORED', 'CREATED'],
+              ...l.map((a) => [
+                a.artifact_id,
+                a.artifact_type,
+                a.mime_type ?? '-',
+                String(a.size_bytes ?? '-'),
+                a.source,
+                a.storage_type,
+                localTime(a.created_at ?? null),
+              ]),
             ])
           : 'no artifacts',
       );

@@ -10,6 +10,7 @@ import { parseJsonText } from '../core/json-parse.js';
 import { parseFlags } from './shared/flags.js';
 import { LimitFlag } from './shared/schemas.js';
 import { withStores } from './shared/stores.js';
+import { localTime, table } from './shared/table.js';
 import type { CliContext, GetContext } from './shared/context.js';
 import { resolveScopeKey, scopeKeyMatches } from '../core/host/state-target.js';
 import * as shapes from '../core/shapes/index.js';
@@ -77,7 +78,11 @@ export function registerState(program: Command, getCtx: GetContext): void {
         }),
       );
       const picked = f.conversation || f.actor ? entries.filter((e) => scopeKeyMatches(e.scope_key, target)).slice(0, f.limit) : entries;
-      ctx.output.list(shapes.StateEntry, picked, (l) => l.map((e) => `${e.scope_key}  ${e.key} = ${JSON.stringify(e.value)}`).join('\n') || 'no state');
+      ctx.output.list(shapes.StateEntry, picked, (l) =>
+        l.length
+          ? table([['SCOPE', 'KEY', 'VALUE', 'UPDATED'], ...l.map((e) => [e.scope_key, e.key, JSON.stringify(e.value), localTime(e.updated_at)])])
+          : 'no state',
+      );
     });
   targetFlags(state.command('get <key>').description('print one value (name the scope with --conversation, --actor or --scope-key)')).action(
     async (key: string, raw: unknown) => {

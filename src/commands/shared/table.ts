@@ -22,6 +22,12 @@ export function localTime(epochS: number | null): string {
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
 }
 
+/** An ISO timestamp in local time like localTime; kept as given when it does not parse. */
+export function localIso(iso: string): string {
+  const ms = Date.parse(iso);
+  return Number.isNaN(ms) ? iso : localTime(ms / 1000);
+}
+
 /** How long ago `epochS` was, in the largest whole unit (`just now`, `5m ago`, `3h ago`, `2d ago`). */
 export function ago(epochS: number, nowS: number = Date.now() / 1000): string {
   const s = Math.max(0, Math.floor(nowS - epochS));
