@@ -11,6 +11,7 @@ import { collect, parseFlags, parseKeyValues } from './shared/flags.js';
 import type { CliContext } from './shared/context.js';
 import type { GetContext } from './shared/context.js';
 import * as shapes from '../core/shapes/index.js';
+import { localIso, table } from './shared/table.js';
 
 const AddFlagsSchema = z.object({
   env: z.array(z.string()).default([]),
@@ -82,13 +83,52 @@ function reportFailedTest(ctx: CliContext, r: TestResult): number {
 
 function renderList(servers: readonly ServerSummary[]): string {
   if (servers.length === 0) return 'no MCP servers configured (add one with lbot mcp add NAME -- CMD…)';
-  const w = Math.max(...servers.map((s) => s.name.length));
-  return servers
-    .map((s) => {
-      const err = s.error_phase ? ` [${s.error_phase}] ${s.error_message ?? ''}` : '';
-      return `${s.name.padEnd(w)}  ${s.mode.padEnd(5)}  ${s.status.padEnd(10)}  retries ${s.retry_count}  tools ${s.tool_count}  ${s.in_box ? '(in box) ' : ''}${s.target}${err}`;
-    })
-    .join('\n');
+  return table([
+    ['NAME', 'MODE', 'STATUS', 'TOOLS', 'RETRIES', 'TARGET'],
+    ...servers.map((s) => [
+      s.name,
+      s.mode,
+      s.status + (s.error_phase ? ` [${s.error_phase}] ${s.error_message ?? ''}` : ''),
+      String(s.tool_count),
+      String(s.retry_count),
+      (s.in_box ? '(in box) ' : '') + s.target,
+    ]),
+  ]);
+}
+
+/** `mcp show` for a person: the live summary, then the stored record (secrets already masked) in local time. */
+function renderShow(v: { server: Record<string, unknown>; runtime_info: Record<string, unknown> | null; status: ServerSummary }): string {
+  const s = v.status;
+  const when = (x: unknown) => (typeof x === 'string' ? localIso(x) : '-');
+  const rows: string[][] = [
+    ['name:', s.name],
+    ['enabled:', String(s.enabled)],
+    ['mode:', s.mode + (s.in_box ? ' (in box)' : '')],
+    ['target:', s.target],
+    ['status:', s.status + (s.error_phase ? ` [${s.error_phase}] ${s.error_message ?? ''}` : '')],
+    ['tools:', String(s.tool_count)],
+    ['pid:', s.pid === null ? '-' : String(s.pid)],
+    ['created:', when(v.server.created_at)],
+    ['updated:', when(v.server.updated_at)],
+  ];
+  const { created_at: _c, updated_at: _u, name: _n, ...rest } = v.server;
+  const out = [
+    table(rows),
+    '',
+    'config:',
+    ...JSON.stringify(rest, null, 2)
+      .split('\n')
+      .map((l) => `  ${l}`),
+  ];
+  if (v.runtime_info)
+    out.push(
+      '',
+      'runtime:',
+      ...JSON.stringify(v.runtime_info, null, 2)
+        .split('\n')
+        .map((l) => `  ${l}`),
+    );
+  return out.join('\n');
 }
 
 function renderTest(r: TestResult): string {
@@ -184,7 +224,7 @@ export function registerMcp(program: Command, getCtx: GetContext): void {
     .action(async (name: string) => {
       const ctx = getCtx();
       const { showServer } = await admin();
-      ctx.output.item(shapes.McpServerDetail, showServer(await adminContext(ctx), name), (v) => JSON.stringify(v, null, 2));
+      ctx.output.item(shapes.McpServerDetail, showServer(await adminContext(ctx), name), renderShow);
     });
 
   mcp

@@ -273,7 +273,8 @@ export function parseConfig(raw: unknown, file: string): Config {
   });
 }
 
-const SECRET_KEY = /(secret|token|key|password|credential|apikey|api_key)/i;
+// `token(?!s)`: max_tokens, context_window_tokens and other token counts are settings, not credentials.
+const SECRET_KEY = /(secret|token(?!s)|key|password|credential)/i;
 export const MASK = '****';
 
 /** Deep copy with every value under a secret-looking key replaced by MASK (AC-160, AC-181, AC-212). */
