@@ -124,8 +124,8 @@ async function main() {
   if (test.code !== 0) return test.code ?? 1;
   const tools = await step(['mcp', 'tools', NAME]);
   if (tools.code !== 0) return tools.code ?? 1;
-  const listing = JSON.parse(tools.stdout);
-  const tool = listing.tools.find((t) => t.server === NAME);
+  const listing = JSON.parse(tools.stdout); // an McpTool array
+  const tool = listing.find((t) => t.server === NAME);
   if (!tool) return 0;
   const call = await step(['mcp', 'call', NAME, tool.tool, '--args', JSON.stringify(sampleArgs(tool.parameters)), '--elicit', 'defaults']);
   return call.code ?? 1;

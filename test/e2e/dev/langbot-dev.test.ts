@@ -93,9 +93,11 @@ describe.skipIf(!hasPython)(withReason('the dev loop on a LangBot SDK plugin', !
     const ready = await live.waitLine((l) => l.type === 'serve.ready');
     const url = String(ready.url);
     const token = (await readFile(path.join(f.dataDir, 'serve.token'), 'utf8')).trim();
-    const first = await live.waitLine((l) => l.type === 'run.ended');
-    expect(first).toMatchObject({ outcome: { status: 'completed', reply: expect.stringMatching(/^reply v1 boot=/) } });
-    const boot1 = bootOf(String((first.outcome as Record<string, unknown>).reply));
+    const firstReply = await live.waitLine((l) => l.type === 'message.completed');
+    expect(await live.waitLine((l) => l.type === 'run.summary')).toMatchObject({ status: 'completed' });
+    const firstText = String((Reflect.get(firstReply.data as object, 'message') as { content?: unknown }).content);
+    expect(firstText).toMatch(/^reply v1 boot=/);
+    const boot1 = bootOf(firstText);
 
     await writeFile(path.join(dir, COMPONENT_PY), (await readFile(path.join(dir, COMPONENT_PY), 'utf8')).replace('REPLY = "v1"', 'REPLY = "v2"'));
     await live.waitLine((l) => l.type === 'dev.reloaded' && l.generation === 2);
