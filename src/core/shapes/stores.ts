@@ -2,9 +2,9 @@
 import { z } from 'zod';
 import { STATE_SCOPES } from '../protocol/binding.js';
 import { ErrorValueSchema } from '../protocol/error-value.js';
-import { JsonObjectSchema } from '../protocol/event.js';
 import { ArtifactMetadataSchema, ArtifactReadResultSchema, EventRecordSchema, TranscriptItemSchema } from '../protocol/proxy-results.js';
 import { DeliveredLineSchema } from './stream.js';
+import { ApiCallAuditSchema, ObservedNoticeSchema, RunStatusSchema, StateWriteSchema } from '../stores/run-schemas.js';
 import { defineShape } from './shape.js';
 
 const epochSeconds = z.number().describe('seconds since the Unix epoch');
@@ -15,26 +15,14 @@ export const RunRecordSchema = z.strictObject({
   binding_id: z.string(),
   event_id: z.string(),
   conversation_id: z.string().nullable(),
-  status: z.enum(['running', 'completed', 'failed', 'timed_out', 'cancelled', 'interrupted']),
+  status: RunStatusSchema,
   error: ErrorValueSchema.nullable(),
   started_at: epochSeconds,
   ended_at: epochSeconds.nullable(),
-  api_calls: z.array(
-    z.strictObject({
-      at: epochSeconds,
-      action: z.string(),
-      resource: z.string().nullable(),
-      decision: z.enum(['allowed', 'denied']),
-      code: z.string().nullable(),
-      caller_plugin: z.string(),
-      as_run_id: z.string(),
-    }),
-  ),
-  observed: z.array(
-    z.strictObject({ at: epochSeconds, type: z.string(), data: JsonObjectSchema, executed: z.boolean().optional(), note: z.string().optional() }),
-  ),
+  api_calls: z.array(z.strictObject({ ...ApiCallAuditSchema.shape, at: epochSeconds })),
+  observed: z.array(z.strictObject({ ...ObservedNoticeSchema.shape, at: epochSeconds })),
   results: z.array(DeliveredLineSchema).describe('delivered items as StreamItem lines'),
-  state_writes: z.array(z.strictObject({ scope: z.string(), key: z.string() })),
+  state_writes: z.array(z.strictObject(StateWriteSchema.shape)),
   warnings: z.array(z.string()),
   stderr_tail: z.string().nullable(),
 });

@@ -7,6 +7,8 @@ import type { JsonObject } from '../protocol/event.js';
 import type { DeliveryStore } from './delivery-types.js';
 import type { ErrorValue } from '../protocol/error-value.js';
 import type { DeliveredLine } from '../protocol/result-line.js';
+import type { z } from 'zod';
+import type { ApiCallAuditSchema, ObservedNoticeSchema, RunStatusSchema } from './run-schemas.js';
 
 /** A new event-log row; ids, seq and created_at are assigned by the store. */
 export type EventLogAppend = {
@@ -111,25 +113,9 @@ export interface Transcript {
   latestSeq(conversation_id: string): number | null;
 }
 
-export type RunStatus = 'running' | 'completed' | 'failed' | 'timed_out' | 'cancelled' | 'interrupted';
-
-export type ApiCallAudit = {
-  at: number;
-  action: string;
-  resource: string | null;
-  decision: 'allowed' | 'denied';
-  code: string | null;
-  caller_plugin: string;
-  as_run_id: string;
-};
-
-export type ObservedNotice = {
-  at: number;
-  type: string;
-  data: JsonObject;
-  executed?: boolean;
-  note?: string;
-};
+export type RunStatus = z.infer<typeof RunStatusSchema>;
+export type ApiCallAudit = z.infer<typeof ApiCallAuditSchema>;
+export type ObservedNotice = z.infer<typeof ObservedNoticeSchema>;
 
 /** The process that executes a run: a `running` run whose owner is gone was interrupted. */
 export type RunOwner = { pid: number; host: string };

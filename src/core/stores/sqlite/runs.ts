@@ -1,33 +1,13 @@
 // Run records and their append-only audit (proxy calls, notices, results, state writes, warnings) on SQLite.
-import { z } from 'zod';
 import { LbotError } from '../../errors.js';
 import { ErrorValueSchema } from '../../protocol/error-value.js';
-import { JsonObjectSchema } from '../../protocol/event.js';
 import { tryParseJson } from '../../json.js';
 import { storedDeliveredLine, type DeliveredLine } from '../../protocol/result-line.js';
 import type { RunOwner, ApiCallAudit, ObservedNotice, RunError, RunRecord, RunStatus, RunStore } from '../types.js';
 import { num, numOrNull, rowOrNull, rowsOf, text, textOrNull, type Row } from './columns.js';
 import type { StoreDb } from './connection.js';
 import { isForeignKeyViolation, isUniqueViolation } from './store-errors.js';
-
-const RunStatusSchema = z.enum(['running', 'completed', 'failed', 'timed_out', 'cancelled', 'interrupted']);
-const ApiCallAuditSchema = z.object({
-  at: z.number(),
-  action: z.string(),
-  resource: z.string().nullable(),
-  decision: z.enum(['allowed', 'denied']),
-  code: z.string().nullable(),
-  caller_plugin: z.string(),
-  as_run_id: z.string(),
-});
-const ObservedNoticeSchema = z.object({
-  at: z.number(),
-  type: z.string(),
-  data: JsonObjectSchema,
-  executed: z.boolean().optional(),
-  note: z.string().optional(),
-});
-const StateWriteSchema = z.object({ scope: z.string(), key: z.string() });
+import { ApiCallAuditSchema, ObservedNoticeSchema, RunStatusSchema, StateWriteSchema } from '../run-schemas.js';
 
 type ItemKind = 'api_call' | 'observed' | 'result' | 'state_write' | 'warning';
 
