@@ -11,7 +11,7 @@ import { collect, parseFlags, parseKeyValues } from './shared/flags.js';
 import type { CliContext } from './shared/context.js';
 import type { GetContext } from './shared/context.js';
 import * as shapes from '../core/shapes/index.js';
-import { localIso, table } from './shared/table.js';
+import { fields, indent, localIso, table } from './shared/table.js';
 
 const AddFlagsSchema = z.object({
   env: z.array(z.string()).default([]),
@@ -81,18 +81,13 @@ function reportFailedTest(ctx: CliContext, r: TestResult): number {
   return ctx.output.error(err, failureExit(r.error_code));
 }
 
+const statusText = (s: ServerSummary) => s.status + (s.error_phase ? ` [${s.error_phase}] ${s.error_message ?? ''}` : '');
+
 function renderList(servers: readonly ServerSummary[]): string {
   if (servers.length === 0) return 'no MCP servers configured (add one with lbot mcp add NAME -- CMD…)';
   return table([
     ['NAME', 'MODE', 'STATUS', 'TOOLS', 'RETRIES', 'TARGET'],
-    ...servers.map((s) => [
-      s.name,
-      s.mode,
-      s.status + (s.error_phase ? ` [${s.error_phase}] ${s.error_message ?? ''}` : ''),
-      String(s.tool_count),
-      String(s.retry_count),
-      (s.in_box ? '(in box) ' : '') + s.target,
-    ]),
+    ...servers.map((s) => [s.name, s.mode, statusText(s), String(s.tool_count), String(s.retry_count), (s.in_box ? '(in box) ' : '') + s.target]),
   ]);
 }
 
@@ -100,34 +95,20 @@ function renderList(servers: readonly ServerSummary[]): string {
 function renderShow(v: { server: Record<string, unknown>; runtime_info: Record<string, unknown> | null; status: ServerSummary }): string {
   const s = v.status;
   const when = (x: unknown) => (typeof x === 'string' ? localIso(x) : '-');
-  const rows: string[][] = [
-    ['name:', s.name],
-    ['enabled:', String(s.enabled)],
-    ['mode:', s.mode + (s.in_box ? ' (in box)' : '')],
-    ['target:', s.target],
-    ['status:', s.status + (s.error_phase ? ` [${s.error_phase}] ${s.error_message ?? ''}` : '')],
-    ['tools:', String(s.tool_count)],
-    ['pid:', s.pid === null ? '-' : String(s.pid)],
-    ['created:', when(v.server.created_at)],
-    ['updated:', when(v.server.updated_at)],
-  ];
+  const summary = fields([
+    ['name', s.name],
+    ['enabled', String(s.enabled)],
+    ['mode', s.mode + (s.in_box ? ' (in box)' : '')],
+    ['target', s.target],
+    ['status', statusText(s)],
+    ['tools', String(s.tool_count)],
+    ['pid', s.pid === null ? '-' : String(s.pid)],
+    ['created', when(v.server.created_at)],
+    ['updated', when(v.server.updated_at)],
+  ]);
   const { created_at: _c, updated_at: _u, name: _n, ...rest } = v.server;
-  const out = [
-    table(rows),
-    '',
-    'config:',
-    ...JSON.stringify(rest, null, 2)
-      .split('\n')
-      .map((l) => `  ${l}`),
-  ];
-  if (v.runtime_info)
-    out.push(
-      '',
-      'runtime:',
-      ...JSON.stringify(v.runtime_info, null, 2)
-        .split('\n')
-        .map((l) => `  ${l}`),
-    );
+  const out = [summary, '', 'config:', indent(JSON.stringify(rest, null, 2))];
+  if (v.runtime_info) out.push('', 'runtime:', indent(JSON.stringify(v.runtime_info, null, 2)));
   return out.join('\n');
 }
 

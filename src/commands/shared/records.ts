@@ -2,7 +2,7 @@
 import type { z } from 'zod';
 import type { EventRecordSchema, TranscriptItemSchema } from '../../core/protocol/proxy-results.js';
 import type { RunRecordSchema } from '../../core/shapes/stores.js';
-import { localTime, table } from './table.js';
+import { fields, indent, localTime, table } from './table.js';
 
 type RunRecord = z.input<typeof RunRecordSchema>;
 type EventRecord = z.input<typeof EventRecordSchema>;
@@ -31,18 +31,19 @@ export function runTable(list: readonly RunRecord[]): string {
 
 /** Labelled fields, then the audit and the delivered messages: what `runs show` answers at a glance. */
 export function runDetail(r: RunRecord): string {
-  const fields: Array<[string, string]> = [
-    ['run', r.run_id],
-    ['runner', r.runner_id],
-    ['binding', r.binding_id],
-    ['event', r.event_id],
-    ['conversation', r.conversation_id ?? '-'],
-    ['status', statusOf(r)],
-    ['started', localTime(r.started_at)],
-    ['ended', localTime(r.ended_at ?? null)],
-    ['duration', duration(r.started_at, r.ended_at ?? null)],
+  const out = [
+    fields([
+      ['run', r.run_id],
+      ['runner', r.runner_id],
+      ['binding', r.binding_id],
+      ['event', r.event_id],
+      ['conversation', r.conversation_id ?? '-'],
+      ['status', statusOf(r)],
+      ['started', localTime(r.started_at)],
+      ['ended', localTime(r.ended_at ?? null)],
+      ['duration', duration(r.started_at, r.ended_at ?? null)],
+    ]),
   ];
-  const out = [table(fields.map(([k, v]) => [`${k}:`, v]))];
   if (r.error) out.push('', `error: ${r.error.message}`);
   if (r.api_calls.length) {
     out.push('', `api calls (${r.api_calls.length}):`);
@@ -79,20 +80,21 @@ export function eventTable(items: readonly EventRecord[]): string {
 }
 
 export function eventDetail(e: EventRecord): string {
-  const fields: Array<[string, string]> = [
-    ['event', e.event_id],
-    ['type', e.event_type],
-    ['seq', String(e.seq)],
-    ['source', e.source],
-    ['received', localTime(e.created_at ?? null)],
-    ['bot', e.bot_id ?? '-'],
-    ['conversation', e.conversation_id ?? '-'],
-    ['thread', e.thread_id ?? '-'],
-    ['actor', e.actor_id ? `${e.actor_name ?? e.actor_id} (${e.actor_type ?? 'actor'} ${e.actor_id})` : '-'],
-    ['run', e.run_id ?? '-'],
-    ['runner', e.runner_id ?? '-'],
+  const out = [
+    fields([
+      ['event', e.event_id],
+      ['type', e.event_type],
+      ['seq', String(e.seq)],
+      ['source', e.source],
+      ['received', localTime(e.created_at ?? null)],
+      ['bot', e.bot_id ?? '-'],
+      ['conversation', e.conversation_id ?? '-'],
+      ['thread', e.thread_id ?? '-'],
+      ['actor', e.actor_id ? `${e.actor_name ?? e.actor_id} (${e.actor_type ?? 'actor'} ${e.actor_id})` : '-'],
+      ['run', e.run_id ?? '-'],
+      ['runner', e.runner_id ?? '-'],
+    ]),
   ];
-  const out = [table(fields.map(([k, v]) => [`${k}:`, v]))];
   if (e.input_json) out.push('', 'input:', indent(JSON.stringify(e.input_json, null, 2)));
   else if (e.input_summary) out.push('', `input: ${e.input_summary}`);
   return out.join('\n');
@@ -108,9 +110,3 @@ export function transcriptLines(items: readonly TranscriptItem[]): string {
     })
     .join('\n');
 }
-
-const indent = (text: string) =>
-  text
-    .split('\n')
-    .map((l) => `  ${l}`)
-    .join('\n');

@@ -13,6 +13,19 @@ export function table(rows: string[][]): string {
     .join('\n');
 }
 
+/** A detail block: each label with a colon, the values aligned in one column. */
+export function fields(rows: ReadonlyArray<readonly [string, string]>): string {
+  return table(rows.map(([label, value]) => [`${label}:`, value]));
+}
+
+/** Every line of `text` indented by two spaces (a block under a heading). */
+export function indent(text: string): string {
+  return text
+    .split('\n')
+    .map((l) => `  ${l}`)
+    .join('\n');
+}
+
 const pad = (n: number) => String(n).padStart(2, '0');
 
 /** Epoch seconds as the local date and time a person reads (`2026-12-02 15:04:05`); `-` for none. */
