@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { fmt, median, percentile, ratio } from './stats.mjs';
+import { figure, fmt, median, percentile, ratio, report } from './stats.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = path.join(root, 'bin', 'lbot.js');
@@ -124,7 +124,21 @@ try {
   console.log(
     `  local agent turn through the host (fake model, zero delay): p50 ${fmt(result.turn_p50_ms)} ms p99 ${fmt(result.turn_p99_ms)} ms; the model's own round trip p50 ${fmt(result.model_round_trip_p50_ms)} ms; ratio ${result.ratio}× (target ≤ ${TARGET}×${result.met ? '' : ', MISSED'}; ${ROUNDS} alternating rounds of ${TURNS} turns)`,
   );
-  console.log(JSON.stringify({ bench: 'agent', turn: result }));
+  report(
+    'agent',
+    [
+      figure({
+        name: 'agent.turn',
+        label: 'local agent turn p50, fake model',
+        unit: 'ms',
+        value: result.turn_p50_ms,
+        baseline: result.model_round_trip_p50_ms,
+        baselineLabel: "the model's own round trip",
+        target: { of: 'ratio', op: '<=', limit: TARGET },
+      }),
+    ],
+    { turn: result },
+  );
 } finally {
   await server.close();
   rmSync(tmp, { recursive: true, force: true });

@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, rmSync, lstatSync, readlinkSync } from 'node:f
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { fmt, median, ratio } from './stats.mjs';
+import { figure, fmt, median, ratio, report, skip } from './stats.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const { ConfigSchema } = await import(path.join(root, 'dist/core/config.js'));
@@ -77,7 +77,7 @@ const box = createBoxService({ dataDir: path.join(tmp, 'data'), config });
 const status = await box.status();
 if (!status.available) {
   console.log(`box unavailable: ${status.connector_error}`);
-  console.log(JSON.stringify({ bench: 'box', available: false, reason: status.connector_error }));
+  skip('box', `box unavailable: ${status.connector_error}`);
   rmSync(tmp, { recursive: true, force: true });
   process.exit(0);
 }
@@ -131,17 +131,53 @@ for (const r of rows) {
   if (r.srt_ms === null) console.log(`  srt (peer)                peer unavailable: ${peerReason}`);
   else console.log(`  srt (peer)                ${fmt(r.srt_ms)} ms   warm exec is ${ratio(r.srt_ms, r.warm_ms)}× faster (target ≥ 20×)`);
 }
+const slug = (name) => (name === 'true' ? 'true' : 'sh');
 const summary = {
-  bench: 'box',
   backend: status.backend.name,
   limits_mode: status.backend.limits_mode ?? null,
-  cases: rows.map((r) => ({
-    ...r,
-    warm_vs_bare: ratio(r.warm_ms, r.bare_ms),
-    srt_vs_warm: r.srt_ms === null ? null : ratio(r.srt_ms, r.warm_ms),
-    meets_floor_target: r.warm_ms <= 3 * r.bare_ms,
-    meets_peer_target: r.srt_ms === null ? null : r.srt_ms >= 20 * r.warm_ms,
-  })),
+  cases: rows,
   peer: peerReason ? { available: false, reason: peerReason } : { available: true, package: '@anthropic-ai/sandbox-runtime@0.0.78' },
 };
-console.log(JSON.stringify(summary));
+report(
+  'box',
+  rows.flatMap((r) => [
+    figure({
+      name: `box.warm_exec.${slug(r.case)}`,
+      label: `warm-session exec, ${r.case}`,
+      unit: 'ms',
+      value: r.warm_ms,
+      baseline: r.bare_ms,
+      baselineLabel: 'bare spawn',
+      target: { of: 'ratio', op: '<=', limit: 3 },
+      stretch: { limit: 2 },
+      note: `${status.backend.name}, limits ${status.backend.limits_mode ?? 'n/a'}`,
+    }),
+    figure({
+      name: `box.vs_srt.${slug(r.case)}`,
+      label: `warm-session exec vs srt, ${r.case}`,
+      unit: 'ms',
+      value: r.warm_ms,
+      baseline: r.srt_ms,
+      baselineLabel: 'srt (@anthropic-ai/sandbox-runtime)',
+      target: { of: 'speedup', op: '>=', limit: 20 },
+      unavailable: peerReason ? `peer unavailable: ${peerReason}` : null,
+    }),
+    figure({
+      name: `box.oneshot.${slug(r.case)}`,
+      label: `one-shot lbot exec, ${r.case}`,
+      unit: 'ms',
+      value: r.oneshot_lbot_ms,
+      baseline: r.bare_ms,
+      baselineLabel: 'bare spawn',
+    }),
+    figure({
+      name: `box.oneshot_bwrap.${slug(r.case)}`,
+      label: `fresh one-shot bwrap, ${r.case}`,
+      unit: 'ms',
+      value: r.oneshot_bwrap_ms,
+      baseline: r.bare_ms,
+      baselineLabel: 'bare spawn',
+    }),
+  ]),
+  summary,
+);

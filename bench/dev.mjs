@@ -7,7 +7,7 @@ import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync, rea
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { fmt, median, percentile, ratio } from './stats.mjs';
+import { figure, fmt, median, percentile, ratio, report } from './stats.mjs';
 import { startDev } from '../dist/runtime/dev/session.js';
 import { openConfigFile } from '../dist/core/stores/config-file.js';
 import { runConformance } from '../dist/runtime/conformance/suite.js';
@@ -91,7 +91,7 @@ for (let i = 0; i < 10; i++) {
 }
 
 const t0 = performance.now();
-const report = await withDeadline(runConformance({ dir: path.join(root, 'fixtures', 'runners', 'echo'), strict: false }), 120_000, 'runner test');
+const conformance = await withDeadline(runConformance({ dir: path.join(root, 'fixtures', 'runners', 'echo'), strict: false }), 120_000, 'runner test');
 const runnerTestMs = performance.now() - t0;
 rmSync(tmp, { recursive: true, force: true });
 
@@ -110,11 +110,26 @@ const result = {
   plugin_cold_start_ms: Number(fmt(median(starts))),
   save_to_run_vs_cold_start: ratio(median(saveToRun), median(starts)),
   runner_test_echo_ms: Number(fmt(runnerTestMs)),
-  runner_test_echo_ok: report.ok,
+  runner_test_echo_ok: conformance.ok,
   load_average_1m: Number(os.loadavg()[0].toFixed(2)),
 };
 console.log(
   `save → first run on new code: median ${result.save_to_run_ms.median} ms (p90 ${result.save_to_run_ms.p90} ms, target ≤ ${TARGET_MS} ms${result.target_met ? ', met' : ', not met'}); cold plugin start ${result.plugin_cold_start_ms} ms (ratio ${result.save_to_run_vs_cold_start})`,
 );
-console.log(`lbot runner test fixtures/runners/echo: ${result.runner_test_echo_ms} ms (${report.ok ? 'pass' : 'FAIL'})`);
-console.log(JSON.stringify(result));
+console.log(`lbot runner test fixtures/runners/echo: ${result.runner_test_echo_ms} ms (${conformance.ok ? 'pass' : 'FAIL'})`);
+report(
+  'dev',
+  [
+    figure({
+      name: 'dev.save_to_run',
+      label: 'save → first run on the new code, median',
+      unit: 'ms',
+      value: median(saveToRun),
+      baseline: median(starts),
+      baselineLabel: 'cold plugin start',
+      target: { of: 'value', op: '<=', limit: TARGET_MS },
+    }),
+    figure({ name: 'dev.runner_test', label: 'lbot runner test, echo fixture', unit: 'ms', value: runnerTestMs, note: conformance.ok ? 'pass' : 'FAIL' }),
+  ],
+  result,
+);

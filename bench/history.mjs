@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { openSqliteStores } from '../dist/core/stores/sqlite/open.js';
-import { prng } from './stats.mjs';
+import { figure, prng, report } from './stats.mjs';
 
 const ROWS = Number(process.env.LBOT_BENCH_ROWS ?? 1_000_000);
 const BASELINE_ROWS = 10_000;
@@ -183,4 +183,29 @@ const summary = {
   total_s: Number(((performance.now() - started) / 1000).toFixed(1)),
 };
 console.log('');
-console.log(JSON.stringify(summary));
+const worst = Object.values(big.search).reduce((w, m) => (m.p50 > w.p50 ? m : w));
+report(
+  'history',
+  [
+    figure({
+      name: 'history.page',
+      label: `transcript.page p50 at ${big.rows.toLocaleString('en')} rows`,
+      unit: 'ms',
+      value: big.page.p50,
+      baseline: base.page.p50,
+      baselineLabel: `${BASELINE_ROWS.toLocaleString('en')} rows`,
+      target: { of: 'value', op: '<=', limit: 1 },
+    }),
+    figure({
+      name: 'history.search',
+      label: `slowest transcript.search p50 ("${worst.query}")`,
+      unit: 'ms',
+      value: worst.p50,
+      baseline: base.search[Object.keys(big.search).find((k) => big.search[k] === worst)].p50,
+      baselineLabel: `${BASELINE_ROWS.toLocaleString('en')} rows`,
+      target: { of: 'value', op: '<=', limit: 50 },
+    }),
+    figure({ name: 'history.fill', label: 'transcript fill rate', unit: 'rows/s', value: big.rows / big.fill_s }),
+  ],
+  summary,
+);

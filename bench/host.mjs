@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
-import { fmt, median, percentile, ratio } from './stats.mjs';
+import { figure, fmt, median, percentile, ratio, report } from './stats.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = path.join(root, 'bin', 'lbot.js');
@@ -93,4 +93,28 @@ console.log(
 console.log(
   `  (b) state.get round trip, warm runner: p50 ${fmt(b.lbot_p50_ms)} ms p99 ${fmt(b.lbot_p99_ms)} ms; bare JSON-RPC echo p50 ${fmt(b.bare_p50_ms)} ms; ratio ${b.ratio}× (target ≤ 2×)`,
 );
-console.log(JSON.stringify({ bench: 'host', run: a, proxy: b }));
+report(
+  'host',
+  [
+    figure({
+      name: 'host.run',
+      label: 'lbot run, one event, echo runner',
+      unit: 'ms',
+      value: a.lbot_run_ms,
+      baseline: a.floor_ms,
+      baselineLabel: '2× node -e 0',
+      target: { of: 'ratio', op: '<=', limit: 3 },
+      stretch: { limit: 2 },
+    }),
+    figure({
+      name: 'host.proxy',
+      label: 'state.get round trip p50, warm runner',
+      unit: 'ms',
+      value: b.lbot_p50_ms,
+      baseline: b.bare_p50_ms,
+      baselineLabel: 'bare JSON-RPC echo on the same pipes',
+      target: { of: 'ratio', op: '<=', limit: 2 },
+    }),
+  ],
+  { run: a, proxy: b },
+);

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { fmt, median, ratio } from './stats.mjs';
+import { figure, fmt, median, ratio, report, skip } from './stats.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = path.join(root, 'bin', 'lbot.js');
@@ -28,7 +28,7 @@ const sandbox = new PluginSandbox({
 });
 const available = sandbox.grant(false);
 if (available.isolation !== 'sandbox') {
-  console.log(`isolation benchmarks skipped: runner plugins cannot be sandboxed here (${available.reason})`);
+  skip('isolation', `runner plugins cannot be sandboxed here (${available.reason})`);
   process.exit(0);
 }
 const launchers = { sandbox: createPluginLauncher({ sandbox }), none: createPluginLauncher() };
@@ -73,4 +73,26 @@ rmSync(tmp, { recursive: true, force: true });
 console.log(`isolation benchmarks (${available.reason})`);
 console.log(`  (a) cold plugin start, echo: sandbox median ${fmt(a.sandbox_ms)} ms; none ${fmt(a.none_ms)} ms; ratio ${a.ratio}×`);
 console.log(`  (b) lbot run, one event, echo runner: sandbox median ${fmt(b.sandbox_ms)} ms; none ${fmt(b.none_ms)} ms; ratio ${b.ratio}× (target ≤ 1.3×)`);
-console.log(JSON.stringify({ bench: 'isolation', start: a, run: b }));
+report(
+  'isolation',
+  [
+    figure({
+      name: 'isolation.run',
+      label: 'lbot run, one event, sandboxed plugin',
+      unit: 'ms',
+      value: b.sandbox_ms,
+      baseline: b.none_ms,
+      baselineLabel: 'the same run without isolation',
+      target: { of: 'ratio', op: '<=', limit: 1.3 },
+    }),
+    figure({
+      name: 'isolation.start',
+      label: 'cold plugin start, sandboxed',
+      unit: 'ms',
+      value: a.sandbox_ms,
+      baseline: a.none_ms,
+      baselineLabel: 'without isolation',
+    }),
+  ],
+  { start: a, run: b },
+);

@@ -22,7 +22,7 @@ import { openSqliteStores } from '../dist/core/stores/sqlite/open.js';
 import { vectorBlob } from '../dist/core/stores/sqlite/vector-functions.js';
 import { createKnowledgeEngine } from '../dist/runtime/knowledge/engine.js';
 import { chunkTokenizer, ingest } from '../dist/runtime/knowledge/ingest.js';
-import { fmt, percentile, prng, ratio } from './stats.mjs';
+import { figure, fmt, percentile, prng, ratio, report } from './stats.mjs';
 
 const CHUNKS = Number(process.env.LBOT_BENCH_KB_CHUNKS ?? 100_000);
 const DIMS = Number(process.env.LBOT_BENCH_KB_DIMS ?? 384);
@@ -282,7 +282,32 @@ try {
       total_s: Number(((performance.now() - started) / 1000).toFixed(1)),
     };
     console.log('');
-    console.log(JSON.stringify(summary));
+    report(
+      'kb',
+      [
+        figure({
+          name: 'kb.bm25',
+          label: `BM25 retrieval p50 at ${CHUNKS.toLocaleString('en')} chunks`,
+          unit: 'ms',
+          value: m.bm25.p50,
+          baseline: m.bm25Floor.p50,
+          baselineLabel: 'direct FTS5 query',
+          target: { of: 'value', op: '<=', limit: TARGETS.bm25_p50_ms },
+        }),
+        figure({
+          name: 'kb.hybrid',
+          label: `hybrid retrieval p50 at ${CHUNKS.toLocaleString('en')} chunks`,
+          unit: 'ms',
+          value: m.hybrid.p50,
+          baseline: m.hybridFloor.p50,
+          baselineLabel: 'direct FTS5 + sqlite-vec scan',
+          target: { of: 'value', op: '<=', limit: TARGETS.hybrid_p50_ms },
+        }),
+        figure({ name: 'kb.ingest', label: 'ingestion, no embeddings', unit: 'chunks/s', value: ing.chunks_per_s }),
+        figure({ name: 'kb.recall', label: `vector step recall@${TOP_K} vs the exact scan`, unit: 'recall', value: recallWarm }),
+      ],
+      summary,
+    );
   } finally {
     stores.close();
   }

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { fmt, median, percentile, ratio } from './stats.mjs';
+import { figure, fmt, median, percentile, ratio, report, skip } from './stats.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = path.join(root, 'bin', 'lbot.js');
@@ -20,7 +20,7 @@ const CALLS = Number(process.env.BENCH_CALLS ?? 500);
 const python = process.env.LBOT_LANGBOT_PYTHON ?? 'python3';
 
 if (spawnSync(python, ['--version']).status !== 0) {
-  console.log(`langbot benchmarks skipped: ${python} is missing`);
+  skip('langbot', `${python} is missing`);
   process.exit(0);
 }
 
@@ -132,4 +132,33 @@ console.log(
 console.log(
   `  (b) count_tokens round trip: p50 ${fmt(b.count_tokens_p50_ms)} ms p99 ${fmt(b.count_tokens_p99_ms)} ms; state_get on the same wire p50 ${fmt(b.state_get_p50_ms)} ms (${b.vs_state_get}×); bare Python↔Node line echo p50 ${fmt(b.bare_p50_ms)} ms (${b.vs_bare}×)`,
 );
-console.log(JSON.stringify({ bench: 'langbot', run: a, count_tokens: b }));
+report(
+  'langbot',
+  [
+    figure({
+      name: 'langbot.cold_run',
+      label: 'lbot run, LangBot wire plugin, cold',
+      unit: 'ms',
+      value: a.cold_wire_ms,
+      baseline: a.cold_lbot_ms,
+      baselineLabel: "lbot's own protocol, Python",
+    }),
+    figure({
+      name: 'langbot.warm_event',
+      label: 'one event in a sequence, LangBot wire',
+      unit: 'ms',
+      value: a.warm_wire_ms,
+      baseline: a.warm_lbot_ms,
+      baselineLabel: "lbot's own protocol, Python",
+    }),
+    figure({
+      name: 'langbot.count_tokens',
+      label: 'count_tokens round trip p50',
+      unit: 'ms',
+      value: b.count_tokens_p50_ms,
+      baseline: b.bare_p50_ms,
+      baselineLabel: 'bare Python↔Node line echo',
+    }),
+  ],
+  { run: a, count_tokens: b },
+);

@@ -11,7 +11,7 @@ import { parseConfig } from '../dist/core/config.js';
 import { BindingSchema } from '../dist/core/protocol/binding.js';
 import { EventEnvelopeSchema } from '../dist/core/protocol/event.js';
 import { openLocalHost } from '../dist/runtime/local-host.js';
-import { fmt, median, percentile, ratio } from './stats.mjs';
+import { figure, fmt, median, percentile, ratio, report } from './stats.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const EVERYTHING = path.join(root, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
@@ -116,4 +116,18 @@ result.within_target = result.ratio <= TARGET;
 console.log(`tools.call echo through lbot (runner → host → server-everything): median ${fmt(result.lbot_median_ms)} ms, p95 ${fmt(result.lbot_p95_ms)} ms`);
 console.log(`direct SDK client call to server-everything echo:               median ${fmt(result.direct_median_ms)} ms, p95 ${fmt(result.direct_p95_ms)} ms`);
 console.log(`ratio ${result.ratio}× (target ≤ ${TARGET}×)`);
-console.log(JSON.stringify(result));
+report(
+  'mcp',
+  [
+    figure({
+      name: 'mcp.tools_call',
+      label: 'tools.call echo via lbot, median',
+      unit: 'ms',
+      value: result.lbot_median_ms,
+      baseline: result.direct_median_ms,
+      baselineLabel: 'direct SDK client call',
+      target: { of: 'ratio', op: '<=', limit: TARGET },
+    }),
+  ],
+  result,
+);

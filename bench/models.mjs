@@ -9,7 +9,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
-import { fmt, median, percentile, ratio } from './stats.mjs';
+import { figure, fmt, median, percentile, ratio, report } from './stats.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = path.join(root, 'bin', 'lbot.js');
@@ -88,7 +88,21 @@ try {
   console.log(
     `  models.invoke through the host, warm runner, fake upstream: p50 ${fmt(result.lbot_p50_ms)} ms p99 ${fmt(result.lbot_p99_ms)} ms; direct SDK call p50 ${fmt(result.direct_p50_ms)} ms; ratio ${result.ratio}× (target ≤ 1.3×; ${ROUNDS} alternating rounds)`,
   );
-  console.log(JSON.stringify({ bench: 'models', invoke: result }));
+  report(
+    'models',
+    [
+      figure({
+        name: 'models.invoke',
+        label: 'models.invoke p50, warm runner, fake upstream',
+        unit: 'ms',
+        value: result.lbot_p50_ms,
+        baseline: result.direct_p50_ms,
+        baselineLabel: 'direct SDK call',
+        target: { of: 'ratio', op: '<=', limit: 1.3 },
+      }),
+    ],
+    { invoke: result },
+  );
 } finally {
   server.kill('SIGTERM');
   rmSync(tmp, { recursive: true, force: true });

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import Fastify from 'fastify';
-import { fmt, percentile, ratio } from './stats.mjs';
+import { figure, fmt, percentile, ratio, report } from './stats.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
@@ -91,4 +91,28 @@ console.log(`serve benchmark, ${CONCURRENCY} concurrent, up to ${COUNT} requests
 console.log(`  lbot serve (echo run per request): ${lbot.per_s} runs/s, p50 ${fmt(lbot.p50_ms)} ms, p99 ${fmt(lbot.p99_ms)} ms, errors ${lbot.errors}`);
 console.log(`  bare fastify (floor):              ${floor.per_s} req/s, p50 ${fmt(floor.p50_ms)} ms, p99 ${fmt(floor.p99_ms)} ms`);
 console.log(`  throughput share ${Math.round(share * 100)}% of the floor (target ≥ 25%); p99 ${fmt(lbot.p99_ms)} ms (target ≤ 25 ms)`);
-console.log(JSON.stringify({ bench: 'serve', concurrency: CONCURRENCY, lbot, floor, share }));
+report(
+  'serve',
+  [
+    figure({
+      name: 'serve.throughput',
+      label: `serve runs/s, ${CONCURRENCY} concurrent`,
+      unit: 'runs/s',
+      value: lbot.per_s,
+      baseline: floor.per_s,
+      baselineLabel: 'bare fastify req/s',
+      target: { of: 'share', op: '>=', limit: 0.25 },
+    }),
+    figure({
+      name: 'serve.p99',
+      label: `serve p99, ${CONCURRENCY} concurrent`,
+      unit: 'ms',
+      value: lbot.p99_ms,
+      baseline: floor.p99_ms,
+      baselineLabel: 'bare fastify p99',
+      target: { of: 'ratio', op: '<=', limit: 3 },
+    }),
+    figure({ name: 'serve.errors', label: 'serve failed requests', unit: 'requests', value: lbot.errors, target: { of: 'value', op: '<=', limit: 0 } }),
+  ],
+  { concurrency: CONCURRENCY, lbot, floor, share },
+);
