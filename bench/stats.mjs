@@ -1,4 +1,5 @@
 // Small statistics helpers shared by the benchmarks.
+import os from 'node:os';
 export function percentile(values, p) {
   const sorted = [...values].sort((a, b) => a - b);
   if (sorted.length === 0) return NaN;
@@ -112,4 +113,130 @@ export function report(bench, figures, extra = {}) {
 export function skip(bench, reason, extra = {}) {
   console.log(`${bench} benchmarks skipped: ${reason}`);
   console.log(JSON.stringify({ bench, figures: [], skipped: reason, detail: extra }));
+}
+
+// Aggregation over repeated runs (`npm run bench -- --repeat N`).
+
+/** The median (the mean of the two middle values for an even count), min and max; null without values. */
+export function spread(values) {
+  const xs = values.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  if (xs.length === 0) return null;
+  const mid = xs.length >> 1;
+  const med = xs.length % 2 ? xs[mid] : (xs[mid - 1] + xs[mid]) / 2;
+  return { median: round(med), min: round(xs[0]), max: round(xs[xs.length - 1]) };
+}
+
+/**
+ * Per figure over `repeat` runs of one bench (`reports[i]` is run i's report, or null when that run failed): the
+ * spread of value, baseline and ratio, and for each target how many runs met it. A target counts as met in every
+ * run only when it was measured and met in all `repeat` runs, so a failed or unmeasured run never passes.
+ */
+export function summarize(reports, repeat = reports.length) {
+  const byName = new Map();
+  for (const r of reports) {
+    for (const f of r?.figures ?? []) {
+      if (!byName.has(f.name)) byName.set(f.name, []);
+      byName.get(f.name).push(f);
+    }
+  }
+  return [...byName.entries()].map(([name, runs]) => {
+    const last = runs[runs.length - 1];
+    const targets = last.targets.map((t) => {
+      const same = runs.map((f) => f.targets.find((u) => u.level === t.level)).filter(Boolean);
+      const actual = spread(same.map((u) => u.actual));
+      const metRuns = same.filter((u) => u.met === true).length;
+      const medianMet = actual === null ? null : t.op === '<=' ? actual.median <= t.limit : actual.median >= t.limit;
+      return {
+        level: t.level,
+        of: t.of,
+        op: t.op,
+        limit: t.limit,
+        actual,
+        met_runs: metRuns,
+        runs: repeat,
+        met_every_run: metRuns === repeat,
+        median_met: medianMet,
+      };
+    });
+    const required = targets.find((t) => t.level === 'required');
+    return {
+      name,
+      label: last.label,
+      unit: last.unit,
+      baseline_label: last.baseline_label,
+      reported: runs.length,
+      value: spread(runs.map((f) => f.value)),
+      baseline: spread(runs.map((f) => f.baseline)),
+      ratio: spread(runs.map((f) => f.ratio)),
+      targets,
+      met_every_run: required ? required.met_every_run : null,
+      unavailable: runs.map((f) => f.unavailable).find((u) => u) ?? null,
+    };
+  });
+}
+
+/** The counts a person (and `--strict`) reads first: required targets met in every run, missed, not measured. */
+export function totals(benches) {
+  const out = { benches: benches.length, failed: [], skipped: [], required: 0, required_met_every_run: 0, missed_required: [], unmeasured_required: [] };
+  for (const b of benches) {
+    if (b.runs.some((r) => !r.ok)) out.failed.push(b.bench);
+    if (b.skipped) out.skipped.push(b.bench);
+    for (const f of b.summary) {
+      const t = f.targets.find((u) => u.level === 'required');
+      if (!t) continue;
+      out.required++;
+      if (t.met_every_run) out.required_met_every_run++;
+      else if (t.actual === null) out.unmeasured_required.push(f.name);
+      else out.missed_required.push(f.name);
+    }
+  }
+  return out;
+}
+
+/** What the figures were measured on: printed at the start and the end of `npm run bench`, kept in its document. */
+export function machineInfo() {
+  const cpus = os.cpus();
+  return {
+    at: new Date().toISOString(),
+    loadavg: os.loadavg().map((x) => Number(x.toFixed(2))),
+    cores: cpus.length,
+    cpu_model: (cpus[0]?.model ?? 'unknown').trim(),
+    node: process.version,
+    platform: `${os.type()} ${os.release()}`,
+    arch: process.arch,
+    total_mem_mb: Math.round(os.totalmem() / 2 ** 20),
+    free_mem_mb: Math.round(os.freemem() / 2 ** 20),
+  };
+}
+export const showMachine = (m) =>
+  `load ${m.loadavg.join(' ')} on ${m.cores} cores (${m.cpu_model}), Node ${m.node}, ${m.platform}, ${m.free_mem_mb} of ${m.total_mem_mb} MB free`;
+
+/**
+ * The `--json` document from what run.js collected: `benches` is [{ bench, script, runs }], each run
+ * { run, ok, exit_code, signal, duration_s, error, report }. Exit code 1 when a bench failed to run, or with
+ * `strict` when a required target was not met in every run; a missed target alone is reported, not an error.
+ */
+export function assemble({ startedAt, finishedAt, command, machine, benches }) {
+  const full = benches.map((b) => ({
+    bench: b.bench,
+    script: b.script,
+    skipped: b.runs.map((r) => r.report?.skipped).find((s) => s) ?? null,
+    runs: b.runs,
+    summary: summarize(
+      b.runs.map((r) => (r.ok ? r.report : null)),
+      command.repeat,
+    ),
+  }));
+  const t = totals(full);
+  const missed = t.missed_required.length + t.unmeasured_required.length > 0;
+  return {
+    schema: 'lbot.bench/v1',
+    started_at: startedAt,
+    finished_at: finishedAt,
+    command,
+    machine,
+    benches: full,
+    totals: t,
+    exit_code: t.failed.length > 0 || (command.strict && missed) ? 1 : 0,
+  };
 }
