@@ -9,8 +9,9 @@ import { readProtocolLines, redirectConsoleToStderr } from './stdio.js';
 async function main(): Promise<void> {
   const target = process.argv[2];
   if (!target) bootstrapFail('usage: plugin-main.js <path of the plugin module>', 2);
-  // Taken before the runner's module loads: only this writer may use stdout.
-  const sender = new LineWriter(process.stdout);
+  // Taken before the runner's module loads: only this writer may use stdout. A run's results and its
+  // next call, written in one turn, reach the host as one write.
+  const sender = new LineWriter(process.stdout, { coalesce: true });
   redirectConsoleToStderr();
   const modulePath = path.resolve(target);
   prepareSdkResolution(modulePath);

@@ -3,6 +3,7 @@
 // Plugin processes live in the pool (plugin-pool.ts), run setup in run-setup.ts.
 import { LbotError } from '../errors.js';
 import type { EventEnvelope } from '../protocol/event.js';
+import { proxyMethods } from '../protocol/proxy.js';
 import { deliveredLine } from '../protocol/result-line.js';
 import type { Stores } from '../stores/types.js';
 import { STATE_VALUE_LIMIT_BYTES } from './api/state.js';
@@ -51,6 +52,7 @@ function recordIncoming(stores: Stores, event: EventEnvelope, run: { run_id: str
 export function createHost(deps: HostDeps): Host {
   const sessions = new SessionRegistry();
   const tables = new Map<string, ToolProvider>();
+  const processors = new Map<string, ResultProcessor>();
   const graceMs = deps.config.runs.cancel_grace_ms;
   const warnRun = (run_id: string, message: string) => {
     deps.warn(message);
@@ -86,6 +88,10 @@ export function createHost(deps: HostDeps): Host {
     },
     audit: (run_id, entry) => (sessions.get(run_id) ? audits.add(run_id, entry) : writeNow([], () => deps.stores.runs.addApiCall(run_id, entry))),
     auditUnattributed: (entry) => writeNow([], () => deps.stores.runs.addUnattributedCall(entry)),
+    // A call that may read the stores sees the notices its run sent before it; model calls need not wait.
+    beforeCall: (run_id, method) => {
+      if (proxyMethods[method].resource !== 'model') processors.get(run_id)?.flush();
+    },
     observe: (record) => deps.observer?.onProxyCall?.(record),
     runnerOf: (run_id) => deps.stores.runs.get(run_id)?.runner_id ?? null,
   });
@@ -141,6 +147,7 @@ export function createHost(deps: HostDeps): Host {
         },
         warn: (m) => warnRun(run_id, m),
       });
+      processors.set(run_id, processor);
       const conn = await connection;
       const ended = await executeRun({ clock: deps.clock, sessions, graceMs, warnRun }, conn, session, req, processor, context);
       outcome.status = ended.status;
@@ -154,6 +161,7 @@ export function createHost(deps: HostDeps): Host {
     } finally {
       sessions.unregister(run_id);
       tables.delete(run_id);
+      processors.delete(run_id);
       audits.flush();
       const auditErr = auditFailures.get(run_id);
       auditFailures.delete(run_id);

@@ -122,6 +122,8 @@ export type ProxyRouterDeps = {
   auditUnattributed(entry: ApiCallAudit): void;
   /** Runner id of a finished run, for attributing late calls (AC-028). */
   runnerOf(run_id: string): string | null;
+  /** Runs before a call of a live run is dispatched: records the run deferred are written first. */
+  beforeCall?(run_id: string, method: ProxyMethod): void;
   /** Sees every answered call with its params and outcome (record/replay, dev dashboard). */
   observe?(record: ProxyCallRecord): void;
 };
@@ -139,6 +141,7 @@ export class ProxyRouter {
     try {
       if (!isProxyMethod(method)) throw new ApiError('invalid_argument', `unknown method ${method}`, 'unknown_method');
       resource = auditResource(method, call.params, session);
+      if (session) this.deps.beforeCall?.(session.run_id, method);
       outcome = { ok: true, result: await this.dispatch(method, call, session) };
     } catch (err) {
       outcome = { ok: false, error: toApiError(err) };

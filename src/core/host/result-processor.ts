@@ -39,6 +39,11 @@ export type ProcessorDeps = {
 
 export class ResultProcessor {
   #pendingRefs: JsonObject[] = [];
+  /** Records of runner notices not yet written (see #later). */
+  #deferred: Array<() => void> = [];
+  #flushScheduled = false;
+  #writeError: { err: unknown } | null = null;
+  #onWriteError: ((err: unknown) => void) | null = null;
   #terminal: Terminal | null = null;
   #produced = 0;
   #lastDelta: string | null = null;
@@ -60,6 +65,52 @@ export class ResultProcessor {
     return this.#finalText ?? this.#lastDelta;
   }
 
+  /** Told once when writing deferred records failed outside handle() (the run should end with `err`). */
+  onWriteError(fn: (err: unknown) => void): void {
+    this.#onWriteError = fn;
+  }
+
+  /**
+   * Writes the deferred notice records now, in one transaction. Called before any other write of the
+   * run (so records keep their order), before a proxy call of the run reads the stores, and at the end
+   * of the run; throws the store error (again, once it happened).
+   */
+  flush(): void {
+    if (this.#writeError) throw this.#writeError.err;
+    const writes = this.#deferred;
+    if (writes.length === 0) return;
+    this.#deferred = [];
+    const all = () => {
+      for (const write of writes) write();
+    };
+    try {
+      if (this.d.stores.transaction) this.d.stores.transaction(all);
+      else all();
+    } catch (err) {
+      this.#writeError = { err };
+      throw err;
+    }
+  }
+
+  /**
+   * Defers the records of a notice (event log, run record, observers) to the end of this turn of the
+   * event loop: a runner sends its tool-call notices right before its next model call, which is then
+   * not kept waiting on the database. Notices are never acknowledged, so nothing answered is at risk.
+   */
+  #later(write: () => void): void {
+    this.#deferred.push(write);
+    if (this.#flushScheduled) return;
+    this.#flushScheduled = true;
+    setImmediate(() => {
+      this.#flushScheduled = false;
+      try {
+        this.flush();
+      } catch (err) {
+        this.#onWriteError?.(err);
+      }
+    });
+  }
+
   /** Handles one raw `result`; throws a runner.protocol_error LbotError when it breaks a run rule. */
   handle(raw: unknown, sizeBytes: number): void {
     if (this.#terminal) {
@@ -72,6 +123,7 @@ export class ResultProcessor {
       throw protocolError(`result run_id ${result.run_id} does not match the run ${this.d.session.run_id}`);
     }
     const n = normalizeResult(result, sizeBytes, this.d.warn);
+    if (n.kind !== 'notice' || !isDeferredNotice(n.type)) this.flush();
     switch (n.kind) {
       case 'dropped':
         return;
@@ -146,8 +198,10 @@ export class ResultProcessor {
       default: {
         const name = typeof data.tool_name === 'string' ? data.tool_name : 'unknown';
         const callId = typeof data.tool_call_id === 'string' ? data.tool_call_id : null;
-        this.logEvent(type, `${type}: ${name}`, data, callId ? { subject_type: 'tool_call', subject_id: callId } : null);
-        this.d.observe({ at, type, data });
+        this.#later(() => {
+          this.logEvent(type, `${type}: ${name}`, data, callId ? { subject_type: 'tool_call', subject_id: callId } : null);
+          this.d.observe({ at, type, data });
+        });
       }
     }
   }
@@ -232,6 +286,11 @@ export class ResultProcessor {
       metadata: {},
     });
   }
+}
+
+/** The notices whose records #later defers: the ones recorded as they are, with no check that can refuse them. */
+function isDeferredNotice(type: string): boolean {
+  return type !== 'state.updated' && type !== 'artifact.created' && type !== 'action.requested';
 }
 
 /** Wraps a thrown value as the error of a failed run. */

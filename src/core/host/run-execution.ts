@@ -51,6 +51,7 @@ export async function executeRun(
       settle({ kind: 'error', error: runErrorOf(err) });
     }
   });
+  processor.onWriteError((err) => settle({ kind: 'error', error: runErrorOf(err) }));
   const replied = reply.then(
     (r) => settle({ kind: 'reply', status: r.status }),
     (err: unknown) => settle({ kind: 'error', error: runErrorOf(err) }),
@@ -68,8 +69,14 @@ export async function executeRun(
     req.signal.addEventListener('abort', onAbort, { once: true });
     cleanups.push(() => req.signal?.removeEventListener('abort', onAbort));
   }
-  const end = await ending;
+  let end = await ending;
   over = true;
+  // What the processor deferred is on record before the run's outcome is.
+  try {
+    processor.flush();
+  } catch (err) {
+    if (end.kind !== 'error') end = { kind: 'error', error: runErrorOf(err) };
+  }
   for (const c of cleanups) c();
   // The run is over for the host: later proxy calls with this run_id are refused (AC-028).
   sessions.unregister(session.run_id);

@@ -109,19 +109,24 @@ export class LineSplitter {
 /**
  * Writes one JSON value per line; queues while the pipe is full and resumes on `drain`. The
  * stream's write is taken at construction, so code that replaces it later (a runner patching
- * process.stdout) cannot reach the channel.
+ * process.stdout) cannot reach the channel. With `coalesce`, the lines written in one turn of the
+ * event loop (its promise jobs included) go out as one write: the reader wakes once for them all.
  */
 export class LineWriter {
   readonly #stream: Writable;
   readonly #write: (chunk: string, cb?: (err?: Error | null) => void) => boolean;
+  readonly #coalesce: boolean;
   #queue: string[] = [];
+  /** Lines of this turn not yet handed to the stream (coalesce only). */
+  #turn = '';
   #blocked = false;
   #closed = false;
   #flushed: (() => void)[] = [];
 
-  constructor(stream: Writable) {
+  constructor(stream: Writable, opts: { coalesce?: boolean } = {}) {
     this.#stream = stream;
     this.#write = stream.write.bind(stream);
+    this.#coalesce = opts.coalesce ?? false;
     stream.on('drain', () => this.#drain());
     stream.on('error', () => {
       this.#closed = true;
@@ -134,15 +139,29 @@ export class LineWriter {
   write(message: unknown): void {
     if (this.#gone()) return;
     const line = `${JSON.stringify(message)}\n`;
+    if (!this.#coalesce) return this.#send(line);
+    // A tick queued from a promise job runs once the job queue is empty: after every line of this turn.
+    if (this.#turn === '') process.nextTick(() => this.#endTurn());
+    this.#turn += line;
+  }
+
+  #endTurn(): void {
+    const lines = this.#turn;
+    this.#turn = '';
+    if (lines !== '' && !this.#gone()) this.#send(lines);
+  }
+
+  #send(text: string): void {
     if (this.#blocked) {
-      this.#queue.push(line);
+      this.#queue.push(text);
       return;
     }
-    if (!this.#write(line)) this.#blocked = true;
+    if (!this.#write(text)) this.#blocked = true;
   }
 
   /** Resolves once every queued line has been handed to the stream and written (or the stream is gone). */
   flush(): Promise<void> {
+    this.#endTurn();
     if (this.#gone()) return Promise.resolve();
     return new Promise((resolve) => {
       this.#flushed.push(resolve);
@@ -153,6 +172,7 @@ export class LineWriter {
   /** Ends the stream after the queued lines. */
   end(): void {
     if (this.#closed) return;
+    this.#endTurn();
     this.#closed = true;
     const rest = this.#queue.join('');
     this.#queue = [];

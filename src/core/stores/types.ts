@@ -267,5 +267,7 @@ export type Stores = {
   artifacts: ArtifactStore;
   /** Platform replies, poll offsets and schedule ticks (delivery-types.ts). */
   delivery: DeliveryStore;
+  /** Runs `fn` as one transaction: the writes in it commit together (once, when it returns). */
+  transaction?<T>(fn: () => T): T;
   close(): void;
 };

@@ -132,6 +132,26 @@ describe('LineWriter', () => {
     expect(written).toEqual([`{"a":"${'x'.repeat(20)}"}\n`, '{"b":1}\n']);
   });
 
+  it('with coalesce, the lines of one turn go out as one write, in order, and flush() sends them', async () => {
+    const written: string[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        if (chunk.length > 0) written.push(chunk.toString());
+        cb();
+      },
+    });
+    const w = new LineWriter(sink, { coalesce: true });
+    w.write({ a: 1 });
+    await Promise.resolve();
+    w.write({ b: 2 });
+    expect(written).toEqual([]);
+    await new Promise((r) => setImmediate(r));
+    expect(written).toEqual(['{"a":1}\n{"b":2}\n']);
+    w.write({ c: 3 });
+    await w.flush();
+    expect(written).toEqual(['{"a":1}\n{"b":2}\n', '{"c":3}\n']);
+  });
+
   it('flush() resolves when the stream fails', async () => {
     const broken = new Writable({
       highWaterMark: 1,

@@ -135,6 +135,7 @@ export function openSqliteStores(dataDir: string, opts: SqliteStoresOptions = {}
     artifacts: new SqliteArtifactStore(store, blobs),
     delivery: new SqliteDeliveryStore(store),
     knowledge: new SqliteKnowledgeStore(store),
+    transaction: (fn) => store.write('writing a group of records', fn),
     close() {
       if (closed) return;
       closed = true;
