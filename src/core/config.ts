@@ -101,6 +101,8 @@ export const BoxConfigSchema = z.looseObject({
       /** As root, sandboxes run as this unprivileged uid/gid (never 0). */
       sandbox_uid: z.number().int().min(1).max(4_294_967_294).default(DEFAULT_SANDBOX_ID),
       sandbox_gid: z.number().int().min(1).max(4_294_967_294).default(DEFAULT_SANDBOX_ID),
+      /** Run execs through the exec agent inside each session (false: every exec enters with nsenter). */
+      exec_agent: z.boolean().default(true),
     })
     .prefault({}),
 });

@@ -13,6 +13,8 @@ export const NODE_MOUNT = '/.lbot/node';
 /** Inside the sandbox: the seccomp filter and the helper that loads it before every exec. */
 export const SECCOMP_FILTER_MOUNT = '/.lbot/seccomp.bpf';
 export const SECCOMP_EXEC_MOUNT = '/.lbot/seccomp-exec';
+/** Inside the sandbox: the exec agent, the sandbox's PID 1. */
+export const EXEC_AGENT_MOUNT = '/.lbot/exec-agent';
 
 export type HolderPlan = {
   bwrap: string;
@@ -55,6 +57,11 @@ export type HolderPlan = {
    * one mapping this uid, so bwrap runs as that uid and needs no nested namespace of its own.
    */
   volumeHop: { uid: number; gid: number } | null;
+  /**
+   * The exec agent: `host` (its binary on the host) binds `socket` and hands it to the sandbox on `fd`,
+   * where `helperFile` runs as PID 1 and starts the keeper. Null: the keeper is the sandbox's command.
+   */
+  agent: { host: string; helperFile: string; socket: string; fd: number } | null;
 };
 
 /** The idle keeper: sleeps, and exits (ending the session) once the session is idle past its TTL. */
@@ -108,9 +115,12 @@ export function buildHolderArgv(plan: HolderPlan, unshare = 'unshare', setpriv =
   a.push('--ro-bind', plan.stateDir, STATE_MOUNT);
   if (plan.nodeBinary) a.push('--ro-bind', plan.nodeBinary, NODE_MOUNT);
   a.push('--ro-bind', plan.seccomp.filterFile, SECCOMP_FILTER_MOUNT, '--ro-bind', plan.seccomp.helperFile, SECCOMP_EXEC_MOUNT);
+  if (plan.agent) a.push('--ro-bind', plan.agent.helperFile, EXEC_AGENT_MOUNT, '--as-pid-1');
   if (plan.readOnlyRoot) a.push('--remount-ro', '/');
   a.push('--seccomp', String(plan.seccomp.fd));
-  a.push('--chdir', '/', '--info-fd', '3', '--', '/bin/sh', '-c', KEEPER_SCRIPT, 'lbot-keeper', String(plan.keeper.ttlSec), String(plan.keeper.intervalSec));
+  a.push('--chdir', '/', '--info-fd', '3', '--');
+  if (plan.agent) a.push(EXEC_AGENT_MOUNT, 'serve', String(plan.agent.fd), '--');
+  a.push('/bin/sh', '-c', KEEPER_SCRIPT, 'lbot-keeper', String(plan.keeper.ttlSec), String(plan.keeper.intervalSec));
   let argv = a;
   if (vol) {
     // The wrapper owns a user+mount namespace just for the volume; bwrap nests its own namespaces inside.
@@ -120,7 +130,9 @@ export function buildHolderArgv(plan: HolderPlan, unshare = 'unshare', setpriv =
     );
     argv = [unshare, '--user', '--map-root-user', '--mount', '--propagation', 'private', '--', '/bin/sh', '-c', setup, 'lbot-volume', vol.volumeDir, ...a];
   }
-  return plan.stage ? stageArgv(plan.stage, argv, unshare, setpriv) : argv;
+  const staged = plan.stage ? stageArgv(plan.stage, argv, unshare, setpriv) : argv;
+  // Outermost, on the host: the agent's socket exists (and queues connections) before the sandbox does.
+  return plan.agent ? [plan.agent.host, 'listen', plan.agent.socket, String(plan.agent.fd), '--', ...staged] : staged;
 }
 
 export type ShellLimits = {

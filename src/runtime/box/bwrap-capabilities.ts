@@ -36,6 +36,8 @@ export type Capabilities = {
   nprocFlag: '-u' | '-p' | null;
   systemLinks: SystemLink[];
   seccomp: { helper: string; filter: Buffer; denied: string[] };
+  /** The in-session exec agent (dist/native/lbot-exec-agent, next to the seccomp helper); null when not built. */
+  agent: string | null;
 };
 
 export async function detectBwrap(opts: BwrapProbeOptions): Promise<Capabilities | string> {
@@ -79,6 +81,7 @@ export async function detectBwrap(opts: BwrapProbeOptions): Promise<Capabilities
     nprocFlag,
     systemLinks: links,
     seccomp,
+    agent: existsSync(path.join(path.dirname(seccomp.helper), 'lbot-exec-agent')) ? path.join(path.dirname(seccomp.helper), 'lbot-exec-agent') : null,
   };
 }
 

@@ -18,6 +18,8 @@ export const BwrapStateSchema = z.strictObject({
   home_dir: z.string(),
   /** Root hosts: the unprivileged uid/gid the sandbox and every exec run as. */
   run_as: z.strictObject({ uid: z.number().int(), gid: z.number().int() }).nullable().default(null),
+  /** The exec agent's socket on the host (sessions started without the agent: null, execs enter with nsenter). */
+  agent_socket: z.string().nullable().default(null),
 });
 export type BwrapState = z.infer<typeof BwrapStateSchema>;
 

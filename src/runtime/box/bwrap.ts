@@ -1,4 +1,5 @@
-// The bwrap backend: a detached holder per session owns its namespaces; every exec enters them with nsenter.
+// The bwrap backend: a detached holder per session owns its namespaces; its exec agent runs every exec from
+// inside (execs enter with nsenter when a session has no agent), managed processes enter with nsenter.
 import {
   chmodSync,
   chownSync,
@@ -39,6 +40,7 @@ import {
 } from './backend.js';
 import { detectBwrap, type BwrapProbeOptions, type Capabilities } from './bwrap-capabilities.js';
 import { spawnHolder } from './bwrap-holder.js';
+import { AgentUnreachable, runViaAgent } from './exec-agent-client.js';
 import { BwrapStateSchema, dirKey, parseState, type BwrapState } from './bwrap-state.js';
 
 const OPEN_FILES = 256;
@@ -48,6 +50,8 @@ const CPU_GRACE_SEC = 5;
 const HOLDER_SECCOMP_FD = 5;
 /** How often a holder's keeper checks its TTL and whether its state dir still exists. */
 const KEEPER_INTERVAL_SEC = 5;
+/** The sandbox's fd that carries the exec agent's listening socket. */
+const AGENT_FD = 6;
 
 export type BwrapOptions = BwrapProbeOptions & {
   /** lbot's node binary, bound into sandboxes for the file tools' helper. */
@@ -55,6 +59,8 @@ export type BwrapOptions = BwrapProbeOptions & {
   /** Root hosts: the unprivileged uid/gid sandboxes run as (box.bwrap.sandbox_uid / sandbox_gid). */
   sandboxUid?: number;
   sandboxGid?: number;
+  /** Run execs through the in-session exec agent when it is built (default true; box.bwrap.exec_agent). */
+  execAgent?: boolean;
 };
 
 export class BwrapBackend implements SandboxBackend {
@@ -136,6 +142,14 @@ export class BwrapBackend implements SandboxBackend {
     writeFileSync(filterFile, caps.seccomp.filter, { mode: 0o644 });
     copyFileSync(caps.seccomp.helper, helperFile);
     chmodSync(helperFile, 0o755);
+    const agentHost = this.#opts.execAgent === false ? null : caps.agent;
+    const agentFile = path.join(dir, 'exec-agent');
+    if (agentHost) {
+      copyFileSync(agentHost, agentFile);
+      chmodSync(agentFile, 0o755);
+    }
+    // In the session's own dir, which is never mounted into the sandbox; the socket itself is 0600.
+    const agentSocket = path.join(dir, 'agent.sock');
     const useVolume = spec.workspace_quota_mb > 0 && caps.volume && caps.mapUser;
     const workspaceDir = path.join(dir, 'workspace');
     const tmpDir = path.join(dir, 'tmp');
@@ -180,6 +194,7 @@ export class BwrapBackend implements SandboxBackend {
         },
         volume: useVolume ? { volumeDir, sizeBytes: quotaFilesystemBytes(spec.workspace_quota_mb) } : null,
         volumeHop: useVolume ? { uid, gid } : null,
+        agent: agentHost ? { host: agentHost, helperFile: agentFile, socket: agentSocket, fd: AGENT_FD } : null,
       },
       caps.tools.unshare,
       caps.tools.setpriv,
@@ -200,6 +215,7 @@ export class BwrapBackend implements SandboxBackend {
         tmp_dir: tmpDir,
         home_dir: homeDir,
         run_as: runAs,
+        agent_socket: agentHost ? agentSocket : null,
       };
       writeJsonAtomic(path.join(dir, 'holder.json'), state);
       return { backend_session_id: dir, state };
@@ -233,14 +249,20 @@ export class BwrapBackend implements SandboxBackend {
   async exec(record: SessionRecord, req: ExecRequest): Promise<RunOutcome> {
     const caps = await this.#ready();
     const state = parseState(record);
+    const limits = this.#shellLimits(caps, record, { oneShot: !req.internal, timeoutMs: req.timeoutMs });
+    if (state.agent_socket !== null && this.#opts.execAgent !== false) {
+      // The agent already is where every guarantee holds (namespaces, cgroup, no-new-privs, seccomp):
+      // its command needs no gate; the script sets the rlimits, exports the env and enters the workdir.
+      const script = buildExecScript({ workdir: req.workdir, cmd: req.cmd, limits, gate: false, env: req.env });
+      try {
+        return await runViaAgent(state.agent_socket, { argv: ['/bin/sh', '-c', script, 'sh'], env: { ...HELPER_ENV }, ...execRunOptions(req) });
+      } catch (err) {
+        if (!(err instanceof AgentUnreachable)) throw err;
+        // Nothing ran: enter the namespaces instead.
+      }
+    }
     const gate = state.cgroups.length > 0;
-    const script = buildExecScript({
-      workdir: req.workdir,
-      cmd: req.cmd,
-      limits: this.#shellLimits(caps, record, { oneShot: !req.internal, timeoutMs: req.timeoutMs }),
-      gate,
-      env: req.env,
-    });
+    const script = buildExecScript({ workdir: req.workdir, cmd: req.cmd, limits, gate, env: req.env });
     return runProcess({
       argv: buildEnterArgv(caps.tools, state.ns.pid, script, { runAs: state.run_as, network: record.info.network }),
       env: { ...HELPER_ENV },

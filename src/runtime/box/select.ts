@@ -33,6 +33,7 @@ export function createBackends(layout: BoxLayout, config: BoxConfig, opts: { ins
       ...(opts.warn ? { warn: opts.warn } : {}),
       sandboxUid: config.bwrap.sandbox_uid,
       sandboxGid: config.bwrap.sandbox_gid,
+      execAgent: config.bwrap.exec_agent,
     }),
     docker: new ContainerBackend('docker', path.join(layout.root, 'docker'), layout.dataDir, instanceId, nodeBinary),
     podman: new ContainerBackend('podman', path.join(layout.root, 'podman'), layout.dataDir, instanceId, nodeBinary),
