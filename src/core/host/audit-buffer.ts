@@ -1,6 +1,8 @@
-// Group commit of the audit of proxy calls: entries added in the same turn of the event loop share one
-// database commit, and each add() resolves only once its entry is committed, so a call is answered only
-// after its audit row is durable (a crash can lose only calls not yet answered).
+// Group commit of the audit of proxy calls. An allowed call is answered before its row commits: its
+// entry waits for the next turn of the event loop, so the commit leaves the answer's path and calls that
+// arrive meanwhile share it. A refusal, and the end of a run, write everything pending first, so a
+// refusal's answer (and a run's end) implies its own row and every earlier one are durable; a crash can
+// lose only the rows of allowed calls answered in the last turn.
 import type { ApiCallAudit, RunStore } from '../stores/types.js';
 
 type Pending = { run_id: string; call: ApiCallAudit; resolve: () => void; reject: (err: unknown) => void };
@@ -16,14 +18,17 @@ export class AuditBuffer {
     private readonly maxBatch = 256,
   ) {}
 
-  /** Resolves when the entry is committed; rejects with the store error when the write failed. */
-  add(run_id: string, call: ApiCallAudit): Promise<void> {
+  /**
+   * Resolves when the entry is committed; rejects with the store error when the write failed. `now`
+   * commits it (with everything pending before it) before returning, as a refusal needs.
+   */
+  add(run_id: string, call: ApiCallAudit, now = false): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.#pending.push({ run_id, call, resolve, reject });
-      if (this.#pending.length >= this.maxBatch) return this.flush();
+      if (now || this.#pending.length >= this.maxBatch) return this.flush();
       if (this.#scheduled) return;
       this.#scheduled = true;
-      queueMicrotask(() => this.flush());
+      setImmediate(() => this.flush());
     });
   }
 

@@ -86,7 +86,7 @@ export function createHost(deps: HostDeps): Host {
       limits: { stateValueBytes: STATE_VALUE_LIMIT_BYTES, storageValueBytes: deps.config.storage.max_value_bytes },
       warn: warnRun,
     },
-    audit: (run_id, entry) => (sessions.get(run_id) ? audits.add(run_id, entry) : writeNow([], () => deps.stores.runs.addApiCall(run_id, entry))),
+    audit: (run_id, entry, now) => (sessions.get(run_id) ? audits.add(run_id, entry, now) : writeNow([], () => deps.stores.runs.addApiCall(run_id, entry))),
     auditUnattributed: (entry) => writeNow([], () => deps.stores.runs.addUnattributedCall(entry)),
     // A call that may read the stores sees the notices its run sent before it; model calls need not wait.
     beforeCall: (run_id, method) => {

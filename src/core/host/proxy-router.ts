@@ -116,8 +116,11 @@ function checkResource(session: RunSession, resource: string, params: Record<str
 export type ProxyRouterDeps = {
   sessions: SessionRegistry;
   env: HandlerEnv;
-  /** Appends an audit entry to a run record; settles once the entry is durable (rejects when it could not be written). */
-  audit(run_id: string, entry: ApiCallAudit): void | Promise<void>;
+  /**
+   * Appends an audit entry to a run record; settles once the entry is durable (rejects when it could not be
+   * written). `now`: the entry and every one before it are written before this returns (a refusal).
+   */
+  audit(run_id: string, entry: ApiCallAudit, now: boolean): void | Promise<void>;
   /** Appends the audit entry of a call no run can be named for; durable on return. */
   auditUnattributed(entry: ApiCallAudit): void;
   /** Runner id of a finished run, for attributing late calls (AC-028). */
@@ -146,9 +149,12 @@ export class ProxyRouter {
     } catch (err) {
       outcome = { ok: false, error: toApiError(err) };
     }
-    // The answer waits for the audit row: an answered call is always on record (a crash loses only unanswered ones).
+    // A refusal is answered once its audit row (and every earlier one) is durable; an allowed call is answered
+    // at once, its row committed in the next turn of the event loop, and a failed write fails its run (host.ts).
+    const entry = { action: method, resource, decision: outcome.ok ? ('allowed' as const) : ('denied' as const), code: outcome.ok ? null : outcome.error.code };
     try {
-      await this.record(call, claimed, { action: method, resource, decision: outcome.ok ? 'allowed' : 'denied', code: outcome.ok ? null : outcome.error.code });
+      if (outcome.ok) this.record(call, claimed, entry, false).catch(() => undefined);
+      else await this.record(call, claimed, entry, true);
     } catch {
       outcome = {
         ok: false,
@@ -195,18 +201,18 @@ export class ProxyRouter {
    * runs (a foreign or unknown run id, AC-027/AC-029), else to the claimed finished run of this plugin (AC-028),
    * else to the unattributed audit with the caller's plugin identity. Settles once every entry is durable.
    */
-  private async record(call: ProxyCall, claimed: string, entry: Omit<ApiCallAudit, 'at' | 'caller_plugin' | 'as_run_id'>): Promise<void> {
+  private async record(call: ProxyCall, claimed: string, entry: Omit<ApiCallAudit, 'at' | 'caller_plugin' | 'as_run_id'>, now: boolean): Promise<void> {
     const full: ApiCallAudit = { ...entry, at: this.deps.env.clock.now() / 1000, caller_plugin: call.caller_plugin, as_run_id: claimed };
     const owned = claimed ? this.deps.sessions.get(claimed) : undefined;
-    if (owned && owned.plugin_identity === call.caller_plugin) return await this.deps.audit(claimed, full);
+    if (owned && owned.plugin_identity === call.caller_plugin) return await this.deps.audit(claimed, full, now);
     const live = this.deps.sessions.byPlugin(call.caller_plugin);
     if (live.length > 0) {
-      for (const s of live) await this.deps.audit(s.run_id, full);
+      for (const s of live) await this.deps.audit(s.run_id, full, now);
       return;
     }
     const runner = claimed ? this.deps.runnerOf(claimed) : null;
     const parts = runner ? parseRunnerId(runner) : null;
-    if (parts && pluginIdentity(parts) === call.caller_plugin) return await this.deps.audit(claimed, full);
+    if (parts && pluginIdentity(parts) === call.caller_plugin) return await this.deps.audit(claimed, full, now);
     this.deps.auditUnattributed(full);
   }
 }

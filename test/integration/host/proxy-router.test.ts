@@ -168,7 +168,7 @@ describe('proxy router', () => {
     ]);
   });
 
-  it('refuses a call whose audit cannot be written instead of answering it unrecorded', async () => {
+  it('refuses a call whose refusal cannot be recorded instead of answering it unrecorded', async () => {
     start('run-a', 'a');
     const failing = new ProxyRouter({
       sessions,
@@ -194,8 +194,11 @@ describe('proxy router', () => {
       signal: new AbortController().signal,
       notify: () => {},
     });
-    for (const p of [failing.handle(c('acme/a', { run_id: 'run-a' })), failing.handle(c('acme/z', { run_id: 'x' }))]) {
-      const err = await refusal(p);
+    // An allowed call is answered before its row commits (a failed write fails its run: host.ts); a refusal
+    // waits for its row, so a refusal that cannot be recorded becomes audit_failed.
+    expect(await failing.handle(c('acme/a', { run_id: 'run-a' }))).toMatchObject({ items: [] });
+    for (const params of [{ run_id: 'run-a', before_cursor: 'x' }, { run_id: 'x' }]) {
+      const err = await refusal(failing.handle(c(params.run_id === 'x' ? 'acme/z' : 'acme/a', params)));
       expect([err.code, err.reason]).toEqual(['runtime_error', 'audit_failed']);
     }
   });

@@ -1,5 +1,6 @@
-// The host answers a proxy call only once its audit row is committed, and a failed audit write is not
-// dropped: the call is refused and the run fails with the store error.
+// A refused proxy call is answered only once its audit row and every earlier one are committed; an allowed
+// call may be answered first, but the run's end waits for its row; a failed audit write is not dropped: a
+// refusal becomes audit_failed and the run fails with the store error.
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,8 +23,11 @@ afterEach(() => {
 
 type Seen = { outcome: 'answered' | 'refused'; reason: string | null; auditAtAnswer: ApiCallAudit[] };
 
-/** A host whose one fake plugin makes one `history.page` call per run and then completes. */
-function setup(): {
+const STATE_GET = { method: 'state.get', params: { scope: 'conversation', key: 'k' } };
+const REFUSED = { method: 'history.page', params: {} };
+
+/** A host whose one fake plugin makes `calls` in turn per run (one refused `history.page` by default) and then completes. */
+function setup(calls: Array<{ method: string; params: Record<string, unknown> }> = [REFUSED]): {
   stores: SqliteStores;
   seen: Seen[];
   warnings: string[];
@@ -39,22 +43,24 @@ function setup(): {
     identity: 'acme/scripted',
     pgid: null,
     async run(params, onResult) {
-      const call = {
-        caller_plugin: 'acme/scripted',
-        method: 'history.page',
-        params: { run_id: params.run_id },
-        signal: new AbortController().signal,
-        notify: () => undefined,
-      };
-      try {
-        await handler(call);
-        seen.push({ outcome: 'answered', reason: null, auditAtAnswer: stores.runs.get(params.run_id)?.api_calls ?? [] });
-      } catch (err) {
-        seen.push({
-          outcome: 'refused',
-          reason: err instanceof ApiError ? err.reason : String(err),
-          auditAtAnswer: stores.runs.get(params.run_id)?.api_calls ?? [],
-        });
+      for (const c of calls) {
+        const call = {
+          caller_plugin: 'acme/scripted',
+          method: c.method,
+          params: { ...c.params, run_id: params.run_id },
+          signal: new AbortController().signal,
+          notify: () => undefined,
+        };
+        try {
+          await handler(call);
+          seen.push({ outcome: 'answered', reason: null, auditAtAnswer: stores.runs.get(params.run_id)?.api_calls ?? [] });
+        } catch (err) {
+          seen.push({
+            outcome: 'refused',
+            reason: err instanceof ApiError ? err.reason : String(err),
+            auditAtAnswer: stores.runs.get(params.run_id)?.api_calls ?? [],
+          });
+        }
       }
       onResult({ type: 'message.completed', data: { message: { role: 'assistant', content: 'done' } } });
       onResult({ type: 'run.completed', data: {} });
@@ -110,6 +116,53 @@ describe('audit of proxy calls', () => {
           auditAtAnswer: [expect.objectContaining({ action: 'history.page', decision: 'denied', code: 'unauthorized' })],
         },
       ]);
+    } finally {
+      await h.close();
+    }
+  });
+
+  it('a refusal after allowed calls is answered only once its row and every earlier one are committed', async () => {
+    const h = setup([STATE_GET, STATE_GET, REFUSED]);
+    try {
+      const outcome = await h.run();
+      expect(outcome.status).toBe('completed');
+      const refusal = h.seen.at(-1);
+      expect(refusal?.outcome).toBe('refused');
+      expect(refusal?.auditAtAnswer.map((c) => [c.action, c.decision])).toEqual([
+        ['state.get', 'allowed'],
+        ['state.get', 'allowed'],
+        ['history.page', 'denied'],
+      ]);
+    } finally {
+      await h.close();
+    }
+  });
+
+  it('the end of a run waits for the rows of its allowed calls', async () => {
+    const h = setup([STATE_GET, STATE_GET, STATE_GET]);
+    try {
+      const outcome = await h.run();
+      expect(h.seen.map((s) => s.outcome)).toEqual(['answered', 'answered', 'answered']);
+      expect(outcome.status).toBe('completed');
+      expect(h.stores.runs.get(outcome.run_id)?.api_calls.map((c) => [c.action, c.decision])).toEqual([
+        ['state.get', 'allowed'],
+        ['state.get', 'allowed'],
+        ['state.get', 'allowed'],
+      ]);
+    } finally {
+      await h.close();
+    }
+  });
+
+  it('a failed audit write of an allowed call fails the run with the store error', async () => {
+    const h = setup([STATE_GET]);
+    h.stores.runs.addApiCalls = () => {
+      throw new LbotError('store.unavailable', 'disk full');
+    };
+    try {
+      const outcome = await h.run();
+      expect(outcome.status).toBe('failed');
+      expect(outcome.error).toMatchObject({ code: 'store.unavailable' });
     } finally {
       await h.close();
     }
