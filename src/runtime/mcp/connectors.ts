@@ -5,6 +5,7 @@ import { SSEClientTransport, SseError } from '@modelcontextprotocol/sdk/client/s
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { McpServerRecord } from './config.js';
+import type { DirectToolCalls } from './direct-call.js';
 import { LbotError } from '../../core/errors.js';
 import { McpPhaseError, type McpErrorPhase } from './errors.js';
 import { authRequired, LbotOAuthProvider, missingScope, recordChallenges } from './oauth-provider.js';
@@ -25,6 +26,8 @@ export type McpConnection = {
   handshakePhase: McpErrorPhase;
   /** The box session a box-hosted server runs in. */
   box?: { session_id: string; process_id: string };
+  /** tools/call past the SDK's Protocol, where the transport offers it (host stdio). */
+  direct?: DirectToolCalls;
   /** Extra cleanup once the transport is closed (stopping a managed process). */
   dispose?(): Promise<void>;
   /** Names an authorization failure (mcp.auth_required / mcp.auth_failed) in an error of this connection. */
@@ -63,6 +66,7 @@ export async function connectHostStdio(record: McpServerRecord, opts: ConnectOpt
     exitNote: () => describeExit(transport.exitInfo),
     transportFailure: () => transport.failure?.message ?? null,
     handshakePhase: 'mcp_init',
+    direct: transport.direct,
   };
 }
 

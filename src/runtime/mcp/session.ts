@@ -144,22 +144,28 @@ export class McpSession {
       );
     }
     let result: CallToolResult;
-    // The SDK never removes the abort listener it adds to the caller's signal, and callers pass long-lived
-    // signals (a plugin connection's); a per-call signal keeps that listener from piling up there.
-    const perCall = new AbortController();
-    const forward = () => perCall.abort(opts.signal?.reason);
-    if (opts.signal?.aborted) forward();
-    else opts.signal?.addEventListener('abort', forward, { once: true });
+    let release = () => {};
     try {
-      const raw = await live.client.callTool({ name: tool, arguments: args }, undefined, {
-        timeout: opts.timeoutMs,
-        maxTotalTimeout: opts.timeoutMs,
-        signal: perCall.signal,
-      });
-      if (!Array.isArray(raw.content))
-        throw new McpCallError('protocol', `MCP server ${this.name} answered tools/call ${tool} without content`, this.name, tool);
-      // callTool has validated the answer against the SDK's CallToolResultSchema; only the legacy union widens it.
-      result = { ...raw, content: raw.content as CallToolResult['content'] };
+      const direct = live.conn.direct;
+      if (direct) result = await direct.call(tool, args, opts);
+      else {
+        // The SDK never removes the abort listener it adds to the caller's signal, and callers pass long-lived
+        // signals (a plugin connection's); a per-call signal keeps that listener from piling up there.
+        const perCall = new AbortController();
+        const forward = () => perCall.abort(opts.signal?.reason);
+        if (opts.signal?.aborted) forward();
+        else opts.signal?.addEventListener('abort', forward, { once: true });
+        release = () => opts.signal?.removeEventListener('abort', forward);
+        const raw = await live.client.callTool({ name: tool, arguments: args }, undefined, {
+          timeout: opts.timeoutMs,
+          maxTotalTimeout: opts.timeoutMs,
+          signal: perCall.signal,
+        });
+        if (!Array.isArray(raw.content))
+          throw new McpCallError('protocol', `MCP server ${this.name} answered tools/call ${tool} without content`, this.name, tool);
+        // callTool has validated the answer against the SDK's CallToolResultSchema; only the legacy union widens it.
+        result = { ...raw, content: raw.content as CallToolResult['content'] };
+      }
     } catch (err) {
       throw callError(err, tool, opts, {
         name: this.name,
@@ -168,7 +174,7 @@ export class McpSession {
         redact: (t) => this.#redact(t),
       });
     } finally {
-      opts.signal?.removeEventListener('abort', forward);
+      release();
     }
     try {
       return convertToolResult(result);

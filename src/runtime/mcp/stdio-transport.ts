@@ -4,15 +4,17 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import { serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { isRecord, tryParseJson } from '../../core/json.js';
 import { FAMILY_ENV, adoptFamily, newFamily } from '../process/family.js';
 import { signalGroup, trackGroup, untrackGroup } from '../process/group.js';
 import { childEnv } from '../process/env.js';
 import { StderrTail } from '../plugins/stderr-tail.js';
 import { stopEscalating } from '../process/stop.js';
 import { LineSplitter } from '../../core/protocol/index.js';
+import { DirectToolCalls } from './direct-call.js';
 import { LineTooLongError } from './errors.js';
 
 export type StdioServerParams = {
@@ -64,6 +66,8 @@ export class ProcessGroupStdioTransport implements Transport {
   #closedNotified = false;
   /** Set when the transport itself decided to stop reading (oversized line), for the error message. */
   failure: StdioTransportError | null = null;
+  /** tools/call on this channel without the SDK's per-message schema work (direct-call.ts). */
+  readonly direct = new DirectToolCalls((message) => this.send(message));
 
   constructor(params: StdioServerParams) {
     this.#params = params;
@@ -143,14 +147,14 @@ export class ProcessGroupStdioTransport implements Transport {
 
   #onLine(line: string): void {
     if (line.trim() === '') return;
-    let message: JSONRPCMessage;
-    try {
-      message = deserializeMessage(line);
-    } catch {
+    const raw = tryParseJson(line);
+    if (isRecord(raw) && this.direct.take(raw)) return;
+    const parsed = JSONRPCMessageSchema.safeParse(raw);
+    if (!parsed.success) {
       this.onerror?.(new Error(`ignored a line on stdout that is not a JSON-RPC message: ${JSON.stringify(line.slice(0, 120))}`));
       return;
     }
-    this.onmessage?.(message);
+    this.onmessage?.(parsed.data);
   }
 
   #onExit(exit: ServerExit): void {
@@ -164,6 +168,7 @@ export class ProcessGroupStdioTransport implements Transport {
       untrackGroup(pid);
     }
     this.#lines.stop();
+    this.direct.close();
     this.#resolveExit(exit);
     if (!this.#closedNotified) {
       this.#closedNotified = true;
