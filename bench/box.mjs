@@ -1,7 +1,7 @@
 // Box benchmark (issue 3): for `true` and `sh -c 'echo hi'`, an exec in a warm lbot session against a bare
 // spawn (the floor), a fresh one-shot bwrap sandbox, a one-shot lbot exec, and `srt` from
 // @anthropic-ai/sandbox-runtime (the peer). All baselines are measured in this same run.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, lstatSync, readlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -82,6 +82,8 @@ if (!status.available) {
   process.exit(0);
 }
 const srt = path.join(root, 'node_modules', '.bin', 'srt');
+// The peer needs ripgrep and socat; the bench's own setup installs them (as root, with apt) when missing.
+spawnSync('bash', [path.join(root, 'bench', 'peer-deps.sh')], { stdio: ['ignore', 'inherit', 'inherit'] });
 let peerReason = existsSync(srt) ? null : 'the srt binary is not installed (npm i -D @anthropic-ai/sandbox-runtime@0.0.78)';
 if (!peerReason) {
   try {
