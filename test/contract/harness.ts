@@ -1,14 +1,15 @@
-// Shared shape of the contract suites: a factory that opens a fresh, empty implementation.
+// Shared shape of the contract suites: a factory that opens a fresh, empty implementation of the
+// Promise-returning store interfaces (SQLite through asAsync, PostgreSQL natively).
 import { expect } from 'vitest';
 import { LbotError, type ErrorCode } from '../../src/core/errors.js';
 
-/** Opens a fresh, empty store; `close()` releases it (and whatever temp files it used). */
-export type OpenStore<T> = () => T & { close(): void };
+/** Opens a fresh, empty store; `close()` releases it (and whatever temp files or database it used). */
+export type OpenStore<T> = () => Promise<T & { close(): Promise<void> | void }>;
 
-/** Runs `fn` and returns the LbotError it throws; fails the test when it throws nothing or something else. */
-export function lbotErrorOf(fn: () => unknown): LbotError {
+/** Runs `fn` and returns the LbotError it throws or rejects with; fails the test when it settles without one. */
+export async function lbotErrorOf(fn: () => unknown): Promise<LbotError> {
   try {
-    fn();
+    await fn();
   } catch (err) {
     expect(err).toBeInstanceOf(LbotError);
     if (err instanceof LbotError) return err;
@@ -16,9 +17,23 @@ export function lbotErrorOf(fn: () => unknown): LbotError {
   throw new Error('expected an LbotError, nothing was thrown');
 }
 
-/** Asserts that `fn` throws an LbotError with `code`, and returns it for further checks. */
-export function expectLbotError(fn: () => unknown, code: ErrorCode): LbotError {
-  const err = lbotErrorOf(fn);
+/** Asserts that `fn` throws (or rejects with) an LbotError with `code`, and returns it for further checks. */
+export async function expectLbotError(fn: () => unknown, code: ErrorCode): Promise<LbotError> {
+  const err = await lbotErrorOf(fn);
   expect(err.code).toBe(code);
   return err;
+}
+
+/** The synchronous form, for tests of a synchronous store that must throw before returning. */
+export function expectLbotErrorSync(fn: () => unknown, code: ErrorCode): LbotError {
+  let caught: unknown = null;
+  try {
+    fn();
+  } catch (err) {
+    caught = err;
+  }
+  expect(caught).toBeInstanceOf(LbotError);
+  if (!(caught instanceof LbotError)) throw new Error('expected an LbotError, nothing was thrown');
+  expect(caught.code).toBe(code);
+  return caught;
 }

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SqliteStores } from '../../../src/core/stores/sqlite/open.js';
 import { artifactRow } from '../../contract/artifact-store.case.js';
-import { expectLbotError } from '../../contract/harness.js';
+import { expectLbotErrorSync as expectLbotError } from '../../contract/harness.js';
 import { openTempStores } from './temp-data-dir.js';
 
 let s: SqliteStores;

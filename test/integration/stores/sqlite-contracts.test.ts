@@ -1,4 +1,6 @@
-// Runs every store contract suite against the SQLite implementation on real files in temp dirs.
+// Runs every store contract suite against the SQLite implementation on real files in temp dirs,
+// through the adapter that presents the synchronous stores in their Promise-returning form.
+import { asAsyncStores } from '../../../src/core/stores/async.js';
 import { artifactStoreContract } from '../../contract/artifact-store.case.js';
 import { eventLogContract } from '../../contract/event-log.case.js';
 import { runStoreContract } from '../../contract/run-store.case.js';
@@ -7,9 +9,11 @@ import { storageStoreContract } from '../../contract/storage-store.case.js';
 import { transcriptContract } from '../../contract/transcript.case.js';
 import { openTempStores } from './temp-data-dir.js';
 
-eventLogContract('sqlite', openTempStores);
-transcriptContract('sqlite', openTempStores);
-runStoreContract('sqlite', openTempStores);
-stateStoreContract('sqlite', openTempStores);
-storageStoreContract('sqlite', openTempStores);
-artifactStoreContract('sqlite', openTempStores);
+const open = () => Promise.resolve(asAsyncStores(openTempStores()));
+
+eventLogContract('sqlite', open);
+transcriptContract('sqlite', open);
+runStoreContract('sqlite', open);
+stateStoreContract('sqlite', open);
+storageStoreContract('sqlite', open);
+artifactStoreContract('sqlite', open);

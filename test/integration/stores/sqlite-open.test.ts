@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { SCHEMA_VERSION } from '../../../src/core/stores/sqlite/migrations.js';
 import { openSqliteStores } from '../../../src/core/stores/sqlite/open.js';
 import { LbotError } from '../../../src/core/errors.js';
-import { expectLbotError } from '../../contract/harness.js';
+import { expectLbotErrorSync as expectLbotError } from '../../contract/harness.js';
 import { finished, killAll, spawnChild } from './child-process.js';
 import { eventRow } from '../../contract/event-log.case.js';
 import { stateColumns } from '../../contract/state-store.case.js';

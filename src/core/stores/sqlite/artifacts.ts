@@ -21,7 +21,7 @@ const INSERT = `INSERT INTO agent_artifact (
   @conversation_id, @run_id, @runner_id, @bot_id, @workspace_id, @created_at, @expires_at, @metadata_json
 ) RETURNING *`;
 
-function toRecord(row: Row): ArtifactRecord {
+export function toRecord(row: Row): ArtifactRecord {
   const storage = StorageTypeSchema.safeParse(text(row, 'storage_type'));
   return {
     artifact_id: text(row, 'artifact_id'),
@@ -46,6 +46,13 @@ function toRecord(row: Row): ArtifactRecord {
 
 function badRange(message: string, details: Record<string, unknown>): LbotError {
   return new LbotError('invalid_argument', message, { details: { ...details, reason: 'bad_range' } });
+}
+
+/** How many bytes a range read of (offset, length) asks for; a bad range is invalid_argument (reason bad_range). */
+export function readLength(offset: number, length: number | null): number {
+  if (!Number.isInteger(offset) || offset < 0) throw badRange(`offset must be an integer >= 0, got ${offset}`, { offset });
+  if (length !== null && (!Number.isInteger(length) || length <= 0)) throw badRange(`length must be an integer > 0, got ${length}`, { length });
+  return Math.min(length ?? ARTIFACT_READ_DEFAULT_BYTES, ARTIFACT_READ_MAX_BYTES);
 }
 
 /** ArtifactStore backed by the `agent_artifact` table and BlobFiles. */
@@ -117,9 +124,7 @@ export class SqliteArtifactStore implements ArtifactStore {
   }
 
   read(record: ArtifactRecord, offset: number, length: number | null): ArtifactReadResult {
-    if (!Number.isInteger(offset) || offset < 0) throw badRange(`offset must be an integer >= 0, got ${offset}`, { offset });
-    if (length !== null && (!Number.isInteger(length) || length <= 0)) throw badRange(`length must be an integer > 0, got ${length}`, { length });
-    const want = Math.min(length ?? ARTIFACT_READ_DEFAULT_BYTES, ARTIFACT_READ_MAX_BYTES);
+    const want = readLength(offset, length);
     const base = { artifact_id: record.artifact_id, mime_type: record.mime_type, size_bytes: record.size_bytes, offset };
     if (record.storage_type !== 'binary_storage') {
       return { ...base, length: null, content_base64: null, file_key: record.storage_key, has_more: false };

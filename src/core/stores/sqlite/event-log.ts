@@ -16,7 +16,7 @@ const INSERT = `INSERT INTO event_log (
   @run_id, @runner_id, @created_at, @metadata_json
 ) RETURNING *`;
 
-function toEventRecord(row: Row): EventRecord {
+export function toEventRecord(row: Row): EventRecord {
   const id = num(row, 'id');
   return {
     id,

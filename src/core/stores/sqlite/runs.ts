@@ -9,16 +9,16 @@ import type { StoreDb } from './connection.js';
 import { isForeignKeyViolation, isUniqueViolation } from './store-errors.js';
 import { ApiCallAuditSchema, ObservedNoticeSchema, RunStatusSchema, StateWriteSchema } from '../run-schemas.js';
 
-type ItemKind = 'api_call' | 'observed' | 'result' | 'state_write' | 'warning';
+export type ItemKind = 'api_call' | 'observed' | 'result' | 'state_write' | 'warning';
 
-type Audit = Pick<RunRecord, 'api_calls' | 'observed' | 'results' | 'state_writes' | 'warnings'>;
+export type Audit = Pick<RunRecord, 'api_calls' | 'observed' | 'results' | 'state_writes' | 'warnings'>;
 
-function emptyAudit(): Audit {
+export function emptyAudit(): Audit {
   return { api_calls: [], observed: [], results: [], state_writes: [], warnings: [] };
 }
 
 /** Adds one stored audit item to `audit`; an item that no longer parses is skipped rather than failing the read. */
-function collect(audit: Audit, kind: string, body: unknown): void {
+export function collect(audit: Audit, kind: string, body: unknown): void {
   switch (kind) {
     case 'api_call': {
       const r = ApiCallAuditSchema.safeParse(body);
@@ -47,7 +47,7 @@ function collect(audit: Audit, kind: string, body: unknown): void {
 }
 
 /** The error of a run whose host process ended before the run did: a host failure, not the runner's. */
-const INTERRUPTED_MESSAGE = 'the lbot process running this run ended (crashed or was killed) before the run finished; the run can be retried';
+export const INTERRUPTED_MESSAGE = 'the lbot process running this run ended (crashed or was killed) before the run finished; the run can be retried';
 
 function runError(row: Row): RunError | null {
   const raw = textOrNull(row, 'error_json');
@@ -56,7 +56,7 @@ function runError(row: Row): RunError | null {
   return r.success ? r.data : { code: 'unknown', message: raw, retryable: false, details: {} };
 }
 
-function toRunRecord(row: Row, audit: Audit): RunRecord {
+export function toRunRecord(row: Row, audit: Audit): RunRecord {
   const status = RunStatusSchema.safeParse(text(row, 'status'));
   return {
     run_id: text(row, 'run_id'),

@@ -15,9 +15,9 @@ const UPSERT = `INSERT INTO agent_runner_state (
   @conversation_id, @thread_id, @actor_type, @actor_id, @subject_type, @subject_id, @now, @now
 ) ON CONFLICT (scope_key, state_key) DO UPDATE SET value_json = excluded.value_json, updated_at = excluded.updated_at`;
 
-const NOT_JSON = Symbol('not json');
+export const NOT_JSON = Symbol('not json');
 
-function parseValue(raw: string | null): unknown {
+export function parseValue(raw: string | null): unknown {
   if (raw === null) return null;
   const v = tryParseJson(raw);
   return v === undefined ? NOT_JSON : v;

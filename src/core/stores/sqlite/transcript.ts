@@ -21,13 +21,13 @@ const INSERT_FTS = 'INSERT INTO transcript_fts (rowid, conv_tag, content) VALUES
  * A UUID whose first 48 bits are the millisecond clock (the UUIDv7 layout): ids created together
  * sit together in the UNIQUE index, which keeps appends cheap at millions of rows.
  */
-function newTranscriptId(): string {
+export function newTranscriptId(): string {
   const hex = Date.now().toString(16).padStart(12, '0').slice(-12);
   const random = randomUUID();
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-7${random.slice(15)}`;
 }
 
-function toItem(row: Row, includeArtifacts: boolean): TranscriptItem {
+export function toItem(row: Row, includeArtifacts: boolean): TranscriptItem {
   const seq = num(row, 'id');
   return {
     transcript_id: text(row, 'transcript_id'),
