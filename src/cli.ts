@@ -10,11 +10,14 @@ import { createInterrupt } from './commands/shared/interrupt.js';
 import { usageError } from './commands/shared/usage-error.js';
 import { toleratesBrokenConfig } from './commands/shared/broken-config.js';
 import { LBOT_VERSION } from './version.js';
-import { registerCommands } from './commands/index.js';
-import { openConfigFile, type ConfigFile } from './core/stores/config-file.js';
+import { loadCommandsFor, type Register } from './commands/index.js';
+import type { ConfigFile } from './core/stores/config-file.js';
 
-/** The whole command tree, its parse failures made lbot's usage errors (exported for the contract tests). */
-export function createProgram(getCtx: () => CliContext): Command {
+/**
+ * The command tree of the given registrations (commands/index.ts loads them: all, or the ones a command line
+ * needs), its parse failures made lbot's usage errors (exported for the contract tests).
+ */
+export function createProgram(getCtx: () => CliContext, commands: readonly Register[]): Command {
   const program = new Command('lbot')
     .description('lbot: an agent host and developer toolchain for event-driven AI agent runners')
     .version(LBOT_VERSION, '-V, --version', 'print the lbot version')
@@ -26,7 +29,7 @@ export function createProgram(getCtx: () => CliContext): Command {
     .option('--debug', 'print stacks for internal errors')
     .configureHelp({ showGlobalOptions: true, sortSubcommands: true })
     .exitOverride();
-  registerCommands(program, getCtx);
+  for (const register of commands) register(program, getCtx);
   overrideExits(program);
   return program;
 }
@@ -53,14 +56,18 @@ export async function main(argv: string[]): Promise<void> {
     if (!isClosedPipe(err)) throw err;
   });
   let ctx: CliContext | undefined;
+  // Only the modules of the command named are imported: start-up is most of a light command's time.
+  const commands = await loadCommandsFor(argv.slice(2));
   const interrupt = createInterrupt();
   const fallbackOutput = createOutput({ json: argv.includes('--json') || argv.includes('--jsonl'), verbose: false, debug: argv.includes('--debug') });
   const program = createProgram(() => {
     if (!ctx) throw new Error('context used before preAction');
     return ctx;
-  });
+  }, commands);
   program.hook('preAction', async (_this, action) => {
     const flags = resolveGlobalFlags(action.optsWithGlobals());
+    // The config schema is zod and most of core: help and --version never load it.
+    const { openConfigFile } = await import('./core/stores/config-file.js');
     let configFile: ConfigFile | undefined;
     ctx = {
       flags,

@@ -1,43 +1,88 @@
-// Registers every command group; the list below is the whole CLI surface.
+// The whole CLI surface: every command module and the top-level commands it registers. A module is imported
+// only when the command line names one of its commands, so `lbot config get` does not load serve, box or MCP
+// code; a command line naming none of them (root help, a typo) loads every module, so help and usage errors
+// see the whole tree.
 import type { Command } from 'commander';
 import type { GetContext } from './shared/context.js';
-import { registerConfig } from './config.js';
-import { registerRun } from './run.js';
-import { registerServe } from './serve.js';
-import { registerDev } from './dev.js';
-import { registerInspect } from './inspect.js';
-import { registerState } from './state.js';
-import { registerRunner } from './runner.js';
-import { registerRunnerDev } from './runner-dev.js';
-import { registerBinding } from './binding.js';
-import { registerSkill } from './skill.js';
-import { registerBox } from './box.js';
-import { registerDoctor } from './doctor.js';
-import { registerMcp } from './mcp.js';
-import { registerModel } from './model.js';
-import { registerPlatform } from './platform.js';
-import { registerOutbox } from './outbox.js';
-import { registerSchedule } from './schedule.js';
-import { registerKb } from './kb.js';
-import { registerSchema } from './schema.js';
 
-export function registerCommands(program: Command, ctx: GetContext): void {
-  registerConfig(program, ctx);
-  registerRun(program, ctx);
-  registerServe(program, ctx);
-  registerDev(program, ctx);
-  registerInspect(program, ctx);
-  registerState(program, ctx);
-  registerRunnerDev(registerRunner(program, ctx), ctx);
-  registerBinding(program, ctx);
-  registerSkill(program, ctx);
-  registerBox(program, ctx);
-  registerDoctor(program, ctx);
-  registerMcp(program, ctx);
-  registerModel(program, ctx);
-  registerPlatform(program, ctx);
-  registerOutbox(program, ctx);
-  registerSchedule(program, ctx);
-  registerKb(program, ctx);
-  registerSchema(program, ctx);
+export type Register = (program: Command, getCtx: GetContext) => void;
+
+type CommandModule = { readonly commands: readonly string[]; readonly load: () => Promise<Register> };
+
+/** In registration order (usage-error suggestions weigh commands in this order). */
+const MODULES: readonly CommandModule[] = [
+  { commands: ['config'], load: async () => (await import('./config.js')).registerConfig },
+  { commands: ['run'], load: async () => (await import('./run.js')).registerRun },
+  { commands: ['serve'], load: async () => (await import('./serve.js')).registerServe },
+  { commands: ['dev'], load: async () => (await import('./dev.js')).registerDev },
+  {
+    commands: ['runs', 'conversations', 'events', 'transcript', 'artifacts'],
+    load: async () => (await import('./inspect.js')).registerInspect,
+  },
+  { commands: ['state'], load: async () => (await import('./state.js')).registerState },
+  {
+    commands: ['runner'],
+    load: async () => {
+      const [{ registerRunner }, { registerRunnerDev }] = await Promise.all([import('./runner.js'), import('./runner-dev.js')]);
+      return (program, getCtx) => registerRunnerDev(registerRunner(program, getCtx), getCtx);
+    },
+  },
+  { commands: ['binding'], load: async () => (await import('./binding.js')).registerBinding },
+  { commands: ['skill'], load: async () => (await import('./skill.js')).registerSkill },
+  { commands: ['box'], load: async () => (await import('./box.js')).registerBox },
+  { commands: ['doctor'], load: async () => (await import('./doctor.js')).registerDoctor },
+  { commands: ['mcp'], load: async () => (await import('./mcp.js')).registerMcp },
+  { commands: ['model'], load: async () => (await import('./model.js')).registerModel },
+  { commands: ['platform'], load: async () => (await import('./platform.js')).registerPlatform },
+  { commands: ['outbox'], load: async () => (await import('./outbox.js')).registerOutbox },
+  { commands: ['schedule'], load: async () => (await import('./schedule.js')).registerSchedule },
+  { commands: ['kb'], load: async () => (await import('./kb.js')).registerKb },
+  { commands: ['schema'], load: async () => (await import('./schema.js')).registerSchema },
+];
+
+/** Every top-level command name, without importing any module. */
+export const COMMAND_NAMES: readonly string[] = MODULES.flatMap((m) => m.commands);
+
+/** Every module's registration, in order: the whole tree (root help, typos, the contract tests). */
+export function loadAllCommands(): Promise<Register[]> {
+  return Promise.all(MODULES.map((m) => m.load()));
+}
+
+/** Root options that take a value: the word after them is not the command's name. */
+const ROOT_VALUE_OPTIONS = new Set(['--data-dir', '--plugins']);
+// Help and version flags are not here: before the command they answer for the root, which needs the whole tree.
+const ROOT_FLAGS = new Set(['--json', '--jsonl', '--verbose', '--debug']);
+
+/**
+ * The top-level command a command line (process.argv without node and the script) names, as commander
+ * reads it (root options may come first); `help NAME` names NAME. Null when it names none we know, or
+ * when anything else comes first (`--`, an unknown flag): those load the whole tree, as before.
+ */
+export function commandNamed(args: readonly string[]): string | null {
+  let help = false;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] ?? '';
+    const flag = arg.startsWith('--') && arg.includes('=') ? arg.slice(0, arg.indexOf('=')) : arg;
+    if (ROOT_VALUE_OPTIONS.has(arg)) i++;
+    else if (ROOT_VALUE_OPTIONS.has(flag) || ROOT_FLAGS.has(arg)) continue;
+    else if (arg.startsWith('-')) return null;
+    else if (arg === 'help' && !help) help = true;
+    else return COMMAND_NAMES.includes(arg) ? arg : null;
+  }
+  return null;
+}
+
+/**
+ * The registrations a command line needs: the one module of the command it names, or the whole tree. `--version`
+ * alone needs none (commander answers it before looking for a command).
+ */
+export async function loadCommandsFor(args: readonly string[]): Promise<Register[]> {
+  const name = commandNamed(args);
+  if (name === null) return isVersionOnly(args) ? [] : loadAllCommands();
+  const found = MODULES.find((m) => m.commands.includes(name));
+  return found ? [await found.load()] : loadAllCommands();
+}
+
+function isVersionOnly(args: readonly string[]): boolean {
+  return args.length === 1 && (args[0] === '--version' || args[0] === '-V');
 }

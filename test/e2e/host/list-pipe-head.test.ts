@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { createProgram } from '../../../src/cli.js';
+import { loadAllCommands } from '../../../src/commands/index.js';
 import { done, emit, LBOT_BIN, say, scenario, type Scenario } from './harness.js';
 
 function listCommands(cmd: Command, prefix: string[] = []): string[][] {
@@ -16,9 +17,12 @@ function listCommands(cmd: Command, prefix: string[] = []): string[][] {
 }
 
 const LISTS = listCommands(
-  createProgram(() => {
-    throw new Error('not run');
-  }),
+  createProgram(
+    () => {
+      throw new Error('not run');
+    },
+    await loadAllCommands(),
+  ),
 );
 
 async function throughPipe(s: Scenario, args: readonly string[], reader: string): Promise<{ lbotExit: string; stderr: string; out: string }> {

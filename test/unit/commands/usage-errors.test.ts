@@ -5,6 +5,7 @@
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { createProgram, ParseEnded } from '../../../src/cli.js';
+import { loadAllCommands } from '../../../src/commands/index.js';
 import { errorClassOf } from '../../../src/core/error-table.js';
 import { isLbotError, type LbotError } from '../../../src/core/errors.js';
 
@@ -18,10 +19,12 @@ function leaves(cmd: Command, prefix: string[] = []): Leaf[] {
   return [...(runs ? [{ path: prefix, cmd }] : []), ...subs.flatMap((c) => leaves(c, [...prefix, c.name()]))];
 }
 
+const all = await loadAllCommands();
+
 function program(): Command {
   const p = createProgram(() => {
     throw new Error('an action ran: the parse should have failed');
-  });
+  }, all);
   // Help shown for a group without its subcommand stays out of the test output.
   const quiet = (c: Command): void => {
     c.configureOutput({ writeErr: () => undefined, writeOut: () => undefined, outputError: () => undefined });
