@@ -1,4 +1,4 @@
-// `lbot box …`: exec, sessions, rm, status, errors, profiles, process start|stop|status, attach.
+// `lbot box …`: exec, sessions, rm, status, errors, profiles, process start|stop|status, attach, serve.
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { LbotError } from '../core/errors.js';
@@ -6,6 +6,7 @@ import { BACKEND_NAMES, type MountSpec } from '../core/box/model.js';
 import { PROFILES } from '../core/box/profiles.js';
 import { argvToCommand } from '../core/box/shell.js';
 import type { BoxService, BoxServiceOptions } from '../runtime/box/service.js';
+import { registerBoxServe } from './box-serve.js';
 import { EXIT } from './shared/exit-codes.js';
 import { collect, parseFlags, parseKeyValues } from './shared/flags.js';
 import type { CliContext } from './shared/context.js';
@@ -287,4 +288,5 @@ export function registerBox(program: Command, getCtx: GetContext): void {
 
   registerProcess(box, getCtx);
   registerAttach(box, getCtx);
+  registerBoxServe(box, getCtx);
 }

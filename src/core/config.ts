@@ -73,6 +73,19 @@ export type KnowledgeBaseConfig = z.infer<typeof KnowledgeBaseConfigSchema>;
  */
 export const DEFAULT_SANDBOX_ID = 65532;
 
+/** A remote box runtime (`lbot box serve`, docs/box.md "Remote box"); the token comes from LBOT_BOX_TOKEN. */
+export const BoxRemoteConfigSchema = z.looseObject({
+  url: z
+    .preprocess(
+      (v) => (v === '' ? null : v),
+      z
+        .string()
+        .regex(/^https?:\/\/[^/\s]+\/?$/, 'box.remote.url is http(s)://HOST:PORT')
+        .nullable(),
+    )
+    .default(null),
+});
+
 export const BoxConfigSchema = z.looseObject({
   enabled: z.preprocess(looseBool, z.boolean()).default(true),
   backend: z.enum(['auto', 'bwrap', 'docker', 'podman', 'host']).default('auto'),
@@ -105,6 +118,8 @@ export const BoxConfigSchema = z.looseObject({
       exec_agent: z.boolean().default(true),
     })
     .prefault({}),
+  /** Set: the native box tools of every run go to this box server instead of a local backend. */
+  remote: BoxRemoteConfigSchema.prefault({}),
 });
 export type BoxConfig = z.infer<typeof BoxConfigSchema>;
 

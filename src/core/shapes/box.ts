@@ -97,3 +97,16 @@ export const BoxProfile = defineShape(
     locked: z.array(z.string()),
   }),
 );
+
+export const BoxServeLine = defineShape(
+  'BoxServeLine',
+  'stream',
+  'the line `box serve --json` prints once the box API listens',
+  z.strictObject({
+    type: z.literal('box.serve.ready'),
+    url: z.string(),
+    port: z.number().int(),
+    token_file: z.string().nullable(),
+    tls: z.boolean(),
+  }),
+);

@@ -21,5 +21,5 @@ export {
   ModelTest,
 } from './mcp.js';
 export { KbCreated, KbDetail, KbIngestion, KbProgress, KbSearch, KnowledgeBase } from './knowledge.js';
-export { BoxError, BoxExec, BoxProcess, BoxProcessStopped, BoxProfile, BoxSession, BoxStatus } from './box.js';
+export { BoxError, BoxExec, BoxProcess, BoxProcessStopped, BoxProfile, BoxServeLine, BoxSession, BoxStatus } from './box.js';
 export { Skill, SkillCreated, SkillDetail, SkillFile, SkillInstall, SkillReport } from './skills.js';

@@ -1,5 +1,5 @@
 // `lbot serve`: a warm local host behind the HTTP API, with graceful shutdown on SIGTERM / SIGINT.
-import { isIPv4, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import type { ConfigFile } from '../../core/stores/config-file.js';
 import { LbotError } from '../../core/errors.js';
 import { openLocalHost, type LocalHost, type LocalHostOptions } from '../local-host.js';
@@ -9,12 +9,15 @@ import { startDelivery, startDiscordGateways, startTelegramPolling } from '../de
 import { Scheduler } from '../schedule/scheduler.js';
 import { startEventRun } from './event-router.js';
 import { resolveServeToken } from './token.js';
+import { isLoopbackHost, MIN_REMOTE_TOKEN_LENGTH } from './loopback.js';
 import type { Config } from '../../core/config.js';
 import { followConfig } from '../config-follower.js';
 import { combineObservers } from '../../core/host/observer.js';
 import type { ServeLogger } from './logger.js';
 import { logObserver } from './log-observer.js';
 import { isolationModeFor, pluginSandboxFor, type IsolationMode } from '../plugins/sandbox.js';
+
+export { isLoopbackHost, MIN_REMOTE_TOKEN_LENGTH } from './loopback.js';
 
 export type ServeOptions = {
   dataDir: string;
@@ -46,19 +49,6 @@ export type ServeHandle = {
   /** Stops accepting, cancels runs in flight, stops plugins and everything else it started. Idempotent. */
   close(): Promise<void>;
 };
-
-const LOOPBACK = new Set(['localhost', '::1', '0:0:0:0:0:0:0:1']);
-
-/** Shortest LBOT_API_TOKEN accepted when serve listens beyond loopback (a 32-byte random token in hex or base64 is longer). */
-export const MIN_REMOTE_TOKEN_LENGTH = 32;
-
-/** Whether `host` only accepts connections from this machine: localhost, ::1, 127.0.0.0/8 (also IPv4-mapped). */
-export function isLoopbackHost(host: string): boolean {
-  const h = host.toLowerCase().replace(/^\[|\]$/g, '');
-  if (LOOPBACK.has(h)) return true;
-  const v4 = h.startsWith('::ffff:') ? h.slice(7) : h;
-  return isIPv4(v4) && v4.startsWith('127.');
-}
 
 /** Refuses a non-loopback bind without a strong token, and says that the traffic is plain HTTP. */
 function checkRemoteBind(host: string, env: NodeJS.ProcessEnv, warn: (message: string) => void): void {

@@ -30,20 +30,24 @@ function readStored(file: string): string | null {
 }
 
 /** Writes a new random token (a temp file created 0600 and renamed: no moment at a wider mode). */
-export function rotateServeToken(dataDir: string): ServeToken {
+export function rotateServeToken(dataDir: string, fileName = TOKEN_FILE_NAME): ServeToken {
   ensurePrivateDir(dataDir);
-  const file = tokenFile(dataDir);
+  const file = path.join(dataDir, fileName);
   const token = randomBytes(32).toString('base64url');
   writePrivateFile(file, `${token}\n`);
   return { token, file, created: true };
 }
 
-export function resolveServeToken(dataDir: string, env: NodeJS.ProcessEnv = process.env): ServeToken {
-  const fromEnv = env.LBOT_API_TOKEN;
+/** The token from the environment, else the one stored in `<data-dir>/<fileName>` (made now when there is none). */
+export function resolveTokenFile(dataDir: string, fileName: string, fromEnv: string | undefined): ServeToken {
   if (fromEnv) return { token: fromEnv, file: null, created: false };
-  const file = tokenFile(dataDir);
+  const file = path.join(dataDir, fileName);
   const stored = readStored(file);
-  return stored !== null ? { token: stored, file, created: false } : rotateServeToken(dataDir);
+  return stored !== null ? { token: stored, file, created: false } : rotateServeToken(dataDir, fileName);
+}
+
+export function resolveServeToken(dataDir: string, env: NodeJS.ProcessEnv = process.env): ServeToken {
+  return resolveTokenFile(dataDir, TOKEN_FILE_NAME, env.LBOT_API_TOKEN);
 }
 
 /** Constant-time check of an `Authorization: Bearer <token>` header. */

@@ -17,10 +17,26 @@ const FILEOP_TIMEOUT_SEC = 30;
 /** Runs the helper with lbot's node: bound at /.lbot/node in sandboxes, the host's own on the host backend. */
 const FILEOP_COMMAND = 'N=/.lbot/node; [ -x "$N" ] || N="$LBOT_HOST_NODE"; exec "$N" --input-type=module -e "$LBOT_FILEOP"';
 
+export type ToolExecRequest = { command: string; workdir?: string; timeout_sec?: number; env?: Record<string, string> };
+
+/** The box request of an `exec` tool call: the run's session (with its skill mounts) and the call's fields. */
+export function toolExecInput(session: ToolSession, req: ToolExecRequest, ctx: Pick<ToolCallContext, 'run_id'>) {
+  return {
+    session_id: session.id,
+    ...(session.extra_mounts?.length ? { extra_mounts: [...session.extra_mounts] } : {}),
+    cmd: req.command,
+    query_id: ctx.run_id,
+    ...(req.workdir ? { workdir: req.workdir } : {}),
+    ...(req.timeout_sec ? { timeout_sec: req.timeout_sec } : {}),
+    ...(req.env ? { env: req.env } : {}),
+  };
+}
+
+/** The box port of the native tools on a local box service. */
 export class BoxToolPortImpl implements BoxToolPort {
   #status: { at: number; available: boolean } | null = null;
 
-  constructor(readonly box: BoxService) {}
+  constructor(readonly box: Pick<BoxService, 'status' | 'exec' | 'run'>) {}
 
   async available(): Promise<boolean> {
     const now = Date.now();
@@ -30,27 +46,17 @@ export class BoxToolPortImpl implements BoxToolPort {
     return s.available;
   }
 
-  async exec(
-    session: ToolSession,
-    req: { command: string; workdir?: string; timeout_sec?: number; env?: Record<string, string> },
-    ctx: ToolCallContext,
-  ): Promise<unknown> {
-    const { result } = await this.box.exec(
-      {
-        session_id: session.id,
-        ...(session.extra_mounts?.length ? { extra_mounts: [...session.extra_mounts] } : {}),
-        cmd: req.command,
-        query_id: ctx.run_id,
-        ...(req.workdir ? { workdir: req.workdir } : {}),
-        ...(req.timeout_sec ? { timeout_sec: req.timeout_sec } : {}),
-        ...(req.env ? { env: req.env } : {}),
-      },
-      { signal: ctx.signal },
-    );
+  async exec(session: ToolSession, req: ToolExecRequest, ctx: ToolCallContext): Promise<unknown> {
+    const { result } = await this.box.exec(toolExecInput(session, req, ctx), { signal: ctx.signal });
     return result;
   }
 
   async fileOp(session: ToolSession, op: FileOp, ctx: ToolCallContext): Promise<JsonObject> {
+    return refuseEscape(await this.fileOpAnswer(session, op, ctx));
+  }
+
+  /** The helper's answer as it is, an escape included (what a remote box sends back). */
+  async fileOpAnswer(session: ToolSession, op: FileOp, ctx: ToolCallContext): Promise<JsonObject> {
     const { outcome } = await this.box.run(
       {
         session_id: session.id,
@@ -69,9 +75,14 @@ export class BoxToolPortImpl implements BoxToolPort {
         outcome.stderr.rawText().trim() || outcome.stdout.rawText().trim() || `the file operation ${outcome.status === 'timed_out' ? 'timed out' : 'failed'}`;
       return { ok: false, error: detail.slice(0, 2000) };
     }
-    if (parsed.escape === true) throw new ToolError(typeof parsed.error === 'string' ? parsed.error : 'Path is outside the workspace.');
     return parsed;
   }
+}
+
+/** A path the helper found outside the workspace fails the tool call (the model sees the message). */
+export function refuseEscape(answer: JsonObject): JsonObject {
+  if (answer.escape === true) throw new ToolError(typeof answer.error === 'string' ? answer.error : 'Path is outside the workspace.');
+  return answer;
 }
 
 /** The box session a run's tools use: the binding's `box-session-id-template`, default `{launcher_type}_{launcher_id}`. */
@@ -94,11 +105,12 @@ export type ToolsHookRequest = {
  * usable) plus whatever other sources (skills, MCP, plugins) `extraSources` returns.
  */
 export function createToolsHook(opts: {
-  box: BoxService;
+  /** The box behind the native tools: a local box service or a remote box's port. */
+  port: BoxToolPort;
   warn?: (message: string) => void;
   extraSources?: (req: ToolsHookRequest) => ToolSource[] | Promise<ToolSource[]>;
 }): (req: ToolsHookRequest) => Promise<ToolProvider> {
-  const port = new BoxToolPortImpl(opts.box);
+  const port = opts.port;
   const manager = new ToolManager(opts.warn);
   return async (req) => {
     const native = new NativeToolSource(port, {

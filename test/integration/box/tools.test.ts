@@ -2,7 +2,7 @@
 // symlinks (acceptance AC-119, AC-223; skills-mcp-tools.md §2).
 import { afterEach, describe, expect, it } from 'vitest';
 import { BindingSchema } from '../../../src/core/protocol/binding.js';
-import { createToolsHook } from '../../../src/runtime/tools/box-tools.js';
+import { BoxToolPortImpl, createToolsHook } from '../../../src/runtime/tools/box-tools.js';
 import { boxFixture, bwrapSkipReason, disposeFixture, skipNotice, type BoxFixture } from './helpers.js';
 import { withReason } from '../../helpers/skip.js';
 
@@ -22,7 +22,10 @@ async function table(over: Record<string, unknown> = {}, allowed: string[] | nul
   const f = boxFixture(over);
   fixtures.push(f);
   const binding = BindingSchema.parse({ binding_id: 'b1', runner_id: 'plugin:acme/x/default', resource_policy: { allowed_tool_names: allowed } });
-  return { f, tools: await createToolsHook({ box: f.box })({ binding, run_id: 'run-1', vars: { launcher_type: 'person', launcher_id: 'u1' } }) };
+  return {
+    f,
+    tools: await createToolsHook({ port: new BoxToolPortImpl(f.box) })({ binding, run_id: 'run-1', vars: { launcher_type: 'person', launcher_id: 'u1' } }),
+  };
 }
 
 describe('native tools without a box', () => {
