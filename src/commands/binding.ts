@@ -6,7 +6,7 @@ import { assertSafeEnv } from '../core/env-policy.js';
 import { LbotError } from '../core/errors.js';
 import { migrateLegacyConfig } from '../core/host/legacy-binding.js';
 import { isRecord } from '../core/json.js';
-import { BindingSchema, type Binding } from '../core/protocol/binding.js';
+import { BindingSchema, RUN_POLICIES, RunPolicySchema, type Binding } from '../core/protocol/binding.js';
 import { collect, parseFlags } from './shared/flags.js';
 import type { GetContext } from './shared/context.js';
 import { firstIssue } from '../core/zod-issue.js';
@@ -26,7 +26,7 @@ function parseBinding(raw: unknown, source: string): Binding {
   throw new LbotError('invalid_argument', `${source}: ${issue.text}`, { details: { path: issue.path } });
 }
 
-const summary = (b: Binding) => `${b.binding_id}  ${b.runner_id}  [${b.event_types.join(', ')}]${b.enabled ? '' : '  (disabled)'}`;
+const summary = (b: Binding) => `${b.binding_id}  ${b.runner_id}  [${b.event_types.join(', ')}]  run_policy ${b.run_policy}${b.enabled ? '' : '  (disabled)'}`;
 
 export function registerBinding(program: Command, getCtx: GetContext): void {
   const binding = program.command('binding').description('Manage bindings: which runner handles which events');
@@ -37,6 +37,7 @@ export function registerBinding(program: Command, getCtx: GetContext): void {
     .option('--runner <id>', 'runner id')
     .option('--event-type <type>', 'event type it handles (repeatable)', collect)
     .option('--config <file>', 'runner config JSON file')
+    .option('--run-policy <policy>', `a new event while a run of its conversation is going: ${RUN_POLICIES.join(' | ')} (default enqueue)`)
     .option('--replace', 'replace an existing binding with the same id')
     .action(async (file: string | undefined, raw: unknown) => {
       const ctx = getCtx();
@@ -46,19 +47,23 @@ export function registerBinding(program: Command, getCtx: GetContext): void {
           runner: z.string().optional(),
           eventType: z.array(z.string()).optional(),
           config: z.string().optional(),
+          runPolicy: RunPolicySchema.optional(),
           replace: z.boolean().optional(),
         }),
         raw,
       );
       let value: unknown;
-      if (file) value = await readJson(file, 'binding file');
-      else {
+      if (file) {
+        value = await readJson(file, 'binding file');
+        if (f.runPolicy && isRecord(value)) value = { ...value, run_policy: f.runPolicy };
+      } else {
         if (!f.id || !f.runner) throw new LbotError('invalid_argument', 'give a binding file, or both --id and --runner');
         value = {
           binding_id: f.id,
           runner_id: f.runner,
           ...(f.eventType ? { event_types: f.eventType } : {}),
           ...(f.config ? { runner_config: await readJson(f.config, '--config') } : {}),
+          ...(f.runPolicy ? { run_policy: f.runPolicy } : {}),
         };
       }
       const b = parseBinding(value, file ?? 'flags');

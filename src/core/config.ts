@@ -194,6 +194,8 @@ export const ConfigSchema = z.looseObject({
       port: z.number().int().min(0).max(65535).default(8787),
       max_concurrent_runs: z.number().int().positive().default(64),
       max_runs_per_plugin: z.number().int().positive().default(16),
+      /** Runs of one (binding, conversation) waiting their turn under run_policy enqueue; more answer 429. */
+      max_queued_per_conversation: z.number().int().positive().max(10_000).default(16),
       /** Platform webhook verification; a platform with one configured may call its webhook without the bearer token. */
       webhooks: WebhookAuthSchema.prefault({}),
     })

@@ -63,6 +63,8 @@ export const ERROR_TABLE = {
   'binding.not_found': notFound,
   /** Cancelling a run that already ended. */
   'run.not_in_flight': conflict,
+  /** A new event for a conversation whose binding has run_policy reject while a run of it is going. */
+  'run.conversation_busy': conflict,
   /** An HTTP bot message whose idempotency key was already accepted (docs/http-bot.md). */
   'http_bot.duplicate': conflict,
   unknown: failed,

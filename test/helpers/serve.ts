@@ -13,7 +13,7 @@ export type ServeProcess = {
   proc: ResultPromise;
   stderr(): string;
   request(method: string, route: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; json: unknown; text: string }>;
-  /** Polls GET /v1/runs/:id until its status is not `running`. */
+  /** Polls GET /v1/runs/:id until its status is neither `running` nor `queued`. */
   waitRun(runId: string, timeoutMs?: number): Promise<Record<string, unknown>>;
   stop(signal?: NodeJS.Signals): Promise<{ exitCode: number | undefined }>;
 };
@@ -78,7 +78,7 @@ export async function startServe(opts: { dataDir: string; pluginsDir?: string; a
       for (;;) {
         const r = await request('GET', `/v1/runs/${runId}`);
         const rec = r.json as Record<string, unknown>;
-        if (rec && rec.status !== 'running') return rec;
+        if (rec && rec.status !== 'running' && rec.status !== 'queued') return rec;
         if (Date.now() > until) throw new Error(`run ${runId} still running`);
         await new Promise((res) => setTimeout(res, 50));
       }

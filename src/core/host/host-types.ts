@@ -48,6 +48,9 @@ export type RunRequest = {
   raw?: unknown;
   binding: Binding;
   adapterParams?: Record<string, unknown> | null;
+  /** The id the run gets (a server answers it before a queued run starts); default a fresh UUID. */
+  run_id?: string;
+  /** Aborting cancels the run; an LbotError `cancelled` as the reason is recorded as the run's error. */
   signal?: AbortSignal;
   onStarted?(run_id: string): void;
   onDelivered?(item: Delivered): void;

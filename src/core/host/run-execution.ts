@@ -2,6 +2,7 @@
 // of terminal result, reply, error, deadline or cancel — with cancel, grace and kill (runner-protocol.md §6.7–§6.8).
 import type { RunContext } from '../protocol/context.js';
 import { parseRunnerId } from '../protocol/runner-id.js';
+import { LbotError } from '../errors.js';
 import { isRecord } from '../json.js';
 import type { RunStatus } from '../stores/types.js';
 import type { Clock, PluginConnection } from './ports.js';
@@ -127,7 +128,7 @@ export async function executeRun(
     }
     case 'cancelled':
       await stopRun();
-      return { status: 'cancelled', error: cancelledError() };
+      return { status: 'cancelled', error: cancelledError(req.signal?.reason) };
   }
 }
 
@@ -135,7 +136,9 @@ function noOutput(): ErrorValue {
   return { code: 'runner.no_output', message: 'the runner finished without producing any message', retryable: false, details: {} };
 }
 
-function cancelledError(): ErrorValue {
+/** A cancel that says why (an LbotError `cancelled` as the abort reason, e.g. run_policy interrupt) keeps its reason. */
+function cancelledError(reason?: unknown): ErrorValue {
+  if (reason instanceof LbotError && reason.code === 'cancelled') return reason.toJSON();
   return { code: 'cancelled', message: 'the run was cancelled', retryable: false, details: {} };
 }
 

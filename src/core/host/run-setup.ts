@@ -113,7 +113,7 @@ function stateSnapshot(stores: Stores, binding: Binding, event: EventEnvelope, s
 export async function prepareRun(deps: SetupDeps, req: RunRequest, target: RunTarget): Promise<PreparedRun> {
   const { binding } = req;
   const { descriptor, config } = target;
-  const run_id = randomUUID();
+  const run_id = req.run_id ?? randomUUID();
   const nowMs = deps.clock.now();
   const event = withRawRef(deps.stores, req.event, req.raw, run_id, descriptor.id);
   const tools = await toolTable(deps, binding, descriptor, event, run_id);

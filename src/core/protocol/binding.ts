@@ -53,6 +53,14 @@ export const EventFilterSchema = z.strictObject({
 });
 export type EventFilter = z.infer<typeof EventFilterSchema>;
 
+/**
+ * What `lbot serve` does with a new event while a run of the same (binding, conversation) is going
+ * (docs/run-policy.md): wait its turn, cancel the running one, refuse the event, or run beside it.
+ */
+export const RUN_POLICIES = ['enqueue', 'interrupt', 'reject', 'parallel'] as const;
+export const RunPolicySchema = z.enum(RUN_POLICIES);
+export type RunPolicy = z.infer<typeof RunPolicySchema>;
+
 const NonSecretEnvSchema = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'env names must be shell identifiers'), z.string());
 
 export const BindingSchema = z.strictObject({
@@ -71,6 +79,7 @@ export const BindingSchema = z.strictObject({
   bound_plugins: z.array(z.string()).nullable().default(null),
   skills: z.array(z.string()).default([]),
   env: NonSecretEnvSchema.default({}),
+  run_policy: RunPolicySchema.default('enqueue'),
   /** false: the plugin's processes for this binding get no network even when its manifest declares it. */
   network: z.boolean().optional(),
 });

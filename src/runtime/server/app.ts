@@ -250,7 +250,8 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   });
 
   app.get<{ Params: { id: string } }>('/v1/runs/:id', async (req) => {
-    const run = deps.stores.runs.get(req.params.id);
+    // A run waiting its turn (run_policy enqueue) has no record yet: the server answers what it knows.
+    const run = deps.runs.queued(req.params.id) ?? deps.stores.runs.get(req.params.id);
     if (!run) throw new LbotError('not_found', `run ${req.params.id} not found`);
     return run;
   });

@@ -152,7 +152,11 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
   });
   const runs = new RunManager(
     local.host,
-    { maxConcurrent: config.serve.max_concurrent_runs, maxPerPlugin: config.serve.max_runs_per_plugin },
+    {
+      maxConcurrent: config.serve.max_concurrent_runs,
+      maxPerPlugin: config.serve.max_runs_per_plugin,
+      maxQueuedPerConversation: config.serve.max_queued_per_conversation,
+    },
     opts.warn,
     delivery.router,
   );
