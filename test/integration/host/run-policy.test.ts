@@ -181,6 +181,11 @@ describe('run policy per conversation', () => {
       ok: false,
       error: { code: 'run.conversation_busy', retryable: true, details: { binding_id: 'r', conversation_id: 'conv-a', run_id: holder } },
     });
+    // The routed entry point refuses the same way, and logs nothing of the refused event.
+    const routed = await call(c, 'POST', '/v1/events', event('r2b', 'conv-a'));
+    expect(routed.status).toBe(409);
+    expect(routed.json).toMatchObject({ error: { code: 'run.conversation_busy', details: { run_id: holder } } });
+    expect((await call(c, 'GET', '/v1/events/r2b')).status).toBe(404);
     // Another conversation of the same binding is free.
     await post(c, 'r', 'other', 'conv-b');
     expect((await call(c, 'GET', '/v1/events/r2')).status).toBe(404);
@@ -194,6 +199,18 @@ describe('run policy per conversation', () => {
     await post(c, 'r', 'r3');
     await release(c, 'r3');
     await until('r3 to end', () => c.outcomes.has('r3'));
+  });
+
+  it('an unknown run_policy is refused before anything runs', async () => {
+    const c = await open([{ binding_id: 'q' }]);
+    const bad = await call(c, 'POST', '/v1/runs', {
+      event: event('x1', 'conv-a'),
+      binding: { binding_id: 'inline', runner_id: SCRIPTED, run_policy: 'whenever' },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.json).toMatchObject({ error: { code: 'invalid_argument' } });
+    expect(JSON.stringify(bad.json)).toContain('run_policy');
+    expect(c.log).toEqual([]);
   });
 
   it('parallel: runs of one conversation overlap', async () => {
