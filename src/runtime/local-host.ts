@@ -1,4 +1,4 @@
-// The composition root of `lbot run` / `serve` / `dev`: SQLite stores, plugin launcher, model provider,
+// The composition root of `lbot run` / `serve` / `dev`: the stores (SQLite or PostgreSQL), plugin launcher, model provider,
 // runner catalog and clock wired into one Host.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,12 +8,11 @@ import type { ModelProvider, PluginLauncher, RunnerCatalog, ToolProvider } from 
 import type { HostObserver } from '../core/host/observer.js';
 import type { Binding } from '../core/protocol/binding.js';
 import { discoverPlugin, discoverPlugins, withBundled } from '../core/plugins/discovery.js';
-import { openSqliteStores } from '../core/stores/sqlite/open.js';
-import type { Stores } from '../core/stores/types.js';
 import { LBOT_VERSION } from '../version.js';
 import { systemClock } from './clock.js';
 import { createKnowledgeEngine } from './knowledge/engine.js';
-import { OWNER, reapInterruptedRuns } from './run-owner.js';
+import { OWNER } from './run-owner.js';
+import { openHostStores, type HostStores } from './stores/open.js';
 import { createModelProvider } from './models/providers.js';
 import { createPluginLauncher } from './plugins/launcher.js';
 import { pluginSandboxFor, type IsolationMode } from './plugins/sandbox.js';
@@ -24,6 +23,8 @@ import type { ConfigFollower } from './config-follower.js';
 
 export type LocalHostOptions = {
   dataDir: string;
+  /** A postgres:// URL for the run stores (--store / LBOT_DATABASE_URL); absent or null: SQLite in the data dir. */
+  databaseUrl?: string | null | undefined;
   /** A plugins directory (each subdirectory is a plugin)… */
   pluginsDir: string;
   /** …or one plugin directory, which then is the only plugin. */
@@ -54,7 +55,7 @@ type ToolsFactory = (req: { binding: Binding; run_id: string }) => Promise<ToolP
 
 export type LocalHost = {
   host: Host;
-  stores: Stores;
+  stores: HostStores;
   /** The box service behind the native tools (null when the caller supplied its own tools). */
   box(): Promise<BoxService | null>;
   catalog(): Promise<RunnerCatalog>;
@@ -92,9 +93,8 @@ function cachedCatalog(load: () => Promise<RunnerCatalog>, ttlMs: number): () =>
   };
 }
 
-export function openLocalHost(opts: LocalHostOptions): LocalHost {
-  const stores = openSqliteStores(opts.dataDir);
-  reapInterruptedRuns(stores);
+export async function openLocalHost(opts: LocalHostOptions): Promise<LocalHost> {
+  const stores = await openHostStores(opts.dataDir, opts.databaseUrl ?? null);
   const launcher =
     opts.launcher ??
     createPluginLauncher({
@@ -152,7 +152,7 @@ export function openLocalHost(opts: LocalHostOptions): LocalHost {
       (closing ??= (async () => {
         await host.close();
         await mcp?.close();
-        stores.close();
+        await stores.close();
       })()),
   };
 }

@@ -49,7 +49,7 @@ export async function replayEvents(opts: ReplayOptions): Promise<ReplayResult> {
   };
   const adapterParams = Object.keys(opts.vars).length ? filterAdapterParams(opts.vars) : null;
   if (!opts.pluginDir) for (const e of events) dispatch({ ...named, event: e.envelope }); // fail before opening stores
-  const local = openLocalHost({
+  const local = await openLocalHost({
     dataDir: opts.dataDir,
     pluginsDir: opts.pluginsDir,
     pluginDir: opts.pluginDir,

@@ -1,5 +1,5 @@
 // Shared shape of the contract suites: a factory that opens a fresh, empty implementation of the
-// Promise-returning store interfaces (SQLite through asAsync, PostgreSQL natively).
+// Promise-returning store interfaces (SQLite through asAsyncStores, PostgreSQL natively).
 import { expect } from 'vitest';
 import { LbotError, type ErrorCode } from '../../src/core/errors.js';
 

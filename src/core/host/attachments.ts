@@ -1,7 +1,8 @@
 // Registers the current event's attachments as artifacts (runner-protocol.md §8.3 "Input attachments").
 // URLs are references only: the host never fetches them, whatever the scheme (AC-222).
 import type { ArtifactRef, EventEnvelope } from '../protocol/event.js';
-import type { ArtifactRegister, ArtifactStore } from '../stores/types.js';
+import type { AsyncArtifactStore } from '../stores/async.js';
+import type { ArtifactRegister } from '../stores/types.js';
 
 const STRICT_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const DATA_URL = /^data:([\w.+-]+\/[\w.+-]+)?(?:;[\w-]+=[^;,]*)*;base64,(.*)$/s;
@@ -62,16 +63,21 @@ function registration(a: ArtifactRef, e: EventEnvelope, run: { run_id: string; r
 }
 
 /** Registers each attachment; a bad one is skipped with a warning and never fails the run. */
-export function registerAttachments(store: ArtifactStore, e: EventEnvelope, run: { run_id: string; runner_id: string }, warn: (m: string) => void): void {
+export async function registerAttachments(
+  store: AsyncArtifactStore,
+  e: EventEnvelope,
+  run: { run_id: string; runner_id: string },
+  warn: (m: string) => void,
+): Promise<void> {
   for (const a of e.input.attachments) {
-    if (store.get(a.artifact_id)) continue; // the same event replayed: its attachments are already registered
+    if (await store.get(a.artifact_id)) continue; // the same event replayed: its attachments are already registered
     const reg = registration(a, e, run);
     if (typeof reg === 'string') {
       warn(reg);
       continue;
     }
     try {
-      store.register(reg);
+      await store.register(reg);
     } catch (err) {
       warn(`attachment ${a.artifact_id}: ${err instanceof Error ? err.message : String(err)}; skipped`);
     }

@@ -3,16 +3,18 @@
 // arrive meanwhile share it. A refusal, and the end of a run, write everything pending first, so a
 // refusal's answer (and a run's end) implies its own row and every earlier one are durable; a crash can
 // lose only the rows of allowed calls answered in the last turn.
-import type { ApiCallAudit, RunStore } from '../stores/types.js';
+import type { AsyncRunStore } from '../stores/async.js';
+import type { ApiCallAudit } from '../stores/types.js';
 
 type Pending = { run_id: string; call: ApiCallAudit; resolve: () => void; reject: (err: unknown) => void };
 
 export class AuditBuffer {
   #pending: Pending[] = [];
   #scheduled = false;
+  #writing: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly store: RunStore,
+    private readonly store: AsyncRunStore,
     /** Told of a failed write with the runs whose entries were lost; add() also rejects. */
     private readonly onError: (err: unknown, run_ids: readonly string[]) => void,
     private readonly maxBatch = 256,
@@ -25,26 +27,33 @@ export class AuditBuffer {
   add(run_id: string, call: ApiCallAudit, now = false): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.#pending.push({ run_id, call, resolve, reject });
-      if (now || this.#pending.length >= this.maxBatch) return this.flush();
+      if (now || this.#pending.length >= this.maxBatch) return void this.flush();
       if (this.#scheduled) return;
       this.#scheduled = true;
-      setImmediate(() => this.flush());
+      setImmediate(() => void this.flush());
     });
   }
 
-  /** Writes everything pending now (also called at the end of every run and on close). */
-  flush(): void {
+  /**
+   * Writes everything pending now (also called at the end of every run and on close); settles once
+   * those entries and every batch written before them are committed. Never rejects.
+   */
+  flush(): Promise<void> {
     this.#scheduled = false;
     const batch = this.#pending;
-    if (batch.length === 0) return;
+    if (batch.length === 0) return this.#writing;
     this.#pending = [];
-    try {
-      this.store.addApiCalls(batch.map(({ run_id, call }) => ({ run_id, call })));
-    } catch (err) {
-      this.onError(err, [...new Set(batch.map((b) => b.run_id))]);
-      for (const b of batch) b.reject(err);
-      return;
-    }
-    for (const b of batch) b.resolve();
+    // Batches commit one after another, so a refusal's row is never durable before an earlier one.
+    this.#writing = this.#writing.then(async () => {
+      try {
+        await this.store.addApiCalls(batch.map(({ run_id, call }) => ({ run_id, call })));
+      } catch (err) {
+        this.onError(err, [...new Set(batch.map((b) => b.run_id))]);
+        for (const b of batch) b.reject(err);
+        return;
+      }
+      for (const b of batch) b.resolve();
+    });
+    return this.#writing;
   }
 }

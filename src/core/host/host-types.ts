@@ -4,7 +4,8 @@
 import type { Binding } from '../protocol/binding.js';
 import type { EventEnvelope, JsonObject } from '../protocol/event.js';
 import type { Config } from '../config.js';
-import type { ObservedNotice, RunOwner, Stores } from '../stores/types.js';
+import type { AsyncStores } from '../stores/async.js';
+import type { ObservedNotice, RunOwner } from '../stores/types.js';
 import type { Clock, KnowledgePort, ModelProvider, PluginLauncher, ProxyCall, RunnerCatalog, ToolProvider } from './ports.js';
 import type { HostObserver } from './observer.js';
 import type { RunOutcome } from './run-outcome.js';
@@ -14,7 +15,7 @@ import type { Delivered } from './result-processor.js';
 import type { SessionRegistry } from './session.js';
 
 export type HostDeps = {
-  stores: Stores;
+  stores: AsyncStores;
   launcher: PluginLauncher;
   /** The runners of the plugins directory (re-read on each run, so `dev` sees edits). */
   catalog(): Promise<RunnerCatalog>;

@@ -5,7 +5,7 @@ import { LbotError } from '../errors.js';
 import type { EventEnvelope } from '../protocol/event.js';
 import { proxyMethods } from '../protocol/proxy.js';
 import { deliveredLine } from '../protocol/result-line.js';
-import type { Stores } from '../stores/types.js';
+import type { AsyncStores } from '../stores/async.js';
 import { STATE_VALUE_LIMIT_BYTES } from './api/state.js';
 import { registerAttachments } from './attachments.js';
 import { AuditBuffer } from './audit-buffer.js';
@@ -28,11 +28,11 @@ const NO_KNOWLEDGE: KnowledgePort = {
 export type { Host, HostDeps, RunOutcome, RunRequest, ToolsRequest } from './host-types.js';
 
 /** The incoming event in the event log, its attachments as artifacts, and a user message in the transcript. */
-function recordIncoming(stores: Stores, event: EventEnvelope, run: { run_id: string; runner_id: string }, warn: (m: string) => void): void {
-  stores.events.append(incomingEventRow(event, run.run_id, run.runner_id));
-  registerAttachments(stores.artifacts, event, run, warn);
+async function recordIncoming(stores: AsyncStores, event: EventEnvelope, run: { run_id: string; runner_id: string }, warn: (m: string) => void): Promise<void> {
+  await stores.events.append(incomingEventRow(event, run.run_id, run.runner_id));
+  await registerAttachments(stores.artifacts, event, run, warn);
   if (event.event_type !== 'message.received' || !event.conversation_id) return;
-  stores.transcript.append({
+  await stores.transcript.append({
     event_id: event.event_id,
     conversation_id: event.conversation_id,
     thread_id: event.thread_id,
@@ -56,7 +56,8 @@ export function createHost(deps: HostDeps): Host {
   const graceMs = deps.config.runs.cancel_grace_ms;
   const warnRun = (run_id: string, message: string) => {
     deps.warn(message);
-    deps.stores.runs.addWarning(run_id, message);
+    // A warning is best effort: a store that fails here fails the run's other writes too.
+    deps.stores.runs.addWarning(run_id, message).catch((err: unknown) => deps.warn(`recording a warning of run ${run_id} failed: ${String(err)}`));
   };
   // A run whose audit could not be written does not end `completed`: it fails with the store error.
   const auditFailures = new Map<string, unknown>();
@@ -66,9 +67,9 @@ export function createHost(deps: HostDeps): Host {
     );
     for (const id of run_ids) if (!auditFailures.has(id)) auditFailures.set(id, err);
   };
-  const writeNow = (run_ids: readonly string[], write: () => void) => {
+  const writeNow = async (run_ids: readonly string[], write: () => Promise<void>) => {
     try {
-      write();
+      await write();
     } catch (err) {
       auditFailed(err, run_ids);
       throw err;
@@ -89,11 +90,11 @@ export function createHost(deps: HostDeps): Host {
     audit: (run_id, entry, now) => (sessions.get(run_id) ? audits.add(run_id, entry, now) : writeNow([], () => deps.stores.runs.addApiCall(run_id, entry))),
     auditUnattributed: (entry) => writeNow([], () => deps.stores.runs.addUnattributedCall(entry)),
     // A call that may read the stores sees the notices its run sent before it; model calls need not wait.
-    beforeCall: (run_id, method) => {
-      if (proxyMethods[method].resource !== 'model') processors.get(run_id)?.flush();
+    beforeCall: async (run_id, method) => {
+      if (proxyMethods[method].resource !== 'model') await processors.get(run_id)?.flush();
     },
     observe: (record) => deps.observer?.onProxyCall?.(record),
-    runnerOf: (run_id) => deps.stores.runs.get(run_id)?.runner_id ?? null,
+    runnerOf: async (run_id) => (await deps.stores.runs.get(run_id))?.runner_id ?? null,
   });
   const pool = new PluginPool({
     launcher: deps.launcher,
@@ -111,7 +112,7 @@ export function createHost(deps: HostDeps): Host {
     const runner_id = run.target.descriptor.id;
     const outcome: RunOutcome = { run_id, runner_id, binding_id: session.binding_id, event_id: event.event_id, status: 'failed', error: null, reply: null };
     let stderrTail: string | null = null;
-    deps.stores.runs.create({
+    await deps.stores.runs.create({
       run_id,
       runner_id,
       binding_id: session.binding_id,
@@ -126,7 +127,7 @@ export function createHost(deps: HostDeps): Host {
     try {
       req.onStarted?.(run_id);
       deps.observer?.onRunStarted?.({ run_id, runner_id, event_id: event.event_id, event_type: event.event_type });
-      recordIncoming(deps.stores, event, { run_id, runner_id }, (m) => warnRun(run_id, m));
+      await recordIncoming(deps.stores, event, { run_id, runner_id }, (m) => warnRun(run_id, m));
       const processor = new ResultProcessor({
         session,
         event,
@@ -135,13 +136,13 @@ export function createHost(deps: HostDeps): Host {
         streaming: context.delivery.supports_streaming,
         nowS: () => deps.clock.now() / 1000,
         stateValueBytes: STATE_VALUE_LIMIT_BYTES,
-        deliver: (item) => {
-          deps.stores.runs.addResult(run_id, deliveredLine(item));
+        deliver: async (item) => {
+          await deps.stores.runs.addResult(run_id, deliveredLine(item));
           req.onDelivered?.(item);
           deps.observer?.onDelivered?.(item);
         },
-        observe: (notice) => {
-          deps.stores.runs.addObserved(run_id, notice);
+        observe: async (notice) => {
+          await deps.stores.runs.addObserved(run_id, notice);
           req.onObserved?.(run_id, notice);
           deps.observer?.onObserved?.(run_id, notice);
         },
@@ -162,14 +163,14 @@ export function createHost(deps: HostDeps): Host {
       sessions.unregister(run_id);
       tables.delete(run_id);
       processors.delete(run_id);
-      audits.flush();
+      await audits.flush();
       const auditErr = auditFailures.get(run_id);
       auditFailures.delete(run_id);
       if (auditErr !== undefined && outcome.status === 'completed') {
         outcome.status = 'failed';
         outcome.error = runErrorOf(auditErr);
       }
-      deps.stores.runs.finish(run_id, outcome.status, outcome.error, deps.clock.now() / 1000, stderrTail);
+      await deps.stores.runs.finish(run_id, outcome.status, outcome.error, deps.clock.now() / 1000, stderrTail);
       deps.observer?.onRunEnded?.(outcome);
     }
     return outcome;

@@ -121,12 +121,12 @@ export type ProxyRouterDeps = {
    * written). `now`: the entry and every one before it are written before this returns (a refusal).
    */
   audit(run_id: string, entry: ApiCallAudit, now: boolean): void | Promise<void>;
-  /** Appends the audit entry of a call no run can be named for; durable on return. */
-  auditUnattributed(entry: ApiCallAudit): void;
+  /** Appends the audit entry of a call no run can be named for; settles once it is durable. */
+  auditUnattributed(entry: ApiCallAudit): Promise<void>;
   /** Runner id of a finished run, for attributing late calls (AC-028). */
-  runnerOf(run_id: string): string | null;
+  runnerOf(run_id: string): Promise<string | null>;
   /** Runs before a call of a live run is dispatched: records the run deferred are written first. */
-  beforeCall?(run_id: string, method: ProxyMethod): void;
+  beforeCall?(run_id: string, method: ProxyMethod): Promise<void> | void;
   /** Sees every answered call with its params and outcome (record/replay, dev dashboard). */
   observe?(record: ProxyCallRecord): void;
 };
@@ -144,7 +144,7 @@ export class ProxyRouter {
     try {
       if (!isProxyMethod(method)) throw new ApiError('invalid_argument', `unknown method ${method}`, 'unknown_method');
       resource = auditResource(method, call.params, session);
-      if (session) this.deps.beforeCall?.(session.run_id, method);
+      if (session) await this.deps.beforeCall?.(session.run_id, method);
       outcome = { ok: true, result: await this.dispatch(method, call, session) };
     } catch (err) {
       outcome = { ok: false, error: toApiError(err) };
@@ -210,9 +210,9 @@ export class ProxyRouter {
       for (const s of live) await this.deps.audit(s.run_id, full, now);
       return;
     }
-    const runner = claimed ? this.deps.runnerOf(claimed) : null;
+    const runner = claimed ? await this.deps.runnerOf(claimed) : null;
     const parts = runner ? parseRunnerId(runner) : null;
     if (parts && pluginIdentity(parts) === call.caller_plugin) return await this.deps.audit(claimed, full, now);
-    this.deps.auditUnattributed(full);
+    await this.deps.auditUnattributed(full);
   }
 }

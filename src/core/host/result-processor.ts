@@ -1,12 +1,14 @@
 // Per-run processing of the result stream in arrival order: artifacts, state, transcript, delivery,
-// observed notices and the terminal result (runner-protocol.md §5.2, §5.4–§5.7).
+// observed notices and the terminal result (runner-protocol.md §5.2, §5.4–§5.7). Each result is checked
+// when it arrives; what it writes and delivers runs on one serial chain, so records keep arrival order.
 import { randomUUID } from 'node:crypto';
 import type { Binding } from '../protocol/binding.js';
 import { StateScopeSchema } from '../protocol/binding.js';
 import type { Message, MessageChunk } from '../protocol/context.js';
 import type { EventEnvelope, JsonObject } from '../protocol/event.js';
 import { ActionRequestedDataSchema, ArtifactCreatedDataSchema, MAX_ARTIFACT_INLINE_BYTES, StateUpdatedDataSchema } from '../protocol/results.js';
-import type { ObservedNotice, Stores } from '../stores/types.js';
+import type { AsyncStores } from '../stores/async.js';
+import type { ObservedNotice } from '../stores/types.js';
 import { LbotError } from '../errors.js';
 import { isRecord } from '../json.js';
 import { ApiError } from './api-error.js';
@@ -28,20 +30,20 @@ export type ProcessorDeps = {
   session: RunSession;
   event: EventEnvelope;
   binding: Binding;
-  stores: Stores;
+  stores: AsyncStores;
   streaming: boolean;
   nowS(): number;
   stateValueBytes: number;
-  deliver(item: Delivered): void;
-  observe(notice: ObservedNotice): void;
+  /** Awaited before the next result's writes: the run's record of what it delivered keeps its order. */
+  deliver(item: Delivered): void | Promise<void>;
+  observe(notice: ObservedNotice): void | Promise<void>;
   warn(message: string): void;
 };
 
 export class ResultProcessor {
   #pendingRefs: JsonObject[] = [];
-  /** Records of runner notices not yet written (see #later). */
-  #deferred: Array<() => void> = [];
-  #flushScheduled = false;
+  /** The writes and deliveries of the results handled so far, in order; it never rejects. */
+  #chain: Promise<void> = Promise.resolve();
   #writeError: { err: unknown } | null = null;
   #onWriteError: ((err: unknown) => void) | null = null;
   #terminal: Terminal | null = null;
@@ -65,47 +67,28 @@ export class ResultProcessor {
     return this.#finalText ?? this.#lastDelta;
   }
 
-  /** Told once when writing deferred records failed outside handle() (the run should end with `err`). */
+  /** Told once when a write of the chain failed (the run should end with `err`); later writes are skipped. */
   onWriteError(fn: (err: unknown) => void): void {
     this.#onWriteError = fn;
   }
 
   /**
-   * Writes the deferred notice records now, in one transaction. Called before any other write of the
-   * run (so records keep their order), before a proxy call of the run reads the stores, and at the end
-   * of the run; throws the store error (again, once it happened).
+   * Waits until everything handled so far is written and delivered: before a proxy call of the run reads
+   * the stores, and at the end of the run. Throws the store error (again, once it happened).
    */
-  flush(): void {
+  async flush(): Promise<void> {
+    await this.#chain;
     if (this.#writeError) throw this.#writeError.err;
-    const writes = this.#deferred;
-    if (writes.length === 0) return;
-    this.#deferred = [];
-    const all = () => {
-      for (const write of writes) write();
-    };
-    try {
-      if (this.d.stores.transaction) this.d.stores.transaction(all);
-      else all();
-    } catch (err) {
-      this.#writeError = { err };
-      throw err;
-    }
   }
 
-  /**
-   * Defers the records of a notice (event log, run record, observers) to the end of this turn of the
-   * event loop: a runner sends its tool-call notices right before its next model call, which is then
-   * not kept waiting on the database. Notices are never acknowledged, so nothing answered is at risk.
-   */
-  #later(write: () => void): void {
-    this.#deferred.push(write);
-    if (this.#flushScheduled) return;
-    this.#flushScheduled = true;
-    setImmediate(() => {
-      this.#flushScheduled = false;
+  /** Appends `op` to the chain; a failure stops the chain and is reported once. */
+  #then(op: () => Promise<void> | void): void {
+    this.#chain = this.#chain.then(async () => {
+      if (this.#writeError) return;
       try {
-        this.flush();
+        await op();
       } catch (err) {
+        this.#writeError = { err };
         this.#onWriteError?.(err);
       }
     });
@@ -123,7 +106,6 @@ export class ResultProcessor {
       throw protocolError(`result run_id ${result.run_id} does not match the run ${this.d.session.run_id}`);
     }
     const n = normalizeResult(result, sizeBytes, this.d.warn);
-    if (n.kind !== 'notice' || !isDeferredNotice(n.type)) this.flush();
     switch (n.kind) {
       case 'dropped':
         return;
@@ -133,8 +115,10 @@ export class ResultProcessor {
       case 'delta':
         this.#produced++;
         this.#lastDelta = typeof n.chunk.content === 'string' ? n.chunk.content : messageText(n.chunk);
-        if (this.d.streaming && this.d.binding.delivery_policy.enable_reply)
-          this.d.deliver({ type: 'message.delta', run_id: this.d.session.run_id, chunk: n.chunk });
+        if (this.d.streaming && this.d.binding.delivery_policy.enable_reply) {
+          const item: Delivered = { type: 'message.delta', run_id: this.d.session.run_id, chunk: n.chunk };
+          this.#then(() => this.d.deliver(item));
+        }
         return;
       case 'message':
         this.onMessage(n.message);
@@ -154,7 +138,8 @@ export class ResultProcessor {
 
   private onMessage(message: Message): void {
     const { session, event, stores } = this.d;
-    if (event.conversation_id) {
+    const conversation_id = event.conversation_id;
+    if (conversation_id) {
       const refs = new Map<string, JsonObject>();
       for (const ref of [...this.#pendingRefs, ...(message.artifact_refs ?? [])]) {
         const id = typeof ref.artifact_id === 'string' ? ref.artifact_id : null;
@@ -162,23 +147,26 @@ export class ResultProcessor {
       }
       this.#pendingRefs = [];
       const { artifact_refs: _refs, ...content_json } = message;
-      stores.transcript.append({
-        event_id: event.event_id,
-        conversation_id: event.conversation_id,
-        thread_id: event.thread_id,
-        role: 'assistant',
-        item_type: 'message',
-        content: messageText(message),
-        content_json,
-        artifact_refs: [...refs.values()],
-        run_id: session.run_id,
-        runner_id: session.runner_id,
-        metadata: { run_id: session.run_id, runner_id: session.runner_id },
+      const artifact_refs = [...refs.values()];
+      this.#then(async () => {
+        await stores.transcript.append({
+          event_id: event.event_id,
+          conversation_id,
+          thread_id: event.thread_id,
+          role: 'assistant',
+          item_type: 'message',
+          content: messageText(message),
+          content_json,
+          artifact_refs,
+          run_id: session.run_id,
+          runner_id: session.runner_id,
+          metadata: { run_id: session.run_id, runner_id: session.runner_id },
+        });
       });
     }
     this.#produced++;
     this.#finalText = messageText(message);
-    if (this.d.binding.delivery_policy.enable_reply) this.d.deliver({ type: 'message.completed', run_id: session.run_id, message });
+    if (this.d.binding.delivery_policy.enable_reply) this.#then(() => this.d.deliver({ type: 'message.completed', run_id: session.run_id, message }));
   }
 
   private onNotice(type: string, data: JsonObject): void {
@@ -191,16 +179,18 @@ export class ResultProcessor {
       case 'action.requested': {
         const a = ActionRequestedDataSchema.safeParse(data);
         if (!a.success) throw protocolError(`action.requested: ${firstIssue(a.error, 'data').text}`);
-        this.logEvent('action.requested', `Action requested (not executed): ${a.data.action}`, { ...a.data }, null);
-        this.d.observe({ at, type, data, executed: false, note: 'platform actions are recorded, never executed' });
+        this.#then(async () => {
+          await this.logEvent('action.requested', `Action requested (not executed): ${a.data.action}`, { ...a.data }, null);
+          await this.d.observe({ at, type, data, executed: false, note: 'platform actions are recorded, never executed' });
+        });
         return;
       }
       default: {
         const name = typeof data.tool_name === 'string' ? data.tool_name : 'unknown';
         const callId = typeof data.tool_call_id === 'string' ? data.tool_call_id : null;
-        this.#later(() => {
-          this.logEvent(type, `${type}: ${name}`, data, callId ? { subject_type: 'tool_call', subject_id: callId } : null);
-          this.d.observe({ at, type, data });
+        this.#then(async () => {
+          await this.logEvent(type, `${type}: ${name}`, data, callId ? { subject_type: 'tool_call', subject_id: callId } : null);
+          await this.d.observe({ at, type, data });
         });
       }
     }
@@ -215,16 +205,21 @@ export class ResultProcessor {
     const scopeParsed = StateScopeSchema.safeParse(scope);
     if (!scopeParsed.success) return reject(`unknown scope ${scope}`);
     const validScope = scopeParsed.data;
+    let scopeKey: string;
+    let json: string;
     try {
-      const scopeKey = stateScopeKey(this.d.session, validScope);
-      const json = serializeStateValue(value, this.d.stateValueBytes, key);
-      this.d.stores.state.set(validScope, scopeKey, key, json, this.d.session.state_columns);
-      this.d.stores.runs.addStateWrite(this.d.session.run_id, { scope, key });
-      this.d.observe({ at, type: 'state.updated', data: { scope, key } });
+      scopeKey = stateScopeKey(this.d.session, validScope);
+      json = serializeStateValue(value, this.d.stateValueBytes, key);
     } catch (err) {
       if (err instanceof ApiError) return reject(err.message);
       throw err;
     }
+    const { stores, session } = this.d;
+    this.#then(async () => {
+      await stores.state.set(validScope, scopeKey, key, json, session.state_columns);
+      await stores.runs.addStateWrite(session.run_id, { scope, key });
+      await this.d.observe({ at, type: 'state.updated', data: { scope, key } });
+    });
   }
 
   private onArtifactCreated(data: JsonObject, at: number): void {
@@ -240,37 +235,46 @@ export class ResultProcessor {
       }
     }
     const { session, event, stores } = this.d;
-    let record;
-    try {
-      record = stores.artifacts.register({
-        artifact_id: a.artifact_id ?? randomUUID(),
-        artifact_type: a.artifact_type,
-        mime_type: a.mime_type ?? null,
-        name: a.name ?? null,
-        size_bytes: content ? content.length : (a.size_bytes ?? null),
-        sha256: a.sha256 ?? null,
-        source: 'runner',
-        conversation_id: event.conversation_id,
-        run_id: session.run_id,
-        runner_id: session.runner_id,
-        bot_id: event.bot_id,
-        workspace_id: event.workspace_id,
-        expires_at: null,
-        metadata: a.metadata ?? {},
-        ...(content ? { content } : { storage_type: 'metadata_only' as const, storage_key: null }),
-      });
-    } catch (err) {
-      throw protocolError(`artifact.created: ${err instanceof Error ? err.message : String(err)}`);
-    }
-    const ref = { artifact_id: record.artifact_id, artifact_type: record.artifact_type, mime_type: record.mime_type, name: record.name };
-    this.logEvent('artifact.created', `Artifact created: ${record.artifact_type}`, { ...ref, size_bytes: record.size_bytes }, null);
+    // The ref joins the next message now (ids are known); the record is written on the chain.
+    const artifact_id = a.artifact_id ?? randomUUID();
+    const size_bytes = content ? content.length : (a.size_bytes ?? null);
+    const ref = { artifact_id, artifact_type: a.artifact_type, mime_type: a.mime_type ?? null, name: a.name ?? null };
     this.#pendingRefs.push(ref);
-    this.d.observe({ at, type: 'artifact.created', data: { ...ref, size_bytes: record.size_bytes } });
+    this.#then(async () => {
+      try {
+        await stores.artifacts.register({
+          artifact_id,
+          artifact_type: a.artifact_type,
+          mime_type: a.mime_type ?? null,
+          name: a.name ?? null,
+          size_bytes,
+          sha256: a.sha256 ?? null,
+          source: 'runner',
+          conversation_id: event.conversation_id,
+          run_id: session.run_id,
+          runner_id: session.runner_id,
+          bot_id: event.bot_id,
+          workspace_id: event.workspace_id,
+          expires_at: null,
+          metadata: a.metadata ?? {},
+          ...(content ? { content } : { storage_type: 'metadata_only' as const, storage_key: null }),
+        });
+      } catch (err) {
+        throw protocolError(`artifact.created: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      await this.logEvent('artifact.created', `Artifact created: ${a.artifact_type}`, { ...ref, size_bytes }, null);
+      await this.d.observe({ at, type: 'artifact.created', data: { ...ref, size_bytes } });
+    });
   }
 
-  private logEvent(event_type: string, summary: string, input_json: JsonObject, subject: { subject_type: string; subject_id: string } | null): void {
+  private async logEvent(
+    event_type: string,
+    summary: string,
+    input_json: JsonObject,
+    subject: { subject_type: string; subject_id: string } | null,
+  ): Promise<void> {
     const base = eventColumns(this.d.event);
-    this.d.stores.events.append({
+    await this.d.stores.events.append({
       ...base,
       event_id: randomUUID(),
       event_type,
@@ -286,11 +290,6 @@ export class ResultProcessor {
       metadata: {},
     });
   }
-}
-
-/** The notices whose records #later defers: the ones recorded as they are, with no check that can refuse them. */
-function isDeferredNotice(type: string): boolean {
-  return type !== 'state.updated' && type !== 'artifact.created' && type !== 'action.requested';
 }
 
 /** Wraps a thrown value as the error of a failed run. */

@@ -74,7 +74,7 @@ export async function executeRun(
   over = true;
   // What the processor deferred is on record before the run's outcome is.
   try {
-    processor.flush();
+    await processor.flush();
   } catch (err) {
     if (end.kind !== 'error') end = { kind: 'error', error: runErrorOf(err) };
   }

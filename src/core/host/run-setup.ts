@@ -9,7 +9,7 @@ import type { RunnerDescriptor } from '../protocol/manifest.js';
 import { pluginIdentity } from '../protocol/runner-id.js';
 import { LbotError } from '../errors.js';
 import { assertSafeEnv } from '../env-policy.js';
-import type { Stores } from '../stores/types.js';
+import type { AsyncStores } from '../stores/async.js';
 import { ApiError } from './api-error.js';
 import { buildRunContext } from './context-builder.js';
 import { computeDeadline } from './deadline.js';
@@ -55,9 +55,9 @@ export type PreparedRun = {
 };
 
 /** Stores the raw platform payload as an artifact of the run and points the envelope's raw_ref at it. */
-function withRawRef(stores: Stores, event: EventEnvelope, raw: unknown, run_id: string, runner_id: string): EventEnvelope {
+async function withRawRef(stores: AsyncStores, event: EventEnvelope, raw: unknown, run_id: string, runner_id: string): Promise<EventEnvelope> {
   if (raw === undefined) return event;
-  const record = stores.artifacts.register({
+  const record = await stores.artifacts.register({
     artifact_id: randomUUID(),
     artifact_type: 'raw_event',
     mime_type: 'application/json',
@@ -97,12 +97,12 @@ async function toolTable(
 }
 
 /** The state snapshots the binding's policy lets the runner see. */
-function stateSnapshot(stores: Stores, binding: Binding, event: EventEnvelope, scope_keys: ScopeKeys): RunState {
+async function stateSnapshot(stores: AsyncStores, binding: Binding, event: EventEnvelope, scope_keys: ScopeKeys): Promise<RunState> {
   const state: RunState = { conversation: {}, actor: {}, subject: {}, runner: {} };
   if (!binding.state_policy.enable_state) return state;
   for (const scope of binding.state_policy.state_scopes) {
     const key = scope_keys[scope];
-    if (key) state[scope] = stores.state.snapshot(key);
+    if (key) state[scope] = await stores.state.snapshot(key);
   }
   if (binding.state_policy.state_scopes.includes('conversation') && event.conversation_id && !('external.conversation_id' in state.conversation)) {
     state.conversation['external.conversation_id'] = event.conversation_id;
@@ -115,7 +115,7 @@ export async function prepareRun(deps: SetupDeps, req: RunRequest, target: RunTa
   const { descriptor, config } = target;
   const run_id = req.run_id ?? randomUUID();
   const nowMs = deps.clock.now();
-  const event = withRawRef(deps.stores, req.event, req.raw, run_id, descriptor.id);
+  const event = await withRawRef(deps.stores, req.event, req.raw, run_id, descriptor.id);
   const tools = await toolTable(deps, binding, descriptor, event, run_id);
   const warnings: string[] = [];
   const resources = buildResources(
@@ -132,6 +132,10 @@ export async function prepareRun(deps: SetupDeps, req: RunRequest, target: RunTa
   const bindingId = bindingIdentity(binding);
   const scope_keys = buildScopeKeys(descriptor.id, bindingId, event);
   const deadline_at = computeDeadline(config, nowMs);
+  const [state, latestSeq] = await Promise.all([
+    stateSnapshot(deps.stores, binding, event, scope_keys),
+    event.conversation_id ? deps.stores.transcript.latestSeq(event.conversation_id) : null,
+  ]);
   const context = buildRunContext({
     run_id,
     event,
@@ -139,8 +143,8 @@ export async function prepareRun(deps: SetupDeps, req: RunRequest, target: RunTa
     descriptor,
     config,
     resources,
-    state: stateSnapshot(deps.stores, binding, event, scope_keys),
-    latestSeq: event.conversation_id ? deps.stores.transcript.latestSeq(event.conversation_id) : null,
+    state,
+    latestSeq,
     deadline_at,
     nowMs,
     hostVersion: deps.version,

@@ -1,6 +1,6 @@
 // The Promise-returning form of the store interfaces (architecture.md §10: nothing may assume one process
 // owns the data), derived from the synchronous ones by type, and the adapter that presents a synchronous
-// store (SQLite, the embedded default) in that form.
+// stores (SQLite, the embedded default) in that form.
 import type { ArtifactStore, EventLog, RunStore, StateStore, StorageStore, Stores, Transcript } from './types.js';
 
 /** `T` with every method returning a Promise of what it returns; a synchronous throw becomes a rejection. */
@@ -20,43 +20,73 @@ export type AsyncStoreName = 'events' | 'transcript' | 'runs' | 'state' | 'stora
 
 export type AsyncStores = { [K in AsyncStoreName]: Async<Stores[K]> } & { close(): Promise<void> };
 
-/**
- * Presents `store` as `Async<T>`: each method call runs synchronously and settles the returned
- * Promise with its result or its error. Method wrappers are made once per name.
- */
-export function asAsync<T extends object>(store: T): Async<T> {
-  const wrappers = new Map<PropertyKey, unknown>();
-  const proxy = new Proxy(store, {
-    get(target, prop) {
-      const value: unknown = Reflect.get(target, prop, target);
-      if (typeof value !== 'function') return value;
-      let wrapped = wrappers.get(prop);
-      if (wrapped === undefined) {
-        wrapped = (...args: unknown[]) => {
-          try {
-            return Promise.resolve(Reflect.apply(value, target, args));
-          } catch (err) {
-            return Promise.reject(err instanceof Error ? err : new Error(String(err)));
-          }
-        };
-        wrappers.set(prop, wrapped);
-      }
-      return wrapped;
-    },
-  });
-  // The proxy answers every method of T with a function returning a Promise of its result: Async<T>.
-  return proxy as unknown as Async<T>;
+/** `fn` with its result (or its synchronous throw) settled as a Promise. */
+function settle<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) => Promise<R> {
+  return (...args) => {
+    try {
+      return Promise.resolve(fn(...args));
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+  };
 }
 
-/** The synchronous stores of one data dir as AsyncStores; closing closes them. */
+/**
+ * The synchronous stores of one data dir (SQLite, the embedded default) as AsyncStores: each call runs
+ * at once and settles its Promise with the result. Closing closes them.
+ */
 export function asAsyncStores(stores: Stores): AsyncStores {
+  const { events, transcript, runs, state, storage, artifacts } = stores;
   return {
-    events: asAsync(stores.events),
-    transcript: asAsync(stores.transcript),
-    runs: asAsync(stores.runs),
-    state: asAsync(stores.state),
-    storage: asAsync(stores.storage),
-    artifacts: asAsync(stores.artifacts),
+    events: {
+      append: settle((r) => events.append(r)),
+      page: settle((q) => events.page(q)),
+      findByEventId: settle((id) => events.findByEventId(id)),
+      latestSeq: settle((c) => events.latestSeq(c)),
+      conversations: settle((n) => events.conversations(n)),
+    },
+    transcript: {
+      append: settle((i) => transcript.append(i)),
+      page: settle((q) => transcript.page(q)),
+      search: settle((q) => transcript.search(q)),
+      latestSeq: settle((c) => transcript.latestSeq(c)),
+    },
+    runs: {
+      create: settle((r) => runs.create(r)),
+      finish: settle((id, status, error, at, tail) => runs.finish(id, status, error, at, tail)),
+      addApiCall: settle((id, call) => runs.addApiCall(id, call)),
+      addApiCalls: settle((entries) => runs.addApiCalls(entries)),
+      addUnattributedCall: settle((call) => runs.addUnattributedCall(call)),
+      unattributedCalls: settle((opts) => runs.unattributedCalls(opts)),
+      addObserved: settle((id, n) => runs.addObserved(id, n)),
+      addResult: settle((id, r) => runs.addResult(id, r)),
+      addStateWrite: settle((id, w) => runs.addStateWrite(id, w)),
+      addWarning: settle((id, w) => runs.addWarning(id, w)),
+      get: settle((id) => runs.get(id)),
+      list: settle((opts) => runs.list(opts)),
+      running: settle(() => runs.running()),
+      markInterrupted: settle((ids) => runs.markInterrupted(ids)),
+    },
+    state: {
+      get: settle((sk, k) => state.get(sk, k)),
+      set: settle((scope, sk, k, json, cols) => state.set(scope, sk, k, json, cols)),
+      delete: settle((sk, k) => state.delete(sk, k)),
+      list: settle((sk, prefix, limit) => state.list(sk, prefix, limit)),
+      snapshot: settle((sk) => state.snapshot(sk)),
+      entries: settle((f) => state.entries(f)),
+    },
+    storage: {
+      get: settle((t, o, k) => storage.get(t, o, k)),
+      set: settle((t, o, k, v) => storage.set(t, o, k, v)),
+      delete: settle((t, o, k) => storage.delete(t, o, k)),
+      list: settle((t, o, p) => storage.list(t, o, p)),
+    },
+    artifacts: {
+      register: settle((a) => artifacts.register(a)),
+      get: settle((id) => artifacts.get(id)),
+      read: settle((r, off, len) => artifacts.read(r, off, len)),
+      list: settle((f) => artifacts.list(f)),
+    },
     close: () => {
       stores.close();
       return Promise.resolve();

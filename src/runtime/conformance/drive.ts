@@ -3,12 +3,12 @@ import type { Binding } from '../../core/protocol/binding.js';
 import type { EventEnvelope } from '../../core/protocol/event.js';
 import type { Host } from '../../core/host/host.js';
 import type { ProbeRun } from '../../core/conformance/evidence.js';
-import type { Stores } from '../../core/stores/types.js';
+import type { HostStores } from '../stores/open.js';
 import type { ConnectionWatch } from './instrument.js';
 
 export type ProbeContext = {
   host: Host;
-  stores: Stores;
+  stores: HostStores;
   watch: ConnectionWatch;
   runnerConfig: Record<string, unknown>;
   probeTimeoutS: number;
@@ -39,7 +39,7 @@ export async function driveRun(p: ProbeContext, req: DriveRequest): Promise<Omit
   });
   clearTimeout(timer);
   const trace = p.watch.trace(outcome.run_id);
-  const record = p.stores.runs.get(outcome.run_id);
+  const record = await p.stores.runs.get(outcome.run_id);
   return {
     runner_id: req.binding.runner_id,
     run_id: outcome.run_id,

@@ -14,7 +14,7 @@ import { defaultCliBinding } from '../../core/protocol/binding.js';
 import { runChecks } from '../../core/conformance/checks.js';
 import { PROBES, type Evidence, type PluginFiles, type ProbeName, type ProbeRun, type ShutdownEvidence } from '../../core/conformance/evidence.js';
 import { buildReport, renderJunit, type ConformanceReport } from '../../core/conformance/report.js';
-import { openSqliteStores } from '../../core/stores/sqlite/open.js';
+import { openHostStores } from '../stores/open.js';
 import { LBOT_VERSION } from '../../version.js';
 import { systemClock } from '../clock.js';
 import { createModelProvider } from '../models/providers.js';
@@ -133,7 +133,7 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
   try {
     if (runnable && files.identity) {
       const dataDir = await mkdtemp(path.join(os.tmpdir(), 'lbot-runner-test-'));
-      const stores = openSqliteStores(dataDir);
+      const stores = await openHostStores(dataDir, null);
       const watch = new ConnectionWatch();
       const stray: Array<{ run_id: string; message: string }> = [];
       const onWarning = (w: PluginWarning) => {
@@ -215,7 +215,7 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
         evidence.strayResults = stray.filter((w) => !given.has(w.run_id)).map((w) => w.message);
       } finally {
         await host.close();
-        stores.close();
+        await stores.close();
         await rm(dataDir, { recursive: true, force: true });
       }
     }

@@ -19,7 +19,7 @@ import {
 import { LbotError } from '../../core/errors.js';
 import { normalizePlatformPayload } from '../../core/gateway/index.js';
 import { isRecord, tryParseJson } from '../../core/json.js';
-import type { Stores } from '../../core/stores/types.js';
+import type { HostStores } from '../stores/open.js';
 import { exchange } from './http.js';
 
 const MAX_BACKOFF_MS = 30_000;
@@ -28,7 +28,7 @@ const MAX_FRAME_BYTES = 8 * 1024 * 1024;
 
 export type DiscordGatewayOptions = {
   account: PlatformAccount;
-  stores: Stores;
+  stores: HostStores;
   env: NodeJS.ProcessEnv;
   /** Parses and starts the run of one envelope (throws the coded refusal). */
   route(envelope: unknown, raw: unknown): Promise<string>;
@@ -244,7 +244,7 @@ export class DiscordGateway {
       const result = normalizePlatformPayload('discord', frame, { receivedAt: Math.floor(Date.now() / 1000), botId: accountBotId(this.o.account) });
       if (result.kind !== 'event') return;
       // A dispatch replayed on resume that already started a run is not run twice.
-      if (this.o.stores.events.findByEventId(result.envelope.event_id).length > 0) return;
+      if ((await this.o.stores.events.findByEventId(result.envelope.event_id)).length > 0) return;
       const runId = await this.o.route(result.envelope, result.raw);
       this.o.log?.(`discord gateway (${name}): ${result.envelope.event_type} → run ${runId}`);
     } catch (err) {

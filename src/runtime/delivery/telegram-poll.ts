@@ -5,7 +5,7 @@ import { getUpdatesBody, LONG_POLL_TIMEOUT_S, readUpdates } from '../../core/del
 import { LbotError } from '../../core/errors.js';
 import { normalizePlatformPayload } from '../../core/gateway/index.js';
 import type { EventEnvelope } from '../../core/protocol/event.js';
-import type { Stores } from '../../core/stores/types.js';
+import type { HostStores } from '../stores/open.js';
 import { exchange } from './http.js';
 
 /** Between two polls that returned at once with nothing (a server that does not hold the request). */
@@ -14,7 +14,7 @@ const MAX_BACKOFF_MS = 30_000;
 
 export type TelegramPollerOptions = {
   account: PlatformAccount;
-  stores: Stores;
+  stores: HostStores;
   env: NodeJS.ProcessEnv;
   /** Parses and starts the run of one envelope (throws the coded refusal). */
   route(envelope: unknown, raw: unknown): Promise<string>;
@@ -110,7 +110,7 @@ export class TelegramPoller {
       if (result.kind !== 'event') return true;
       envelope = result.envelope;
       // Handed to a run before a crash that lost the offset: the event log has it, it is not run twice.
-      if (this.o.stores.events.findByEventId(envelope.event_id).length > 0) return true;
+      if ((await this.o.stores.events.findByEventId(envelope.event_id)).length > 0) return true;
       const runId = await this.o.route(envelope, result.raw);
       this.o.log?.(`telegram poll (${a.name}): ${envelope.event_type} → run ${runId}`);
       return true;

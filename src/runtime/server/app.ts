@@ -12,7 +12,7 @@ import { isRecord } from '../../core/json.js';
 import { createRedeliveryFilter, normalizePlatformPayload, PlatformChoiceSchema } from '../../core/gateway/index.js';
 import { BindingSchema, type Binding } from '../../core/protocol/binding.js';
 import type { EventEnvelope } from '../../core/protocol/event.js';
-import type { Stores } from '../../core/stores/types.js';
+import type { HostStores } from '../stores/open.js';
 import { StateScopeSchema } from '../../core/protocol/binding.js';
 import { sendHttpError } from './http-errors.js';
 import { registerAdminRoutes, type AdminDeps } from './admin-routes.js';
@@ -27,7 +27,7 @@ import { parseOrThrow } from '../../core/zod-issue.js';
 import { deliveredLine, observedLine, summaryLine, type ResultLine } from '../../core/protocol/result-line.js';
 
 export type ServerDeps = {
-  stores: Stores;
+  stores: HostStores;
   runs: RunManager;
   /** Current config (bindings are re-read on every event so `lbot binding add` takes effect). */
   config(): Config;
@@ -206,7 +206,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     if (!wait) return reply.code(202).send({ run_id });
     const outcome = deps.runs.outcome(run_id);
     if (!outcome) {
-      const done = deps.stores.runs.get(run_id);
+      const done = await deps.stores.runs.get(run_id);
       return reply.code(200).send({ run_id, status: done?.status ?? 'running', error: done?.error ?? null, reply: null });
     }
     // ?wait=1: answer when the run has ended, with its outcome (for scripts that want one round trip).
@@ -251,19 +251,19 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
 
   app.get<{ Params: { id: string } }>('/v1/runs/:id', async (req) => {
     // A run waiting its turn (run_policy enqueue) has no record yet: the server answers what it knows.
-    const run = deps.runs.queued(req.params.id) ?? deps.stores.runs.get(req.params.id);
+    const run = deps.runs.queued(req.params.id) ?? (await deps.stores.runs.get(req.params.id));
     if (!run) throw new LbotError('not_found', `run ${req.params.id} not found`);
     return run;
   });
 
   app.get('/v1/runs', async (req) => {
     const q = parseWith(PageQuerySchema, req.query, 'query');
-    return { items: deps.stores.runs.list(q.limit ? { limit: q.limit } : {}) };
+    return { items: await deps.stores.runs.list(q.limit ? { limit: q.limit } : {}) };
   });
 
   app.post<{ Params: { id: string } }>('/v1/runs/:id/cancel', async (req, reply) => {
     if (deps.runs.cancel(req.params.id)) return reply.code(202).send({ ok: true, run_id: req.params.id });
-    const run = deps.stores.runs.get(req.params.id);
+    const run = await deps.stores.runs.get(req.params.id);
     if (!run) throw new LbotError('not_found', `run ${req.params.id} not found`);
     throw new LbotError('run.not_in_flight', `run ${req.params.id} is not in flight (status ${run.status})`, { details: { status: run.status } });
   });
@@ -287,7 +287,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
       req.raw.once('close', () => live.events.off('item', onItem).off('end', onEnd));
       return reply.send(stream);
     }
-    const run = deps.stores.runs.get(req.params.id);
+    const run = await deps.stores.runs.get(req.params.id);
     if (!run) throw new LbotError('not_found', `run ${req.params.id} not found`);
     for (const r of run.results) write(stream, r);
     write(stream, summaryLine(run));
@@ -297,7 +297,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
 
   app.get('/v1/events', async (req) => {
     const q = parseWith(PageQuerySchema, req.query, 'query');
-    return deps.stores.events.page({
+    return await deps.stores.events.page({
       ...(q.conversation ? { conversation_id: q.conversation } : {}),
       event_types: q.type ? [q.type] : null,
       before_seq: q.before ?? null,
@@ -305,13 +305,13 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     });
   });
   app.get<{ Params: { id: string } }>('/v1/events/:id', async (req) => {
-    const [record] = deps.stores.events.findByEventId(req.params.id);
+    const [record] = await deps.stores.events.findByEventId(req.params.id);
     if (!record) throw new LbotError('not_found', `event ${req.params.id} not found`);
     return record;
   });
   app.get('/v1/transcript', async (req) => {
     const q = parseWith(PageQuerySchema.extend({ conversation: z.string().min(1) }), req.query, 'query');
-    return deps.stores.transcript.page({
+    return await deps.stores.transcript.page({
       conversation_id: q.conversation,
       before_seq: q.before ?? null,
       after_seq: q.after ?? null,
@@ -332,7 +332,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
       'query',
     );
     return {
-      items: deps.stores.state.entries({
+      items: await deps.stores.state.entries({
         ...(q.runner ? { runner_id: q.runner } : {}),
         ...(q.binding ? { binding_id: q.binding } : {}),
         ...(q.scope ? { scope: q.scope } : {}),
@@ -342,10 +342,10 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   });
   app.get('/v1/artifacts', async (req) => {
     const q = parseWith(z.object({ run: z.string().optional(), limit: z.coerce.number().int().positive().optional() }), req.query, 'query');
-    return { items: deps.stores.artifacts.list({ ...(q.run ? { run_id: q.run } : {}), ...(q.limit ? { limit: q.limit } : {}) }).map(publicArtifact) };
+    return { items: (await deps.stores.artifacts.list({ ...(q.run ? { run_id: q.run } : {}), ...(q.limit ? { limit: q.limit } : {}) })).map(publicArtifact) };
   });
   app.get<{ Params: { id: string } }>('/v1/artifacts/:id', async (req) => {
-    const r = deps.stores.artifacts.get(req.params.id);
+    const r = await deps.stores.artifacts.get(req.params.id);
     if (!r) throw new LbotError('not_found', `artifact ${req.params.id} not found`);
     return publicArtifact(r);
   });
@@ -355,9 +355,9 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
       req.query,
       'query',
     );
-    const r = deps.stores.artifacts.get(req.params.id);
+    const r = await deps.stores.artifacts.get(req.params.id);
     if (!r) throw new LbotError('not_found', `artifact ${req.params.id} not found`);
-    return deps.stores.artifacts.read(r, q.offset, q.length ?? null);
+    return await deps.stores.artifacts.read(r, q.offset, q.length ?? null);
   });
 
   return app;

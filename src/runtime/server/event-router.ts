@@ -5,10 +5,10 @@ import { dispatch } from '../../core/host/dispatch.js';
 import { incomingEventRow } from '../../core/host/event-record.js';
 import type { Binding } from '../../core/protocol/binding.js';
 import type { EventEnvelope } from '../../core/protocol/event.js';
-import type { Stores } from '../../core/stores/types.js';
+import type { HostStores } from '../stores/open.js';
 import type { RunManager } from './run-manager.js';
 
-export type EventRouterDeps = { stores: Stores; runs: RunManager; config(): Config };
+export type EventRouterDeps = { stores: HostStores; runs: RunManager; config(): Config };
 
 /** Starts the run of the binding that handles `envelope`; no match still records the event (AC-174). */
 export async function startEventRun(deps: EventRouterDeps, envelope: EventEnvelope, raw?: unknown): Promise<string> {
@@ -16,7 +16,7 @@ export async function startEventRun(deps: EventRouterDeps, envelope: EventEnvelo
   try {
     binding = dispatch({ event: envelope, config: deps.config() });
   } catch (err) {
-    if (err instanceof LbotError && err.code === 'binding.not_found') deps.stores.events.append(incomingEventRow(envelope, null, null));
+    if (err instanceof LbotError && err.code === 'binding.not_found') await deps.stores.events.append(incomingEventRow(envelope, null, null));
     throw err;
   }
   return deps.runs.start({ event: envelope, binding, ...(raw === undefined ? {} : { raw }) });

@@ -90,7 +90,7 @@ export function registerHttpBotRoutes(app: FastifyInstance, deps: HttpBotDeps): 
     const live = deps.runs.get(accepted.run_id);
     const outcome = await deps.runs.outcome(accepted.run_id);
     const fromLive = live?.items.flatMap((i) => (i.kind === 'delivered' && i.type === 'message.completed' ? [messageText(i.message) ?? ''] : [])) ?? null;
-    const stored = deps.stores.runs.get(accepted.run_id);
+    const stored = await deps.stores.runs.get(accepted.run_id);
     const replies =
       fromLive ??
       (stored?.results ?? []).flatMap((r) => (r.type === 'message.completed' && typeof r.data.message.content === 'string' ? [r.data.message.content] : []));

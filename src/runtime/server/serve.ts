@@ -117,7 +117,7 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
   const observer = logger ? combineObservers(logObserver(logger), opts.hostHooks?.observer) : opts.hostHooks?.observer;
   let local: LocalHost;
   try {
-    local = openLocalHost({
+    local = await openLocalHost({
       dataDir: opts.dataDir,
       pluginsDir: opts.pluginsDir,
       config,

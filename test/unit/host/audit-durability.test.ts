@@ -9,6 +9,7 @@ import { ConfigSchema } from '../../../src/core/config.js';
 import { LbotError } from '../../../src/core/errors.js';
 import { ApiError } from '../../../src/core/host/api-error.js';
 import { createHost } from '../../../src/core/host/host.js';
+import { asAsyncStores } from '../../../src/core/stores/async.js';
 import type { PluginConnection, PluginLauncher, ProxyCallHandler, RunnerCatalog } from '../../../src/core/host/ports.js';
 import type { ApiCallAudit } from '../../../src/core/stores/types.js';
 import { openSqliteStores, type SqliteStores } from '../../../src/core/stores/sqlite/open.js';
@@ -82,7 +83,7 @@ function setup(calls: Array<{ method: string; params: Record<string, unknown> }>
     warnings: [],
   };
   const host = createHost({
-    stores,
+    stores: asAsyncStores(stores),
     launcher,
     catalog: async () => catalog,
     config: ConfigSchema.parse({}),

@@ -12,6 +12,7 @@ import { LbotError } from '../../../src/core/errors.js';
 import { exitCodeFor } from '../../../src/core/exit-codes.js';
 import { toApiError } from '../../../src/core/host/api-error.js';
 import { createHost } from '../../../src/core/host/host.js';
+import { asAsyncStores } from '../../../src/core/stores/async.js';
 import type { PluginLauncher, PluginSpec, RunnerCatalog } from '../../../src/core/host/ports.js';
 import { openSqliteStores } from '../../../src/core/stores/sqlite/open.js';
 import { systemClock } from '../../../src/runtime/clock.js';
@@ -119,7 +120,7 @@ describe('host.run', () => {
     };
     const stores = openSqliteStores(dataDir);
     const host = createHost({
-      stores,
+      stores: asAsyncStores(stores),
       launcher,
       catalog: async () => catalog,
       config: ConfigSchema.parse({}),

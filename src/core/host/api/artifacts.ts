@@ -25,8 +25,8 @@ export function publicArtifact(r: ArtifactRecord): ArtifactMetadata {
 }
 
 /** The record if this run may see it; every refusal is the same not_found as a missing id. */
-function visibleArtifact(session: RunSession, id: string, call: HandlerCall<unknown>): ArtifactRecord {
-  const r = call.env.stores.artifacts.get(id);
+async function visibleArtifact(session: RunSession, id: string, call: HandlerCall<unknown>): Promise<ArtifactRecord> {
+  const r = await call.env.stores.artifacts.get(id);
   const nowS = call.env.clock.now() / 1000;
   const inScope =
     r !== null &&
@@ -36,11 +36,11 @@ function visibleArtifact(session: RunSession, id: string, call: HandlerCall<unkn
   return r;
 }
 
-export function artifactsMetadata(call: HandlerCall<ProxyParams<'artifacts.metadata'>>): ProxyResult<'artifacts.metadata'> {
-  return publicArtifact(visibleArtifact(call.session, call.params.artifact_id, call));
+export async function artifactsMetadata(call: HandlerCall<ProxyParams<'artifacts.metadata'>>): Promise<ProxyResult<'artifacts.metadata'>> {
+  return publicArtifact(await visibleArtifact(call.session, call.params.artifact_id, call));
 }
 
-export function artifactsReadRange(call: HandlerCall<ProxyParams<'artifacts.read_range'>>): ProxyResult<'artifacts.read_range'> {
-  const record = visibleArtifact(call.session, call.params.artifact_id, call);
-  return call.env.stores.artifacts.read(record, call.params.offset, call.params.length ?? null);
+export async function artifactsReadRange(call: HandlerCall<ProxyParams<'artifacts.read_range'>>): Promise<ProxyResult<'artifacts.read_range'>> {
+  const record = await visibleArtifact(call.session, call.params.artifact_id, call);
+  return await call.env.stores.artifacts.read(record, call.params.offset, call.params.length ?? null);
 }

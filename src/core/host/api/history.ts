@@ -18,10 +18,10 @@ export function scopedConversation(session: RunSession, requested: string | null
 
 const clamp = (n: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, n));
 
-export function historyPage({ session, params, env }: HandlerCall<ProxyParams<'history.page'>>): ProxyResult<'history.page'> {
+export async function historyPage({ session, params, env }: HandlerCall<ProxyParams<'history.page'>>): Promise<ProxyResult<'history.page'>> {
   const conversation = scopedConversation(session, params.conversation_id, 'history.page');
   if (conversation === null) return { items: [], next_cursor: null, prev_cursor: null, has_more: false };
-  const page = env.stores.transcript.page({
+  const page = await env.stores.transcript.page({
     conversation_id: conversation,
     before_seq: params.before_cursor ? Number(params.before_cursor) : null,
     after_seq: params.after_cursor ? Number(params.after_cursor) : null,
@@ -37,11 +37,11 @@ export function historyPage({ session, params, env }: HandlerCall<ProxyParams<'h
   };
 }
 
-export function historySearch({ session, params, env }: HandlerCall<ProxyParams<'history.search'>>): ProxyResult<'history.search'> {
+export async function historySearch({ session, params, env }: HandlerCall<ProxyParams<'history.search'>>): Promise<ProxyResult<'history.search'>> {
   const { conversation_id, roles, item_types } = params.filters;
   const conversation = scopedConversation(session, conversation_id, 'history.search');
   if (conversation === null) return { items: [], total_count: 0, query: params.query };
-  const items = env.stores.transcript.search({
+  const items = await env.stores.transcript.search({
     conversation_id: conversation,
     query: params.query,
     ...(roles ? { roles } : {}),

@@ -42,26 +42,26 @@ export function serializeStateValue(value: unknown, limitBytes: number, key: str
   return json;
 }
 
-export function stateGet({ session, params, env }: HandlerCall<ProxyParams<'state.get'>>): ProxyResult<'state.get'> {
-  const got = env.stores.state.get(stateScopeKey(session, params.scope), aliasStateKey(params.key));
+export async function stateGet({ session, params, env }: HandlerCall<ProxyParams<'state.get'>>): Promise<ProxyResult<'state.get'>> {
+  const got = await env.stores.state.get(stateScopeKey(session, params.scope), aliasStateKey(params.key));
   return { value: got.found ? got.value : null };
 }
 
-export function stateSet({ session, params, env }: HandlerCall<ProxyParams<'state.set'>>): ProxyResult<'state.set'> {
+export async function stateSet({ session, params, env }: HandlerCall<ProxyParams<'state.set'>>): Promise<ProxyResult<'state.set'>> {
   const scopeKey = stateScopeKey(session, params.scope);
   const key = aliasStateKey(params.key);
   const json = serializeStateValue(params.value, env.limits.stateValueBytes, key);
-  env.stores.state.set(params.scope, scopeKey, key, json, session.state_columns);
-  env.stores.runs.addStateWrite(session.run_id, { scope: params.scope, key });
+  await env.stores.state.set(params.scope, scopeKey, key, json, session.state_columns);
+  await env.stores.runs.addStateWrite(session.run_id, { scope: params.scope, key });
   return { success: true };
 }
 
-export function stateDelete({ session, params, env }: HandlerCall<ProxyParams<'state.delete'>>): ProxyResult<'state.delete'> {
-  return { success: env.stores.state.delete(stateScopeKey(session, params.scope), aliasStateKey(params.key)) };
+export async function stateDelete({ session, params, env }: HandlerCall<ProxyParams<'state.delete'>>): Promise<ProxyResult<'state.delete'>> {
+  return { success: await env.stores.state.delete(stateScopeKey(session, params.scope), aliasStateKey(params.key)) };
 }
 
-export function stateList({ session, params, env }: HandlerCall<ProxyParams<'state.list'>>): ProxyResult<'state.list'> {
+export async function stateList({ session, params, env }: HandlerCall<ProxyParams<'state.list'>>): Promise<ProxyResult<'state.list'>> {
   const limit = typeof params.limit === 'number' && Number.isInteger(params.limit) && params.limit > 0 ? Math.min(params.limit, 100) : 100;
   const prefix = params.prefix ? aliasStateKey(params.prefix) : null;
-  return env.stores.state.list(stateScopeKey(session, params.scope), prefix, limit);
+  return await env.stores.state.list(stateScopeKey(session, params.scope), prefix, limit);
 }

@@ -11,14 +11,14 @@ function owner(session: RunSession, area: 'plugin' | 'workspace' | 'binding'): {
   throw new ApiError('unauthorized', 'the binding storage area is reserved and not available in protocol v1', 'resource_not_authorized');
 }
 
-export function storageGet({ session, params, env }: HandlerCall<ProxyParams<'storage.get'>>): ProxyResult<'storage.get'> {
+export async function storageGet({ session, params, env }: HandlerCall<ProxyParams<'storage.get'>>): Promise<ProxyResult<'storage.get'>> {
   const o = owner(session, params.area);
-  const value = env.stores.storage.get(o.type, o.id, params.key);
+  const value = await env.stores.storage.get(o.type, o.id, params.key);
   if (!value) throw new ApiError('not_found', `storage key ${params.key} not found`, 'key_not_found', { key: params.key });
   return { value_base64: value.toString('base64') };
 }
 
-export function storageSet({ session, params, env }: HandlerCall<ProxyParams<'storage.set'>>): ProxyResult<'storage.set'> {
+export async function storageSet({ session, params, env }: HandlerCall<ProxyParams<'storage.set'>>): Promise<ProxyResult<'storage.set'>> {
   const o = owner(session, params.area);
   const bytes = Buffer.from(params.value_base64, 'base64');
   const limit = env.limits.storageValueBytes;
@@ -28,16 +28,16 @@ export function storageSet({ session, params, env }: HandlerCall<ProxyParams<'st
       limit_bytes: limit,
     });
   }
-  env.stores.storage.set(o.type, o.id, params.key, bytes);
+  await env.stores.storage.set(o.type, o.id, params.key, bytes);
   return { success: true };
 }
 
-export function storageDelete({ session, params, env }: HandlerCall<ProxyParams<'storage.delete'>>): ProxyResult<'storage.delete'> {
+export async function storageDelete({ session, params, env }: HandlerCall<ProxyParams<'storage.delete'>>): Promise<ProxyResult<'storage.delete'>> {
   const o = owner(session, params.area);
-  return { success: env.stores.storage.delete(o.type, o.id, params.key) };
+  return { success: await env.stores.storage.delete(o.type, o.id, params.key) };
 }
 
-export function storageList({ session, params, env }: HandlerCall<ProxyParams<'storage.list'>>): ProxyResult<'storage.list'> {
+export async function storageList({ session, params, env }: HandlerCall<ProxyParams<'storage.list'>>): Promise<ProxyResult<'storage.list'>> {
   const o = owner(session, params.area);
-  return { keys: env.stores.storage.list(o.type, o.id, params.prefix ?? null) };
+  return { keys: await env.stores.storage.list(o.type, o.id, params.prefix ?? null) };
 }

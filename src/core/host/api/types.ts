@@ -1,11 +1,11 @@
 // What a proxy handler receives: the authorized session, parsed params and the host's services.
-import type { Stores } from '../../stores/types.js';
+import type { AsyncStores } from '../../stores/async.js';
 import type { KnowledgePort, ModelProvider, ToolProvider, Clock } from '../ports.js';
 import type { RunSession } from '../session.js';
 import type { JsonObject } from '../../protocol/event.js';
 
 export type HandlerEnv = {
-  stores: Stores;
+  stores: AsyncStores;
   models: ModelProvider;
   /** The tool table of a run (built at run start), or undefined when the run has none. */
   toolsFor(run_id: string): ToolProvider | undefined;
