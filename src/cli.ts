@@ -22,6 +22,7 @@ export function createProgram(getCtx: () => CliContext, commands: readonly Regis
     .description('lbot: an agent host and developer toolchain for event-driven AI agent runners')
     .version(LBOT_VERSION, '-V, --version', 'print the lbot version')
     .option('--data-dir <dir>', 'data directory (env LBOT_HOME, default ./.lbot)')
+    .option('--store <url>', 'run stores: a postgres:// URL (env LBOT_DATABASE_URL; default: SQLite in the data dir)')
     .option('--plugins <dir>', 'runner plugins directory (default <data-dir>/plugins)')
     .option('--json', 'machine-readable JSON on stdout: an object, an array for lists, NDJSON for streams')
     .option('--jsonl', 'like --json, but list commands print one JSON object a line (NDJSON)')

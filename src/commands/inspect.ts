@@ -175,8 +175,8 @@ export function registerInspect(program: Command, getCtx: GetContext): void {
     .action(async (id: string, raw: unknown) => {
       const ctx = getCtx();
       const f = parseFlags(z.object({ offset: IntFlag.min(0, 'must be >= 0'), length: LimitFlag }), raw);
-      const result = await withStores(ctx, (s) => {
-        const r = s.artifacts.get(id);
+      const result = await withStores(ctx, async (s) => {
+        const r = await s.artifacts.get(id);
         if (!r) throw new LbotError('not_found', `artifact ${id} not found`);
         return s.artifacts.read(r, f.offset, f.length ?? null);
       });

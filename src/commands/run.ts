@@ -69,6 +69,7 @@ export function registerRun(program: Command, getCtx: GetContext): void {
       const tape = await openCassette({ record: flags.record, replay: flags.replay });
       const result = await replayEvents({
         dataDir: ctx.flags.dataDir,
+        databaseUrl: ctx.flags.store,
         pluginsDir: ctx.flags.pluginsDir,
         pluginDir: flags.plugin,
         config: tape.config(ctx.configFile().config),

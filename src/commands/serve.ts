@@ -76,6 +76,7 @@ export function registerServe(program: Command, getCtx: GetContext): void {
       });
       const handle = await startServe({
         dataDir: ctx.flags.dataDir,
+        databaseUrl: ctx.flags.store,
         pluginsDir: ctx.flags.pluginsDir,
         configFile: ctx.configFile(),
         host: flags.host,

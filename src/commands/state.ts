@@ -40,7 +40,8 @@ function targetFlags(cmd: Command): Command {
 async function scopeKeyOf(ctx: CliContext, raw: unknown, create: boolean): Promise<string> {
   const t = parseFlags(TargetFlagsSchema, raw);
   if (t.scopeKey !== undefined && t.conversation === undefined && t.actor === undefined) return resolveScopeKey(t, [], false);
-  const known = await withStores(ctx, (s) => s.state.entries({ ...(t.runner ? { runner_id: t.runner } : {}) }).map((e) => e.scope_key));
+  const entries = await withStores(ctx, (s) => s.state.entries({ ...(t.runner ? { runner_id: t.runner } : {}) }));
+  const known = entries.map((e) => e.scope_key);
   return resolveScopeKey(t, known, create);
 }
 

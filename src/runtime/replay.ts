@@ -13,6 +13,8 @@ import { openLocalHost, type LocalHostOptions } from './local-host.js';
 
 export type ReplayOptions = {
   dataDir: string;
+  /** The run stores on PostgreSQL (--store); null or absent: SQLite in the data dir. */
+  databaseUrl?: string | null | undefined;
   pluginsDir: string;
   pluginDir?: string | undefined;
   config: Config;
@@ -51,6 +53,7 @@ export async function replayEvents(opts: ReplayOptions): Promise<ReplayResult> {
   if (!opts.pluginDir) for (const e of events) dispatch({ ...named, event: e.envelope }); // fail before opening stores
   const local = await openLocalHost({
     dataDir: opts.dataDir,
+    databaseUrl: opts.databaseUrl,
     pluginsDir: opts.pluginsDir,
     pluginDir: opts.pluginDir,
     config: opts.config,

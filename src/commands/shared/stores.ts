@@ -1,16 +1,13 @@
-// Opens the data dir's stores for one command and closes them afterwards (SQLite is loaded lazily).
-import type { Stores } from '../../core/stores/types.js';
+// Opens the stores for one command (the data dir's SQLite, or PostgreSQL with --store) and closes them afterwards.
+import type { HostStores } from '../../runtime/stores/open.js';
 import type { CliContext } from './context.js';
 
-export async function withStores<T>(ctx: CliContext, fn: (stores: Stores) => T | Promise<T>): Promise<T> {
-  const { openSqliteStores } = await import('../../core/stores/sqlite/open.js');
-  const { reapInterruptedRuns } = await import('../../runtime/run-owner.js');
-  const { asAsyncStores } = await import('../../core/stores/async.js');
-  const stores = openSqliteStores(ctx.flags.dataDir);
+export async function withStores<T>(ctx: CliContext, fn: (stores: HostStores) => T | Promise<T>): Promise<T> {
+  const { openHostStores } = await import('../../runtime/stores/open.js');
+  const stores = await openHostStores(ctx.flags.dataDir, ctx.flags.store);
   try {
-    await reapInterruptedRuns(asAsyncStores(stores).runs);
     return await fn(stores);
   } finally {
-    stores.close();
+    await stores.close();
   }
 }

@@ -21,6 +21,8 @@ export { isLoopbackHost, MIN_REMOTE_TOKEN_LENGTH } from './loopback.js';
 
 export type ServeOptions = {
   dataDir: string;
+  /** The run stores on PostgreSQL (--store); null or absent: SQLite in the data dir. */
+  databaseUrl?: string | null | undefined;
   pluginsDir: string;
   configFile: ConfigFile;
   host?: string | undefined;
@@ -119,6 +121,7 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
   try {
     local = await openLocalHost({
       dataDir: opts.dataDir,
+      databaseUrl: opts.databaseUrl,
       pluginsDir: opts.pluginsDir,
       config,
       warn: opts.warn,
