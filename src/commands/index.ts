@@ -38,6 +38,7 @@ const MODULES: readonly CommandModule[] = [
   { commands: ['schedule'], load: async () => (await import('./schedule.js')).registerSchedule },
   { commands: ['kb'], load: async () => (await import('./kb.js')).registerKb },
   { commands: ['schema'], load: async () => (await import('./schema.js')).registerSchema },
+  { commands: ['db'], load: async () => (await import('./db.js')).registerDb },
 ];
 
 /** Every top-level command name, without importing any module. */
@@ -49,7 +50,7 @@ export function loadAllCommands(): Promise<Register[]> {
 }
 
 /** Root options that take a value: the word after them is not the command's name. */
-const ROOT_VALUE_OPTIONS = new Set(['--data-dir', '--plugins']);
+const ROOT_VALUE_OPTIONS = new Set(['--data-dir', '--store', '--plugins']);
 // Help and version flags are not here: before the command they answer for the root, which needs the whole tree.
 const ROOT_FLAGS = new Set(['--json', '--jsonl', '--verbose', '--debug']);
 

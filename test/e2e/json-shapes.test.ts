@@ -154,6 +154,8 @@ describe('--json shapes of every command', () => {
       { args: ['schedule', 'list'], shape: shapes.Schedule, kind: 'list' },
       { args: ['platform', 'list'], shape: shapes.PlatformAccount, kind: 'list' },
       { args: ['outbox', 'list'], shape: shapes.OutboxMessage, kind: 'list' },
+      { args: ['db', 'status'], shape: shapes.DbSchema, kind: 'item' },
+      { args: ['db', 'migrate'], shape: shapes.DbSchema, kind: 'item' },
       { args: ['model', 'list'], shape: shapes.Model, kind: 'list' },
       { args: ['model', 'show', 'm'], shape: shapes.ModelDetail, kind: 'item' },
       { args: ['model', 'test', 'm'], shape: shapes.ModelTest, kind: 'item' },

@@ -2,7 +2,7 @@
 export type { Shape, ShapeKind } from './shape.js';
 export { DoctorReport, ErrorEnvelope, JsonSchema, Removed, ShapeInfo } from './common.js';
 export { StreamItem } from './stream.js';
-export { Artifact, ArtifactBytes, Conversation, EventRecord, RunRecord, StateChange, StateEntry, StateValue, TranscriptItem } from './stores.js';
+export { Artifact, ArtifactBytes, Conversation, DbSchema, EventRecord, RunRecord, StateChange, StateEntry, StateValue, TranscriptItem } from './stores.js';
 export { Binding, Config, ConfigChange, ConfigValue, OutboxMessage, PlatformAccount, RunStarted, Schedule } from './config.js';
 export { ServeLine, ServeToken } from './serve.js';
 export { ConformanceReport, Runner, RunnerDetail, ScaffoldedRunner } from './runners.js';

@@ -78,3 +78,19 @@ export const Conversation = defineShape(
     last_run_id: z.string().nullable(),
   }),
 );
+
+const SchemaStepSchema = z.strictObject({ version: z.number().int(), name: z.string() });
+
+export const DbSchema = defineShape(
+  'DbSchema',
+  'item',
+  'the run stores’ schema version and migrations (`lbot db status`, `lbot db migrate`)',
+  z.strictObject({
+    backend: z.enum(['sqlite', 'postgres']),
+    location: z.string().describe('the SQLite file, or the PostgreSQL URL without its password'),
+    schema_version: z.number().int(),
+    latest_version: z.number().int().describe('the newest schema this lbot knows'),
+    applied: z.array(SchemaStepSchema).describe('migrations recorded as applied, oldest first'),
+    applied_now: z.array(SchemaStepSchema).describe('the migrations this call applied (empty for status)'),
+  }),
+);

@@ -46,8 +46,15 @@ describe('lazy command loading', () => {
     [['--data-dir=d', '--plugins', 'p', 'runs', 'list'], 'runs'],
     [['help', 'config'], 'config'],
     [['--verbose', 'help', 'box', 'exec'], 'box'],
+    [['--store', 'postgres://h/db', 'db', 'status'], 'db'],
   ])('%j names %s', (args, name) => {
     expect(commandNamed(args)).toBe(name);
+  });
+
+  it('skips the value of every root option that takes one', () => {
+    const valued = full.options.filter((o) => o.required && o.long !== undefined);
+    expect(valued.length).toBeGreaterThan(0);
+    for (const o of valued) expect(commandNamed([o.long ?? '', 'config', 'runs', 'list']), o.long).toBe('runs');
   });
 
   // Anything commander would answer at the root (help, version, typos, unknown flags) needs the whole tree.

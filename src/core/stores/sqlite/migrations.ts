@@ -2,7 +2,7 @@
 import type Database from 'better-sqlite3';
 import { StateScopeSchema } from '../../protocol/binding.js';
 import { migrateLegacyScopeKey } from '../state-scope-key.js';
-import { textOrNull, rowsOf, text, num } from './columns.js';
+import { textOrNull, rowOrNull, rowsOf, text, num } from './columns.js';
 import { storeUnavailable } from './store-errors.js';
 import { signBits } from './vector-functions.js';
 
@@ -378,6 +378,19 @@ export const SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.vers
 function userVersion(db: Database.Database): number {
   const v = db.pragma('user_version', { simple: true });
   return typeof v === 'number' ? v : 0;
+}
+
+/** The schema version of an open database and the steps recorded as applied, oldest first (reads only). */
+export function sqliteSchema(db: Database.Database): { version: number; applied: { version: number; name: string }[] } {
+  const table = rowOrNull(db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get());
+  const present = table !== null && num(table, 'n') > 0;
+  const applied = present
+    ? rowsOf(db.prepare('SELECT version, name FROM schema_migrations ORDER BY version').all()).map((r) => ({
+        version: num(r, 'version'),
+        name: text(r, 'name'),
+      }))
+    : [];
+  return { version: userVersion(db), applied };
 }
 
 /**

@@ -227,9 +227,11 @@ export async function migratePostgres(db: PgStoreDb): Promise<AppliedMigration[]
   }
 }
 
-/** Versions recorded as applied, oldest first (for `lbot db migrate` to report the current state). */
+/** Versions recorded as applied, oldest first; none for a database lbot never migrated. */
 export async function appliedVersions(db: PgStoreDb): Promise<AppliedMigration[]> {
-  return db.run('reading the schema version', async (q) =>
-    (await q.rows('SELECT version, name FROM schema_migrations ORDER BY version')).map((r) => ({ version: num(r, 'version'), name: text(r, 'name') })),
-  );
+  return db.run('reading the schema version', async (q) => {
+    const table = await q.row("SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'schema_migrations'");
+    if (table === null || num(table, 'n') === 0) return [];
+    return (await q.rows('SELECT version, name FROM schema_migrations ORDER BY version')).map((r) => ({ version: num(r, 'version'), name: text(r, 'name') }));
+  });
 }
