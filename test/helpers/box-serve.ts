@@ -21,7 +21,8 @@ export async function startBoxServe(opts: { dataDir: string; box?: Record<string
   mkdirSync(opts.dataDir, { recursive: true });
   writeFileSync(path.join(opts.dataDir, 'lbot.config.json'), JSON.stringify({ box: { workspace_quota_mb: 0, ...opts.box } }));
   const token = opts.token ?? TEST_BOX_TOKEN;
-  const env: Record<string, string> = { LBOT_BOX_TOKEN: token };
+  // LBOT_CHECK_SHAPES: lbot refuses a ready line that breaks the BoxServeLine shape (test/e2e/json-shapes.test.ts).
+  const env: Record<string, string> = { LBOT_BOX_TOKEN: token, LBOT_CHECK_SHAPES: '1' };
   for (const k of ['PATH', 'HOME', 'TMPDIR', 'LANG']) if (process.env[k] !== undefined) env[k] = process.env[k] ?? '';
   const proc = execa(
     process.execPath,
