@@ -84,6 +84,8 @@ export const BoxRemoteConfigSchema = z.looseObject({
         .nullable(),
     )
     .default(null),
+  /** A PEM file of the CA (or the self-signed certificate) that signed the box server's certificate. */
+  ca_file: z.string().min(1).nullable().default(null),
 });
 
 export const BoxConfigSchema = z.looseObject({

@@ -1,7 +1,7 @@
 // The tool table of each run: native box tools, the skills `activate` tool and MCP tools, merged by the tool
 // manager, with the skills access rule applied before every native call. Also owns the box service, or the
 // client of the remote box (`box.remote.url`) that the native tools use instead.
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import type { Config } from '../../core/config.js';
 import type { ToolProvider } from '../../core/host/ports.js';
 import type { ToolsRequest } from '../../core/host/host.js';
@@ -40,7 +40,12 @@ const isNative = (name: string): boolean => (NATIVE_TOOL_NAMES as readonly strin
 function openToolBox(opts: RunToolsOptions): { box: BoxService | null; port: BoxToolPort } {
   const url = opts.config.box.remote.url;
   if (url && opts.config.box.enabled) {
-    const client = new RemoteBoxClient({ url, token: (opts.env ?? process.env).LBOT_BOX_TOKEN ?? null });
+    const caFile = opts.config.box.remote.ca_file;
+    const client = new RemoteBoxClient({
+      url,
+      token: (opts.env ?? process.env).LBOT_BOX_TOKEN ?? null,
+      ...(caFile ? { ca: readFileSync(caFile) } : {}),
+    });
     return { box: null, port: new RemoteBoxToolPort(client, opts.warn) };
   }
   const box = createBoxService({ dataDir: opts.dataDir, config: opts.config.box, owner: opts.owner, warn: opts.warn });

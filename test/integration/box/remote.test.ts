@@ -1,9 +1,10 @@
 // The remote box: a real `lbot box serve` process with real bwrap sandboxes, driven through the remote client
 // and the native tools' remote port, as a host on another machine would use it.
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { execaSync } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigSchema } from '../../../src/core/config.js';
 import { LbotError, toLbotError } from '../../../src/core/errors.js';
@@ -152,6 +153,41 @@ describe.skipIf(bwrapSkipReason !== null)(withReason('lbot box serve', bwrapSkip
     await local.removeSession('esc').catch(() => undefined);
   });
 
+  it('manages processes and attaches to one over a WebSocket (stdin in, stdout out, end of input, exit)', async () => {
+    await client.startProcess('procs', { process_id: 'cat', command: 'cat' });
+    expect(await client.processStatus('procs', 'cat')).toMatchObject({ status: 'running', command: 'cat' });
+    const att = await client.attach('procs', 'cat');
+    const out: Buffer[] = [];
+    att.on('data', (b) => out.push(b));
+    const exited = new Promise<number | null>((resolve) => att.on('exit', resolve));
+    const closed = new Promise<void>((resolve) => att.on('close', resolve));
+    att.write('hello over ws\n');
+    att.end();
+    expect(await exited).toBe(0);
+    await closed;
+    expect(Buffer.concat(out).toString()).toBe('hello over ws\n');
+    // Refusals before the upgrade keep their codes: unknown process, wrong token, hostile id.
+    expect((await rejection(client.attach('procs', 'nope'))).code).toBe('box.process_not_found');
+    expect((await rejection(new RemoteBoxClient({ url: server.url, token: 'wrong' }).attach('procs', 'cat'))).code).toBe('unauthorized');
+    expect((await rejection(client.attach('../etc', 'cat'))).code).toBe('box.validation');
+    await client.startProcess('procs', { process_id: 'sleeper', command: 'sleep', args: ['600'] });
+    await client.stopProcess('procs', 'sleeper');
+    expect((await rejection(client.processStatus('procs', 'sleeper'))).code).toBe('box.process_not_found');
+    await client.removeSession('procs');
+  });
+
+  it('stops the command when the caller goes away (a cancelled run)', async () => {
+    const ac = new AbortController();
+    const call = rejection(client.exec({ cmd: 'sleep 100', session_id: 'cancel', timeout_sec: 110, profile: 'network_extended' }, ac.signal));
+    const local = createBoxService({ dataDir: server.dataDir, config: ConfigSchema.parse({}).box });
+    for (let i = 0; i < 200 && !(await local.sessions()).some((x) => x.session_id === 'cancel'); i++) await new Promise((r) => setTimeout(r, 50));
+    ac.abort();
+    expect((await call).code).toBe('cancelled');
+    // The next command of the session waits for the one before it: it runs only because that one was stopped.
+    await expect(client.exec({ cmd: 'echo next', session_id: 'cancel', profile: 'network_extended' })).resolves.toMatchObject({ stdout: 'next\n' });
+    await client.removeSession('cancel');
+  });
+
   it('says which URL and what to do when nothing listens there', async () => {
     const url = `http://127.0.0.1:${await closedPort()}`;
     const e = await rejection(new RemoteBoxClient({ url, token: 't' }).exec({ cmd: 'true' }));
@@ -178,6 +214,44 @@ describe.skipIf(bwrapSkipReason !== null)(withReason('lbot box serve dying mid-c
       expect(e.code).toBe('box.unavailable');
       expect(e.retryable).toBe(true);
       expect(e.details).toMatchObject({ reason: 'connection_lost', url: server.url });
+      expect(e.message).toContain(server.url);
+    } finally {
+      await server.stop();
+      await removeAll(server.dataDir);
+    }
+  });
+});
+
+describe.skipIf(bwrapSkipReason !== null)(withReason('lbot box serve over TLS', bwrapSkipReason), () => {
+  it('serves HTTPS with --tls-cert/--tls-key; a client trusting the certificate runs a command', async () => {
+    const root = tempRoot();
+    const cert = path.join(root, 'box.crt');
+    const key = path.join(root, 'box.key');
+    execaSync('openssl', [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+    ]);
+    const server = await startBoxServe({ dataDir: path.join(root, 'tls'), args: ['--tls-cert', cert, '--tls-key', key] });
+    try {
+      expect(server.url).toMatch(/^https:\/\/127\.0\.0\.1:/);
+      const client = new RemoteBoxClient({ url: server.url, token: server.token, ca: readFileSync(cert) });
+      await expect(client.exec({ cmd: 'echo secure' })).resolves.toMatchObject({ stdout: 'secure\n' });
+      // Without trusting the certificate the connection is refused, naming the URL.
+      const e = await rejection(new RemoteBoxClient({ url: server.url, token: server.token }).exec({ cmd: 'true' }));
+      expect(e.code).toBe('box.unavailable');
       expect(e.message).toContain(server.url);
     } finally {
       await server.stop();

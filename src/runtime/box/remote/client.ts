@@ -20,6 +20,7 @@ import {
 import { isErrorCode } from '../../../core/error-table.js';
 import { LbotError } from '../../../core/errors.js';
 import { tryParseJson } from '../../../core/json.js';
+import { openRemoteAttachment, type RemoteAttachment } from './attach-client.js';
 
 export type RemoteBoxOptions = {
   /** The box server's base URL, `http(s)://host:port`. */
@@ -86,6 +87,18 @@ export class RemoteBoxClient {
     await this.#call('DELETE', `/sessions/${encodeURIComponent(sessionId)}/processes/${encodeURIComponent(processId)}`, undefined, OkAnswerSchema, signal);
   }
 
+  /** Connects to a running managed process's stdin/stdout over a WebSocket (box.md "Remote box"). */
+  attach(sessionId: string, processId: string): Promise<RemoteAttachment> {
+    const route = `/sessions/${encodeURIComponent(sessionId)}/processes/${encodeURIComponent(processId)}/attach`;
+    const what = `attach ${REMOTE_BOX_PREFIX}${route}`;
+    const target = `${this.url.replace(/^http/, 'ws')}${REMOTE_BOX_PREFIX}${route}`;
+    return openRemoteAttachment(target, this.#token ? { authorization: `Bearer ${this.#token}` } : {}, {
+      ...(this.#ca ? { ca: this.#ca } : {}),
+      refusal: (status, text) => this.#refusal(status, text, what),
+      network: (err) => this.#network(err, what),
+    });
+  }
+
   /**
    * One request. node:http rather than fetch: fetch gives up on an answer after 300 s without bytes, and a
    * command may run longer (its own timeout, plus the wait for the one before it in the same session).
@@ -141,9 +154,14 @@ export class RemoteBoxClient {
         hint: 'check that box.remote.url points at an lbot box serve of the same lbot version',
       });
     }
-    const refusal = ErrorAnswerSchema.safeParse(json);
+    throw this.#refusal(status, text, what);
+  }
+
+  /** A non-2xx answer as the LbotError the server sent (its stable code), or a clear note that it was not lbot. */
+  #refusal(status: number, text: string, what: string): LbotError {
+    const refusal = ErrorAnswerSchema.safeParse(tryParseJson(text));
     if (!refusal.success) {
-      throw new LbotError('box.unavailable', `the box server at ${this.url} answered ${what} with HTTP ${status} and no lbot error`, {
+      return new LbotError('box.unavailable', `the box server at ${this.url} answered ${what} with HTTP ${status} and no lbot error`, {
         retryable: status >= 500,
         details: { reason: 'bad_answer', url: this.url, status },
         hint: 'check that box.remote.url points at an lbot box serve (not a proxy error page or another service)',
@@ -153,7 +171,7 @@ export class RemoteBoxClient {
     const code = isErrorCode(e.code) ? e.code : 'internal';
     const hint =
       code === 'unauthorized' ? `set LBOT_BOX_TOKEN to the token of the box server at ${this.url} (its LBOT_BOX_TOKEN or <data-dir>/box.token)` : undefined;
-    throw new LbotError(code, e.message, { retryable: e.retryable, details: { ...e.details, remote: this.url }, ...(hint ? { hint } : {}) });
+    return new LbotError(code, e.message, { retryable: e.retryable, details: { ...e.details, remote: this.url }, ...(hint ? { hint } : {}) });
   }
 
   #network(err: unknown, what: string): LbotError {

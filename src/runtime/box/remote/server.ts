@@ -1,5 +1,5 @@
 // The HTTP API of `lbot box serve`: the box service's operations behind one bearer token per deployment.
-// Every request/response operation is plain HTTP; only attach (a byte stream both ways) is a WebSocket.
+// Every request/response operation is plain HTTP; attach (a byte stream both ways) is a WebSocket (attach-ws.ts).
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { LbotError } from '../../../core/errors.js';
 import { FileOpBodySchema, ProcessStartBodySchema, REMOTE_BOX_BODY_LIMIT, REMOTE_BOX_PREFIX, RemoteExecInputSchema } from '../../../core/box/remote-wire.js';
@@ -8,6 +8,7 @@ import { sendHttpError } from '../../server/http-errors.js';
 import { bearerMatches } from '../../server/token.js';
 import { BoxToolPortImpl } from '../../tools/box-tools.js';
 import type { BoxService } from '../service.js';
+import { registerAttachWs } from './attach-ws.js';
 
 export type BoxServerOptions = {
   box: BoxService;
@@ -104,5 +105,6 @@ export function buildBoxServer(opts: BoxServerOptions): FastifyInstance {
     await box.stopProcess(req.params.id, req.params.pid);
     return { ok: true, stopped: req.params.pid, session_id: req.params.id };
   });
+  registerAttachWs(app, { box, token: opts.token, maxPayload: common.bodyLimit, ...(opts.logger ? { logger: opts.logger } : {}) });
   return app;
 }
