@@ -33,6 +33,20 @@ const header = (req: FastifyRequest, name: string): string | undefined => {
   return Array.isArray(v) ? v[0] : v;
 };
 
+/**
+ * A queued run that ends without starting (cancelled, superseded, shutdown; docs/run-policy.md) ran nothing:
+ * its key is released, so the backend's retry of the message is taken rather than refused as a duplicate.
+ * (At shutdown the store may already be closed; the key then stays claimed until its TTL.)
+ */
+function releaseIfNeverStarted(deps: HttpBotDeps, bot: string, key: string, run_id: string): void {
+  void deps.runs
+    .outcome(run_id)
+    ?.then((o) => {
+      if (o.error?.details.never_started === true) deps.stores.delivery.releaseHttpKey(bot, key);
+    })
+    .catch(() => undefined);
+}
+
 export function registerHttpBotRoutes(app: FastifyInstance, deps: HttpBotDeps): void {
   const nowS = deps.nowS ?? (() => Math.floor(Date.now() / 1000));
 
@@ -75,6 +89,7 @@ export function registerHttpBotRoutes(app: FastifyInstance, deps: HttpBotDeps): 
       });
     try {
       const run_id = await startEventRun(deps, envelope);
+      if (key !== null) releaseIfNeverStarted(deps, account.name, key, run_id);
       return { run_id, event_id: envelope.event_id, session_id: message.session_id };
     } catch (err) {
       // Nothing ran: the caller's retry with the same key must be taken, not refused as a duplicate.
