@@ -144,6 +144,9 @@ describe('Telegram delivery through lbot serve', () => {
     await expect.poll(() => tg.sent.length, { timeout: 20_000, interval: 50 }).toBe(1);
     // The offset that confirms update 500 is stored once the run has it.
     await expect.poll(() => tg.getUpdatesCalls().some((c) => c.offset === 501), { timeout: 20_000, interval: 50 }).toBe(true);
+    // Killed only once the first reply is recorded as delivered: a kill between Telegram taking it and the record
+    // would send it again after the restart (Telegram has no idempotency key: that window is at least once), not this test.
+    await expect.poll(async () => (await outbox(f.dataDir)).map((m) => m.status), { timeout: 20_000, interval: 100 }).toEqual(['delivered']);
     await s.stop('SIGKILL');
 
     tg.push(update(2, 'second'));
