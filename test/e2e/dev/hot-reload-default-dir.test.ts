@@ -36,7 +36,8 @@ describe('hot reload (serve --dev, plugins in <data-dir>/plugins)', () => {
     expect(await replyOfNewRun(s)).toBe('v1');
 
     const gate = await gateIn(plugins.dir('hot'));
-    const before = await s.request('POST', '/v1/runs', { event: await msgEvent(), runner_id: HOT, config: { gate } });
+    // In a conversation of its own: under the default run_policy (enqueue) the new runs of its conversation would wait for it.
+    const before = await s.request('POST', '/v1/runs', { event: { ...(await msgEvent()), conversation_id: 'c-held' }, runner_id: HOT, config: { gate } });
     expect(before.status).toBe(202);
     const beforeId = (before.json as { run_id: string }).run_id;
 

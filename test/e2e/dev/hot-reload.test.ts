@@ -55,7 +55,8 @@ describe('hot reload (serve --dev)', () => {
     const s = (f.serve = await startServe({ dataDir: f.dataDir, pluginsDir: f.plugins.pluginsDir, args: ['--dev'] }));
     expect(await replyOfNewRun(s)).toBe('v1');
     const gate = await gateIn(f.plugins.dir('hot'));
-    const before = await s.request('POST', '/v1/runs', { event: await msgEvent(), runner_id: HOT, config: { gate } });
+    // In a conversation of its own: under the default run_policy (enqueue) the new runs of its conversation would wait for it.
+    const before = await s.request('POST', '/v1/runs', { event: { ...(await msgEvent()), conversation_id: 'c-held' }, runner_id: HOT, config: { gate } });
     const beforeId = (before.json as { run_id: string }).run_id;
 
     await writeFile(path.join(f.plugins.dir('hot'), 'main.js'), hotMain('v2'));
