@@ -54,36 +54,36 @@ const ROOT_VALUE_OPTIONS = new Set(['--data-dir', '--store', '--plugins']);
 // Help and version flags are not here: before the command they answer for the root, which needs the whole tree.
 const ROOT_FLAGS = new Set(['--json', '--jsonl', '--verbose', '--debug']);
 
+/** What a command line asks of the root: a command we know by name, the version, or anything else. */
+export type CommandLine = { kind: 'command'; name: string } | { kind: 'version' } | { kind: 'other' };
+
 /**
- * The top-level command a command line (process.argv without node and the script) names, as commander
- * reads it (root options may come first); `help NAME` names NAME. Null when it names none we know, or
- * when anything else comes first (`--`, an unknown flag): those load the whole tree, as before.
+ * Reads a command line (process.argv without node and the script) as commander does, as far as choosing
+ * what to load: root options may come before the command, `help NAME` names NAME, and `--version` before any
+ * command answers at once. Anything else first (help, `--`, an unknown flag, a typo) is `other`.
  */
-export function commandNamed(args: readonly string[]): string | null {
+export function readCommandLine(args: readonly string[]): CommandLine {
   let help = false;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] ?? '';
     const flag = arg.startsWith('--') && arg.includes('=') ? arg.slice(0, arg.indexOf('=')) : arg;
     if (ROOT_VALUE_OPTIONS.has(arg)) i++;
     else if (ROOT_VALUE_OPTIONS.has(flag) || ROOT_FLAGS.has(arg)) continue;
-    else if (arg.startsWith('-')) return null;
+    else if ((arg === '--version' || arg === '-V') && !help) return { kind: 'version' };
+    else if (arg.startsWith('-')) return { kind: 'other' };
     else if (arg === 'help' && !help) help = true;
-    else return COMMAND_NAMES.includes(arg) ? arg : null;
+    else return COMMAND_NAMES.includes(arg) ? { kind: 'command', name: arg } : { kind: 'other' };
   }
-  return null;
+  return { kind: 'other' };
 }
 
 /**
- * The registrations a command line needs: the one module of the command it names, or the whole tree. `--version`
- * alone needs none (commander answers it before looking for a command).
+ * The registrations a command line needs: the module of the command it names, none for the version (commander
+ * answers it before looking for a command), else the whole tree.
  */
 export async function loadCommandsFor(args: readonly string[]): Promise<Register[]> {
-  const name = commandNamed(args);
-  if (name === null) return isVersionOnly(args) ? [] : loadAllCommands();
-  const found = MODULES.find((m) => m.commands.includes(name));
+  const line = readCommandLine(args);
+  if (line.kind === 'version') return [];
+  const found = line.kind === 'command' ? MODULES.find((m) => m.commands.includes(line.name)) : undefined;
   return found ? [await found.load()] : loadAllCommands();
-}
-
-function isVersionOnly(args: readonly string[]): boolean {
-  return args.length === 1 && (args[0] === '--version' || args[0] === '-V');
 }

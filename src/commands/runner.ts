@@ -44,7 +44,7 @@ export function registerRunner(program: Command, getCtx: GetContext): Command {
     .description('show one runner: label, protocol version, capabilities, permissions, config schema, and what its plugin process is granted')
     .action(async (id: string) => {
       const ctx = getCtx();
-      const { loadCatalog } = await import('../runtime/local-host.js');
+      const { loadCatalog } = await import('../runtime/catalog.js');
       const catalog = await loadCatalog(ctx.flags.pluginsDir);
       const found = catalog.runners.find((r) => r.id === id);
       if (!found) throw new LbotError('runner.not_found', `runner ${id} not found in ${ctx.flags.pluginsDir}`);

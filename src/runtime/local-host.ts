@@ -1,13 +1,11 @@
 // The composition root of `lbot run` / `serve` / `dev`: the stores (SQLite or PostgreSQL), plugin launcher, model provider,
 // runner catalog and clock wired into one Host.
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Config } from '../core/config.js';
 import { createHost, type Host, type ToolsRequest } from '../core/host/host.js';
 import type { ModelProvider, PluginLauncher, RunnerCatalog, ToolProvider } from '../core/host/ports.js';
 import type { HostObserver } from '../core/host/observer.js';
 import type { Binding } from '../core/protocol/binding.js';
-import { discoverPlugin, discoverPlugins, withBundled } from '../core/plugins/discovery.js';
+import { loadCatalog } from './catalog.js';
 import { LBOT_VERSION } from '../version.js';
 import { systemClock } from './clock.js';
 import { createKnowledgeEngine } from './knowledge/engine.js';
@@ -62,19 +60,7 @@ export type LocalHost = {
   close(): Promise<void>;
 };
 
-/** The runners shipped with lbot (`runners/` of the package), found without configuration. */
-export const BUNDLED_RUNNERS_DIR = fileURLToPath(new URL('../../runners', import.meta.url));
-
-/**
- * Discovers the runners of a plugins dir plus the bundled ones (a plugin of the same identity in the
- * plugins dir replaces the bundled one), or of a single plugin dir alone.
- */
-export async function loadCatalog(pluginsDir: string, pluginDir?: string): Promise<RunnerCatalog> {
-  if (pluginDir) return discoverPlugin(pluginDir);
-  if (path.resolve(pluginsDir) === BUNDLED_RUNNERS_DIR) return discoverPlugins(pluginsDir);
-  const [configured, bundled] = await Promise.all([discoverPlugins(pluginsDir), discoverPlugins(BUNDLED_RUNNERS_DIR)]);
-  return withBundled(configured, bundled);
-}
+export { BUNDLED_RUNNERS_DIR, loadCatalog } from './catalog.js';
 
 /** How long a discovered catalog is reused: `serve` picks up added or edited plugins within this time. */
 const CATALOG_TTL_MS = 1000;

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { RunnerDescriptorSchema, type RunnerDescriptor } from '../../core/protocol/manifest.js';
 import { parseJsonText } from '../../core/json-parse.js';
-import { loadCatalog } from '../local-host.js';
+import { loadCatalog } from '../catalog.js';
 import { processAlive } from '../process/identity.js';
 
 export const DEV_STATE_FILE = 'dev-state.json';

@@ -10,7 +10,7 @@ import type { RunnerCatalog } from '../../core/host/ports.js';
 import type { Binding } from '../../core/protocol/binding.js';
 import type { EventEnvelope } from '../../core/protocol/event.js';
 import type { ConfigFile } from '../../core/stores/config-file.js';
-import { loadCatalog } from '../local-host.js';
+import { loadCatalog } from '../catalog.js';
 import { readEventFile, readJsonObject } from '../input-files.js';
 import { isLoopbackHost, startServe, type ServeHandle } from '../server/serve.js';
 import { DevBus } from './bus.js';

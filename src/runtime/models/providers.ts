@@ -6,11 +6,9 @@ import { ApiError } from '../../core/host/api-error.js';
 import { resolveExtraArgs } from '../../core/host/model-args.js';
 import type { ModelCall, ModelProvider } from '../../core/host/ports.js';
 import type { ModelReply } from '../../core/protocol/proxy.js';
-import { ANTHROPIC_ERRORS, createAnthropicBackend } from './anthropic.js';
 import type { BodyLimits } from './bounded-fetch.js';
 import { fakeEmbed, fakeRerank, fakeReply } from './fake.js';
-import { createOpenAiBackend, OPENAI_ERRORS } from './openai.js';
-import { countTokens } from './tokens.js';
+import type { createOpenAiBackend } from './openai.js';
 import { toUpstreamError, type SdkErrors, type StopReason } from './upstream-error.js';
 import { stripThink, type ChatBackend, type LlmTool } from './wire.js';
 
@@ -106,16 +104,19 @@ export function createModelProvider(configured: readonly ModelConfig[] | (() => 
   const backends = new WeakMap<ModelConfig, Backend>();
   const lookupNow = (id: string) => lookup(current(), id);
 
-  const backendOf = (model: ModelConfig): Backend => {
+  // The SDKs are imported on a model's first upstream call: most commands and runs never make one.
+  const backendOf = async (model: ModelConfig): Promise<Backend> => {
     const cached = backends.get(model);
     if (cached) return cached;
     const apiKey = apiKeyOf(model, env);
     let backend: Backend;
     if (model.provider === 'anthropic') {
+      const { ANTHROPIC_ERRORS, createAnthropicBackend } = await import('./anthropic.js');
       const endpoint = model.base_url ?? DEFAULT_ANTHROPIC_URL;
       backend = { chat: createAnthropicBackend(model, apiKey, model.base_url, opts.bodyLimits), errors: ANTHROPIC_ERRORS, endpoint, apiKey, openai: null };
     } else {
       if (!model.base_url) throw new ApiError('runtime_error', `model ${model.id} has no base_url`, 'downstream_error', { model_id: model.id });
+      const { createOpenAiBackend, OPENAI_ERRORS } = await import('./openai.js');
       const openai = createOpenAiBackend(model, apiKey, model.base_url, opts.bodyLimits);
       backend = { chat: openai.chat, errors: OPENAI_ERRORS, endpoint: model.base_url, apiKey, openai };
     }
@@ -129,7 +130,7 @@ export function createModelProvider(configured: readonly ModelConfig[] | (() => 
     req: { deadline_at: number | null; signal: AbortSignal },
     call: (b: Backend, s: { signal: AbortSignal; timeoutMs: number }) => Promise<T>,
   ): Promise<T> {
-    const backend = backendOf(model);
+    const backend = await backendOf(model);
     const bound = bounded(model, req.deadline_at, req.signal);
     try {
       const result = await call(backend, bound);
@@ -192,7 +193,9 @@ export function createModelProvider(configured: readonly ModelConfig[] | (() => 
       return await upstream(model, req, (b, s) => requireOpenAi(model, b, 'embed').embed(req.input, s));
     },
     async countTokens(req) {
-      return await countTokens(lookupNow(req.model_id), req);
+      const model = lookupNow(req.model_id);
+      const { countTokens } = await import('./tokens.js');
+      return await countTokens(model, req);
     },
   };
 }

@@ -3,7 +3,7 @@
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { createProgram } from '../../../src/cli.js';
-import { COMMAND_NAMES, commandNamed, loadAllCommands, loadCommandsFor, type Register } from '../../../src/commands/index.js';
+import { COMMAND_NAMES, loadAllCommands, loadCommandsFor, readCommandLine, type Register } from '../../../src/commands/index.js';
 
 const notRun = () => {
   throw new Error('an action ran');
@@ -48,7 +48,11 @@ describe('lazy command loading', () => {
     [['--verbose', 'help', 'box', 'exec'], 'box'],
     [['--store', 'postgres://h/db', 'db', 'status'], 'db'],
   ])('%j names %s', (args, name) => {
-    expect(commandNamed(args)).toBe(name);
+    expect(readCommandLine(args)).toEqual({ kind: 'command', name });
+  });
+
+  it.each([[['--version']], [['-V']], [['--data-dir', 'd', '--json', '--version']], [['--version', 'config']]])('%j asks for the version', (args) => {
+    expect(readCommandLine(args)).toEqual({ kind: 'version' });
   });
 
   it('skips the value of every root option that takes one', () => {
@@ -62,19 +66,20 @@ describe('lazy command loading', () => {
     [[]],
     [['--help']],
     [['--help', 'config']],
-    [['-V', 'config']],
+    [['help', '--version']],
     [['confg']],
     [['--bogus', 'config']],
     [['help']],
     [['--', 'config']],
     [['--data-dir']],
   ])('%j names none', (args) => {
-    expect(commandNamed(args)).toBeNull();
+    expect(readCommandLine(args)).toEqual({ kind: 'other' });
   });
 
   it('loads one module for a named command, none for --version alone, all otherwise', async () => {
     expect(await loadCommandsFor(['--version'])).toHaveLength(0);
     expect(await loadCommandsFor(['-V'])).toHaveLength(0);
+    expect(await loadCommandsFor(['--data-dir', 'd', '--version'])).toHaveLength(0);
     expect(await loadCommandsFor(['config', 'get', 'box'])).toHaveLength(1);
     const few = program(await loadCommandsFor(['runs', 'list']));
     expect(few.commands.map((c) => c.name()).sort()).toEqual(['artifacts', 'conversations', 'events', 'runs', 'transcript']);

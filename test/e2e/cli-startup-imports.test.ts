@@ -1,0 +1,63 @@
+// What a light command loads at start-up (issue 21): `--version` no zod or config, and `config get`,
+// `runner list` none of the heavy libraries (model SDKs, MCP, HTTP server, logging, UI, databases). A module
+// that starts importing one of them at top level shows up here, long before a benchmark would notice.
+import { mkdtempSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { execa } from 'execa';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = path.join(import.meta.dirname, '..', '..');
+const BIN = path.join(ROOT, 'bin', 'lbot.js');
+const HOOK = path.join(ROOT, 'test', 'helpers', 'import-log.mjs');
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'lbot-imports-'));
+
+const HEAVY = [
+  'openai',
+  '@anthropic-ai/sdk',
+  '@modelcontextprotocol/sdk',
+  'fastify',
+  'pino',
+  'ink',
+  'react',
+  'better-sqlite3',
+  'pg',
+  'gpt-tokenizer',
+  'unpdf',
+  'execa',
+  'sqlite-vec',
+];
+
+/** The packages (and lbot's own modules, under `dist/`) `lbot ARGS` loads, in load order. */
+async function loaded(name: string, args: string[]): Promise<{ packages: Set<string>; own: string[] }> {
+  const log = path.join(tmp, `${name}.log`);
+  const r = await execa(process.execPath, ['--import', HOOK, BIN, '--data-dir', path.join(tmp, 'data'), ...args], {
+    reject: false,
+    env: { LBOT_IMPORT_LOG: log },
+  });
+  expect(r.exitCode, r.stderr).toBe(0);
+  const urls = readFileSync(log, 'utf8').split('\n').filter(Boolean);
+  const packages = new Set(urls.flatMap((u) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(u)?.[1] ?? []));
+  const own = urls.flatMap((u) => /\/dist\/(.+)$/.exec(u)?.[1] ?? []);
+  return { packages, own };
+}
+
+describe('start-up imports', () => {
+  it('lbot --version loads commander and no schema, config or command module', async () => {
+    const { packages, own } = await loaded('version', ['--version']);
+    expect([...packages]).not.toContain('zod');
+    expect(own.filter((m) => m.startsWith('core/stores/') || m.startsWith('core/config') || /^commands\/[^/]+\.js$/.test(m))).toEqual(['commands/index.js']);
+  });
+
+  it.each([
+    ['config get', ['config', 'get', 'plugins.enabled']],
+    ['runner list', ['--json', 'runner', 'list']],
+  ])('lbot %s loads none of the heavy libraries', async (name, args) => {
+    const { packages, own } = await loaded(name.replace(' ', '-'), args);
+    expect(HEAVY.filter((p) => packages.has(p))).toEqual([]);
+    // Only its own command module, not the others'.
+    expect(own.filter((m) => /^commands\/[^/]+\.js$/.test(m) && m !== 'commands/index.js').map((m) => m.replace(/^commands\/(.+)\.js$/, '$1'))).toEqual(
+      name === 'runner list' ? ['runner', 'runner-dev'] : ['config'],
+    );
+  });
+});
