@@ -58,7 +58,7 @@ describe('lazy command loading', () => {
   it('skips the value of every root option that takes one', () => {
     const valued = full.options.filter((o) => o.required && o.long !== undefined);
     expect(valued.length).toBeGreaterThan(0);
-    for (const o of valued) expect(commandNamed([o.long ?? '', 'config', 'runs', 'list']), o.long).toBe('runs');
+    for (const o of valued) expect(readCommandLine([o.long ?? '', 'config', 'runs', 'list']), o.long).toEqual({ kind: 'command', name: 'runs' });
   });
 
   // Anything commander would answer at the root (help, version, typos, unknown flags) needs the whole tree.
