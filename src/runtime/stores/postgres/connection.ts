@@ -17,11 +17,6 @@ export function redactUrl(url: string): string {
   }
 }
 
-/** True for a postgres:// or postgresql:// URL. */
-export function isPostgresUrl(value: string): boolean {
-  return /^postgres(ql)?:\/\//i.test(value);
-}
-
 // Rows keep the SQLite stores' column types: int8 (ids, counts) as numbers, json as its text.
 const INT8_OID = 20;
 const JSON_OIDS = new Set([114, 3802]);
