@@ -62,13 +62,8 @@ export function registerBoxServe(box: Command, getCtx: GetContext): void {
         throw new LbotError('invalid_argument', '--tls-cert and --tls-key go together: pass both, or neither for plain HTTP');
       }
       const { startBoxServe } = await import('../runtime/box/remote/serve.js');
-      const { createServeLogger, defaultLogFormat } = await import('../runtime/server/logger.js');
-      const format = flags.logFormat ?? defaultLogFormat(process.stderr);
-      const logger = createServeLogger({
-        format,
-        level: flags.quiet ? 'warn' : ctx.flags.verbose || ctx.flags.debug ? 'debug' : 'info',
-        color: format === 'pretty' && process.stderr.isTTY === true && !process.env.NO_COLOR,
-      });
+      const { createCommandLogger } = await import('../runtime/server/logger.js');
+      const logger = createCommandLogger({ logFormat: flags.logFormat, quiet: flags.quiet, verbose: ctx.flags.verbose || ctx.flags.debug });
       const handle = await startBoxServe({
         dataDir: ctx.flags.dataDir,
         config: ctx.configFile().config.box,

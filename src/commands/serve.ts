@@ -67,13 +67,8 @@ export function registerServe(program: Command, getCtx: GetContext): void {
         return;
       }
       const { startServe } = await import('../runtime/server/serve.js');
-      const { createServeLogger, defaultLogFormat } = await import('../runtime/server/logger.js');
-      const format = flags.logFormat ?? defaultLogFormat(process.stderr);
-      const logger = createServeLogger({
-        format,
-        level: flags.quiet ? 'warn' : ctx.flags.verbose || ctx.flags.debug ? 'debug' : 'info',
-        color: format === 'pretty' && process.stderr.isTTY === true && !process.env.NO_COLOR,
-      });
+      const { createCommandLogger } = await import('../runtime/server/logger.js');
+      const logger = createCommandLogger({ logFormat: flags.logFormat, quiet: flags.quiet, verbose: ctx.flags.verbose || ctx.flags.debug });
       const handle = await startServe({
         dataDir: ctx.flags.dataDir,
         databaseUrl: ctx.flags.store,

@@ -35,6 +35,19 @@ export function createServeLogger(opts: ServeLoggerOptions): ServeLogger {
   );
 }
 
+/**
+ * The log of a long-running server command (`serve`, `box serve`) on stderr: --log-format, else by terminal;
+ * `warn` under --quiet, `debug` under --verbose/--debug; colours on a TTY without NO_COLOR.
+ */
+export function createCommandLogger(flags: { logFormat?: LogFormat | undefined; quiet?: boolean | undefined; verbose: boolean }): ServeLogger {
+  const format = flags.logFormat ?? defaultLogFormat(process.stderr);
+  return createServeLogger({
+    format,
+    level: flags.quiet ? 'warn' : flags.verbose ? 'debug' : 'info',
+    color: format === 'pretty' && process.stderr.isTTY === true && !process.env.NO_COLOR,
+  });
+}
+
 const LEVEL_NAMES: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
 const LEVEL_COLORS: Record<number, string> = { 20: '\x1b[90m', 30: '\x1b[36m', 40: '\x1b[33m', 50: '\x1b[31m', 60: '\x1b[41m' };
 const OMITTED = new Set(['level', 'time', 'msg', 'pid', 'hostname', 'event']);
