@@ -14,6 +14,7 @@ const MODULES: readonly CommandModule[] = [
   { commands: ['config'], load: async () => (await import('./config.js')).registerConfig },
   { commands: ['run'], load: async () => (await import('./run.js')).registerRun },
   { commands: ['serve'], load: async () => (await import('./serve.js')).registerServe },
+  { commands: ['worker'], load: async () => (await import('./worker.js')).registerWorker },
   { commands: ['dev'], load: async () => (await import('./dev.js')).registerDev },
   {
     commands: ['runs', 'conversations', 'events', 'transcript', 'artifacts'],

@@ -14,6 +14,7 @@ const ServeFlagsSchema = z.object({
   logFormat: z.enum(['pretty', 'json']).optional(),
   quiet: z.boolean().optional(),
   discordGateway: z.boolean().optional(),
+  queue: z.boolean().optional(),
 });
 
 export function registerServe(program: Command, getCtx: GetContext): void {
@@ -29,6 +30,7 @@ export function registerServe(program: Command, getCtx: GetContext): void {
     .option('--log-format <format>', 'operator log on stderr: pretty (default on a terminal) or json (one JSON object a line; default otherwise)')
     .option('--quiet', 'log warnings and errors only (no request, run and plugin start lines)')
     .option('--discord-gateway', 'receive Discord messages over the Discord gateway (WebSocket) for every discord platform account (no public URL needed)')
+    .option('--queue', 'hand accepted runs to the durable run queue on PostgreSQL (needs --store); lbot worker processes run them (docs/scale.md)')
     .option('--dev', 'hot reload: watch the plugins dir and reload a plugin when its code or YAML changes (same as lbot dev)')
     .addHelpText(
       'after',
@@ -78,6 +80,7 @@ export function registerServe(program: Command, getCtx: GetContext): void {
         port: flags.port,
         ...(flags.telegramPoll ? { telegramPoll: true } : {}),
         ...(flags.discordGateway ? { discordGateway: true } : {}),
+        ...(flags.queue ? { queue: true } : {}),
         logger,
         warn: (m) => logger.warn({ event: 'warning' }, m),
         log: (l: string) => logger.debug(l),

@@ -70,6 +70,8 @@ export const ERROR_TABLE = {
   unknown: failed,
   // host: the lbot process running a run ended (crash, kill -9) before the run finished; retryable
   'host.interrupted': failed,
+  // queue: the lbot worker running a run died (kill -9, lost machine) and the run is not tried again (docs/scale.md)
+  'run.worker_lost': failed,
   // host API (wire) codes that can surface locally too
   unauthorized: unauthenticated,
   not_found: notFound,

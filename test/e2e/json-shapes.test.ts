@@ -18,6 +18,7 @@ const CHECK = { LBOT_CHECK_SHAPES: '1' };
 /** Shapes this walk does not print, each with where its output is checked instead. */
 const ELSEWHERE: Record<string, string> = {
   BoxServeLine: 'a long-running box server (test/e2e/box-serve.test.ts and test/integration/box/remote.test.ts start it under LBOT_CHECK_SHAPES)',
+  WorkerLine: 'a long-running queue worker (test/e2e/queue.test.ts starts two under LBOT_CHECK_SHAPES)',
   ServeLine: 'a long-running serve/dev process (test/e2e/serve, test/e2e/dev print it under LBOT_CHECK_SHAPES in their own processes)',
   RunStarted: 'schedule run-now needs a running serve (test/e2e/schedules)',
   BoxExec: 'needs a usable sandbox (test/e2e/box-cli.test.ts)',

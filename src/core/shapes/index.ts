@@ -4,7 +4,7 @@ export { DoctorReport, ErrorEnvelope, JsonSchema, Removed, ShapeInfo } from './c
 export { StreamItem } from './stream.js';
 export { Artifact, ArtifactBytes, Conversation, DbSchema, EventRecord, RunRecord, StateChange, StateEntry, StateValue, TranscriptItem } from './stores.js';
 export { Binding, Config, ConfigChange, ConfigValue, OutboxMessage, PlatformAccount, RunStarted, Schedule } from './config.js';
-export { ServeLine, ServeToken } from './serve.js';
+export { ServeLine, ServeToken, WorkerLine } from './serve.js';
 export { ConformanceReport, Runner, RunnerDetail, ScaffoldedRunner } from './runners.js';
 export {
   FakeModelServer,

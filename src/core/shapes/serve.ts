@@ -45,3 +45,10 @@ export const ServeToken = defineShape(
   'the bearer token of lbot serve (`serve token`); `file` is null when it comes from LBOT_API_TOKEN',
   z.strictObject({ token: z.string(), file: z.string().nullable(), rotated: z.boolean() }),
 );
+
+export const WorkerLine = defineShape(
+  'WorkerLine',
+  'stream',
+  'the line `lbot worker --json` prints once it claims runs from the queue',
+  z.strictObject({ type: z.literal('worker.ready'), worker_id: z.string(), concurrency: z.number().int(), lease_seconds: z.number() }),
+);

@@ -20,7 +20,8 @@ import { registerDeliveryRoutes } from './delivery-routes.js';
 import { registerHttpBotRoutes } from './http-bot-routes.js';
 import { startEventRun } from './event-router.js';
 import { registerScheduleRoutes } from './schedule-routes.js';
-import type { RunManager, StreamItem } from './run-manager.js';
+import type { StreamItem } from './run-manager.js';
+import type { RunGateway } from './run-gateway.js';
 import { bearerMatches } from './token.js';
 import { hasWebhookAuth, verifyWebhook } from './webhook-auth.js';
 import { parseOrThrow } from '../../core/zod-issue.js';
@@ -28,7 +29,7 @@ import { deliveredLine, observedLine, summaryLine, type ResultLine } from '../..
 
 export type ServerDeps = {
   stores: HostStores;
-  runs: RunManager;
+  runs: RunGateway;
   /** Current config (bindings are re-read on every event so `lbot binding add` takes effect). */
   config(): Config;
   token: string;
@@ -91,6 +92,9 @@ const PageQuerySchema = z.object({
 });
 
 const parseWith = <S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> => parseOrThrow(schema, value, what, '(body)');
+
+/** How often the record of a run running elsewhere is read when no change notification came. */
+const FOLLOW_POLL_MS = 1000;
 
 function streamLine(item: StreamItem): ResultLine {
   switch (item.kind) {
@@ -251,7 +255,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
 
   app.get<{ Params: { id: string } }>('/v1/runs/:id', async (req) => {
     // A run waiting its turn (run_policy enqueue) has no record yet: the server answers what it knows.
-    const run = deps.runs.queued(req.params.id) ?? (await deps.stores.runs.get(req.params.id));
+    const run = (await deps.stores.runs.get(req.params.id)) ?? (await deps.runs.queued(req.params.id));
     if (!run) throw new LbotError('not_found', `run ${req.params.id} not found`);
     return run;
   });
@@ -262,7 +266,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   });
 
   app.post<{ Params: { id: string } }>('/v1/runs/:id/cancel', async (req, reply) => {
-    if (deps.runs.cancel(req.params.id)) return reply.code(202).send({ ok: true, run_id: req.params.id });
+    if (await deps.runs.cancel(req.params.id)) return reply.code(202).send({ ok: true, run_id: req.params.id });
     const run = await deps.stores.runs.get(req.params.id);
     if (!run) throw new LbotError('not_found', `run ${req.params.id} not found`);
     throw new LbotError('run.not_in_flight', `run ${req.params.id} is not in flight (status ${run.status})`, { details: { status: run.status } });
@@ -287,11 +291,27 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
       req.raw.once('close', () => live.events.off('item', onItem).off('end', onEnd));
       return reply.send(stream);
     }
-    const run = await deps.stores.runs.get(req.params.id);
-    if (!run) throw new LbotError('not_found', `run ${req.params.id} not found`);
-    for (const r of run.results) write(stream, r);
-    write(stream, summaryLine(run));
-    stream.end();
+    // Not running here: the record is followed until the run ends (another instance or a worker runs it).
+    const id = req.params.id;
+    const first = await deps.stores.runs.get(id);
+    if (!first && !(await deps.runs.queued(id))) throw new LbotError('not_found', `run ${id} not found`);
+    let gone = false;
+    req.raw.once('close', () => (gone = true));
+    void (async () => {
+      let sent = 0;
+      for (let run = first; !gone; run = await deps.stores.runs.get(id)) {
+        for (const r of run?.results.slice(sent) ?? []) write(stream, r);
+        sent = run?.results.length ?? 0;
+        if (run && run.status !== 'running') {
+          write(stream, summaryLine(run));
+          break;
+        }
+        if (!run && !(await deps.runs.queued(id))) break; // ended without a record: cancelled before it started
+        await deps.runs.changed(id, FOLLOW_POLL_MS);
+      }
+    })()
+      .catch((err: unknown) => warn(`following run ${id} failed: ${err instanceof Error ? err.message : String(err)}`))
+      .finally(() => stream.end());
     return reply.send(stream);
   });
 

@@ -28,6 +28,33 @@ export function laneOf(binding: Pick<Binding, 'binding_id' | 'run_policy'>, even
   return { key: JSON.stringify([binding.binding_id, event.conversation_id]), binding_id: binding.binding_id, conversation_id: event.conversation_id };
 }
 
+type LaneNames = { binding_id: string; conversation_id: string };
+
+/** run_policy reject while `holder` runs: the same refusal in one process and through the queue. */
+export function conversationBusy(lane: LaneNames, holder: string): LbotError {
+  return new LbotError(
+    'run.conversation_busy',
+    `binding ${lane.binding_id} refuses a new event for conversation ${lane.conversation_id}: run ${holder} is still going (run_policy reject)`,
+    {
+      retryable: true,
+      details: { binding_id: lane.binding_id, conversation_id: lane.conversation_id, run_id: holder },
+      hint: 'send the event again once that run has ended, or set the binding run_policy to enqueue',
+    },
+  );
+}
+
+/** run_policy enqueue with serve.max_queued_per_conversation runs already waiting. */
+export function conversationFull(lane: LaneNames, queued: number, limit: number, holder: string): LbotError {
+  return new LbotError(
+    'rate_limited',
+    `conversation ${lane.conversation_id} of binding ${lane.binding_id} already has ${queued} runs waiting behind run ${holder} (serve.max_queued_per_conversation ${limit}); retry later`,
+    {
+      retryable: true,
+      details: { binding_id: lane.binding_id, conversation_id: lane.conversation_id, queued, limit: 'serve.max_queued_per_conversation' },
+    },
+  );
+}
+
 export class ConversationLanes<T extends LaneRun> {
   readonly #lanes = new Map<string, Lane<T>>();
   /** Waiting run id → its lane key. */
@@ -51,15 +78,7 @@ export class ConversationLanes<T extends LaneRun> {
     }
     const holder = lane.holder;
     if (policy === 'reject') {
-      throw new LbotError(
-        'run.conversation_busy',
-        `binding ${lane.binding_id} refuses a new event for conversation ${lane.conversation_id}: run ${holder.run_id} is still going (run_policy reject)`,
-        {
-          retryable: true,
-          details: { binding_id: lane.binding_id, conversation_id: lane.conversation_id, run_id: holder.run_id },
-          hint: 'send the event again once that run has ended, or set the binding run_policy to enqueue',
-        },
-      );
+      throw conversationBusy(lane, holder.run_id);
     }
     if (policy === 'interrupt') {
       const superseded = lane.waiting.splice(0);
@@ -69,19 +88,7 @@ export class ConversationLanes<T extends LaneRun> {
     }
     const limit = this.maxQueued();
     if (lane.waiting.length >= limit) {
-      throw new LbotError(
-        'rate_limited',
-        `conversation ${lane.conversation_id} of binding ${lane.binding_id} already has ${lane.waiting.length} runs waiting behind run ${holder.run_id} (serve.max_queued_per_conversation ${limit}); retry later`,
-        {
-          retryable: true,
-          details: {
-            binding_id: lane.binding_id,
-            conversation_id: lane.conversation_id,
-            queued: lane.waiting.length,
-            limit: 'serve.max_queued_per_conversation',
-          },
-        },
-      );
+      throw conversationFull(lane, lane.waiting.length, limit, holder.run_id);
     }
     const behind = lane.waiting.at(-1)?.run_id ?? holder.run_id;
     this.#wait(key, lane, run);

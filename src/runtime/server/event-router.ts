@@ -6,9 +6,9 @@ import { incomingEventRow } from '../../core/host/event-record.js';
 import type { Binding } from '../../core/protocol/binding.js';
 import type { EventEnvelope } from '../../core/protocol/event.js';
 import type { HostStores } from '../stores/open.js';
-import type { RunManager } from './run-manager.js';
+import type { RunGateway } from './run-gateway.js';
 
-export type EventRouterDeps = { stores: HostStores; runs: RunManager; config(): Config };
+export type EventRouterDeps = { stores: HostStores; runs: RunGateway; config(): Config };
 
 /** Starts the run of the binding that handles `envelope`; no match still records the event (AC-174). */
 export async function startEventRun(deps: EventRouterDeps, envelope: EventEnvelope, raw?: unknown): Promise<string> {

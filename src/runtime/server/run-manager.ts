@@ -15,7 +15,7 @@ const DEFAULT_MAX_QUEUED = 16;
 export type StreamItem =
   ({ kind: 'delivered' } & Delivered) | { kind: 'observed'; run_id: string; notice: ObservedNotice } | { kind: 'summary'; outcome: RunOutcome };
 
-type StartRequest = Omit<RunRequest, 'signal' | 'onStarted' | 'onDelivered' | 'onObserved' | 'run_id'>;
+import type { RunGateway, StartRequest } from './run-gateway.js';
 
 /** A run the server answered an id for: waiting its turn in its conversation's lane, then running. */
 type LiveRun = {
@@ -61,7 +61,7 @@ export type RunDeliveryObserver = {
   ended(run_id: string): void;
 };
 
-export class RunManager {
+export class RunManager implements RunGateway {
   readonly #live = new Map<string, LiveRun>();
   #pending = 0;
   readonly #pendingByPlugin = new Map<string, number>();
@@ -261,6 +261,11 @@ export class RunManager {
     if (live.state === 'queued' && this.#lanes.remove(run_id)) this.#endUnstarted(live, 'the run was cancelled before it started');
     else live.abort.abort();
     return true;
+  }
+
+  /** Runs of this process stream live (get); a run of another process is followed by reading its record. */
+  changed(_run_id: string, timeoutMs: number): Promise<void> {
+    return new Promise((resolve) => setTimeout(resolve, timeoutMs).unref());
   }
 
   /** Stops accepting runs, ends queued runs unstarted, cancels every run in flight and waits for them to end. */

@@ -5,6 +5,7 @@ import { LbotError } from '../../core/errors.js';
 import { openLocalHost, type LocalHost, type LocalHostOptions } from '../local-host.js';
 import { buildServer } from './app.js';
 import { RunManager } from './run-manager.js';
+import type { RunGateway } from './run-gateway.js';
 import { startDelivery, startDiscordGateways, startTelegramPolling } from '../delivery/start.js';
 import { Scheduler } from '../schedule/scheduler.js';
 import { startEventRun } from './event-router.js';
@@ -40,6 +41,8 @@ export type ServeOptions = {
   telegramPoll?: boolean;
   /** Connect every Discord account to the Discord gateway (WebSocket) for MESSAGE_CREATE. */
   discordGateway?: boolean;
+  /** Hand accepted runs to the durable run queue (`lbot worker` runs them); needs databaseUrl. */
+  queue?: boolean;
 };
 
 export type ServeHandle = {
@@ -47,7 +50,7 @@ export type ServeHandle = {
   port: number;
   tokenFile: string | null;
   local: LocalHost;
-  runs: RunManager;
+  runs: RunGateway;
   /** Stops accepting, cancels runs in flight, stops plugins and everything else it started. Idempotent. */
   close(): Promise<void>;
 };
@@ -97,6 +100,21 @@ function checkRemoteIsolation(host: string, config: Config, dataDir: string, war
     });
   }
   return mode;
+}
+
+/** The run queue of `serve --queue`: runs go to PostgreSQL for `lbot worker` processes. */
+async function openQueue(opts: ServeOptions, local: LocalHost): Promise<RunGateway> {
+  if (!opts.databaseUrl)
+    throw new LbotError('invalid_argument', 'serve --queue needs the run stores on PostgreSQL', {
+      hint: 'add --store postgres://… (or set LBOT_DATABASE_URL); lbot worker processes on the same database run the queued runs',
+    });
+  const { QueueDispatcher } = await import('../queue/dispatcher.js');
+  return QueueDispatcher.open({
+    url: opts.databaseUrl,
+    runs: local.stores.runs,
+    maxQueued: () => opts.configFile.config.serve.max_queued_per_conversation,
+    warn: opts.warn,
+  });
 }
 
 export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
@@ -153,16 +171,26 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
     warn: opts.warn,
     ...(opts.log ? { log: opts.log } : {}),
   });
-  const runs = new RunManager(
-    local.host,
-    {
-      maxConcurrent: config.serve.max_concurrent_runs,
-      maxPerPlugin: config.serve.max_runs_per_plugin,
-      maxQueuedPerConversation: config.serve.max_queued_per_conversation,
-    },
-    opts.warn,
-    delivery.router,
-  );
+  let runs: RunGateway;
+  try {
+    runs = opts.queue
+      ? await openQueue(opts, local)
+      : new RunManager(
+          local.host,
+          {
+            maxConcurrent: config.serve.max_concurrent_runs,
+            maxPerPlugin: config.serve.max_runs_per_plugin,
+            maxQueuedPerConversation: config.serve.max_queued_per_conversation,
+          },
+          opts.warn,
+          delivery.router,
+        );
+  } catch (err) {
+    reaper?.close();
+    await delivery.close();
+    await closeLocal();
+    throw err;
+  }
   const admin = { dataDir: opts.dataDir, configFile: opts.configFile, box: () => local.box(), warn: opts.warn };
   const app = buildServer({
     stores: local.stores,

@@ -10,12 +10,19 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RunOutcome } from '../../../src/core/host/host.js';
 import { openConfigFile } from '../../../src/core/stores/config-file.js';
 import { startServe, type ServeHandle } from '../../../src/runtime/server/serve.js';
+import { RunManager } from '../../../src/runtime/server/run-manager.js';
 import { createTempPlugins, type TempPlugins } from '../../helpers/plugins.js';
 import { freshDatabase, postgresSkipReason, postgresUrl } from '../../helpers/postgres.js';
 import { withReason } from '../../helpers/skip.js';
 
 const TOKEN = 't'.repeat(40);
 const SCRIPTED = 'plugin:acme/scripted/default';
+
+/** The serve's in-process run manager (these serves run without --queue). */
+function inProcess(serve: ServeHandle): RunManager {
+  if (!(serve.runs instanceof RunManager)) throw new Error('expected the in-process run manager');
+  return serve.runs;
+}
 
 type Ctx = { serve: ServeHandle; gates: string; log: string[]; outcomes: Map<string, RunOutcome> };
 const cleanups: Array<() => Promise<void>> = [];
@@ -146,8 +153,8 @@ for (const store of ['sqlite', 'postgres'] as const) {
       expect(a2.json).toMatchObject({ run_id: ids.a2, status: 'queued', binding_id: 'q', conversation_id: 'conv-a', queue: { ahead: ids.a1, position: 1 } });
       const a3 = await call(c, 'GET', `/v1/runs/${ids.a3}`);
       expect(a3.json).toMatchObject({ status: 'queued', queue: { ahead: ids.a2, position: 2 } });
-      expect(c.serve.runs.activeCount).toBe(2);
-      expect(c.serve.runs.queuedCount).toBe(3);
+      expect(inProcess(c.serve).activeCount).toBe(2);
+      expect(inProcess(c.serve).queuedCount).toBe(3);
       // Released out of order: the queued ones first, the holders last.
       for (const e of ['a3', 'a2', 'b2', 'b1', 'a1']) await release(c, e);
       await until('every run to end', () => c.outcomes.size === 5);
@@ -283,7 +290,7 @@ for (const store of ['sqlite', 'postgres'] as const) {
         expect(l.json).toMatchObject({ error: { code: 'rate_limited', retryable: true, details: { conversation_id: 'conv-a', queued: 3 } } });
         expect(JSON.stringify(l.json)).toContain('serve.max_queued_per_conversation');
       }
-      expect(c.serve.runs.queuedCount).toBe(3);
+      expect(inProcess(c.serve).queuedCount).toBe(3);
       // Another conversation is not held up by the flood.
       await post(c, 'q', 'g1', 'conv-b');
       await until('g1 to start', () => c.log.includes('start g1'));

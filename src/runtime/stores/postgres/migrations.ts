@@ -172,6 +172,47 @@ CREATE INDEX agent_artifact_run ON agent_artifact (run_id, id);
 CREATE INDEX agent_artifact_sha256 ON agent_artifact (sha256);
 `,
   },
+  {
+    version: 2,
+    name: 'run queue: accepted runs waiting for or held by a worker, and the workers with their heartbeats',
+    sql: `
+-- One row per accepted (event, binding): the request a worker runs, and where it stands (docs/scale.md). The graphile-worker
+-- job that carries it is keyed by run_id; UNIQUE (event_id, binding_id) makes accepting idempotent.
+CREATE TABLE run_queue (
+  seq             bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  run_id          text NOT NULL UNIQUE,
+  event_id        text NOT NULL,
+  binding_id      text NOT NULL,
+  runner_id       text NOT NULL,
+  conversation_id text,
+  queue_name      text,
+  request_json    text NOT NULL,
+  status          text NOT NULL CHECK (status IN ('queued','running','done','cancelled')),
+  attempts        integer NOT NULL DEFAULT 0,
+  cancel_requested boolean NOT NULL DEFAULT false,
+  worker_id       text,
+  accepted_at     double precision NOT NULL,
+  started_at      double precision,
+  ended_at        double precision,
+  last_error      text,
+  UNIQUE (event_id, binding_id)
+);
+CREATE INDEX run_queue_lane ON run_queue (queue_name, seq) WHERE status IN ('queued','running');
+CREATE INDEX run_queue_worker ON run_queue (worker_id) WHERE status = 'running';
+
+-- Live lbot worker processes; a row whose heartbeat is older than its lease belongs to a dead worker.
+CREATE TABLE queue_workers (
+  worker_id     text PRIMARY KEY,
+  host          text NOT NULL,
+  pid           integer NOT NULL,
+  lease_seconds double precision NOT NULL,
+  -- the graphile-worker pool id its jobs are locked by (set once the pool runs): what a sweeper unlocks
+  pool_id       text,
+  started_at    timestamptz NOT NULL DEFAULT now(),
+  heartbeat_at  timestamptz NOT NULL DEFAULT now()
+);
+`,
+  },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
