@@ -2,6 +2,8 @@
 // `lbot worker` processes on one PostgreSQL database; events of many conversations posted to both serves run
 // exactly once and in order per conversation, are readable from either serve, and a worker killed with
 // SIGKILL in the middle of a run has that run retried by the other worker with no result duplicated.
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { execa, type ResultPromise } from 'execa';
 import pg from 'pg';
@@ -90,10 +92,23 @@ const event = (conversation: string, n: number) => ({
   delivery: { surface: 'cli', supports_streaming: true },
 });
 
-async function post(serve: ServeProcess, conversation: string, n: number, script: Step[]): Promise<string> {
-  const r = await serve.request('POST', '/v1/runs', { event: event(conversation, n), runner_id: SCRIPTED, config: { script } });
+async function post(serve: ServeProcess, conversation: string, n: number, script: Step[], run_policy?: string): Promise<string> {
+  const r = await send(serve, conversation, n, script, run_policy);
   expect(r.status, r.text).toBe(202);
   return (r.json as { run_id: string }).run_id;
+}
+
+/** POST /v1/runs of the scripted runner; with a run_policy, on an inline binding of that policy. */
+function send(serve: ServeProcess, conversation: string, n: number, script: Step[], run_policy?: string) {
+  const target = run_policy
+    ? { binding: { binding_id: `b-${run_policy}`, runner_id: SCRIPTED, event_types: ['*'], run_policy }, config: { script } }
+    : { runner_id: SCRIPTED, config: { script } };
+  return serve.request('POST', '/v1/runs', { event: event(conversation, n), ...target });
+}
+
+async function statusOf(serve: ServeProcess, run_id: string): Promise<string | null> {
+  const r = await serve.request('GET', `/v1/runs/${run_id}`);
+  return r.status === 200 ? String((r.json as { status: unknown }).status) : null;
 }
 
 const messages = (run: Record<string, unknown>): string[] =>
@@ -177,4 +192,74 @@ describe.skipIf(postgresUrl === null)(withReason('the durable run queue (serve -
     const survivor = workers.find((w) => w !== victim);
     expect(survivor?.stderr()).toContain('stopped heartbeating');
   }, 240_000);
+
+  it('run policies, cancel, redelivery and the live result stream work across instances', async () => {
+    const d = await database();
+    const [sa, sb, w] = await Promise.all([scenario(), scenario(), scenario()]);
+    const [a, b] = [await serveOn(sa, d.url), await serveOn(sb, d.url)];
+    await workerOn(w, d.url);
+    const gate = (name: string) => path.join(w.root, name);
+    const release = (name: string) => writeFile(gate(name), '');
+
+    // The same event for the same binding, posted to both instances, is one run.
+    const first = await post(a, 'redelivered', 1, [say('once'), done()]);
+    expect(await post(b, 'redelivered', 1, [say('once'), done()])).toBe(first);
+    expect(await until('the redelivered run to end', async () => ((await statusOf(a, first)) === 'completed' ? true : null))).toBe(true);
+
+    // reject: a second event while the conversation's run is going is 409, wherever it is posted.
+    const held = await post(a, 'rej', 1, [{ wait_file: gate('rej') }, say('held'), done()], 'reject');
+    await until('the held run to start', async () => (await statusOf(b, held)) === 'running');
+    const refused = await send(b, 'rej', 2, [done()], 'reject');
+    expect(refused.status, refused.text).toBe(409);
+    expect(refused.json).toMatchObject({ error: { code: 'run.conversation_busy', details: { run_id: held } } });
+
+    // The result stream of a run going on a worker, read from the instance that did not accept it.
+    const streamed = b.request('GET', `/v1/runs/${held}/results`);
+    await new Promise((r) => setTimeout(r, 300));
+    await release('rej');
+    const lines = (await streamed).text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.map((l) => l.type)).toEqual(['message.completed', 'run.summary']);
+    expect(lines.at(-1)).toMatchObject({ status: 'completed' });
+
+    // interrupt: the newest event wins; the waiting one never starts, the running one is cancelled on the worker.
+    const i1 = await post(a, 'int', 1, [{ wait_file: gate('never') }, done()], 'interrupt');
+    await until('the first interrupt run to start', async () => (await statusOf(a, i1)) === 'running');
+    const i2 = await post(b, 'int', 2, [say('second'), done()], 'interrupt');
+    const i3 = await post(a, 'int', 3, [say('third'), done()], 'interrupt');
+    expect(await until('the newest run to end', async () => await statusOf(b, i3).then((st) => (st === 'completed' ? st : null)))).toBe('completed');
+    expect(await statusOf(a, i1)).toBe('cancelled');
+    expect((await a.request('GET', `/v1/runs/${i2}`)).status).toBe(404);
+    expect(await query(d.url, 'SELECT run_id FROM runs WHERE run_id = $1', [i2])).toEqual([]);
+
+    // cancel through either instance: a queued run never starts, a running one is cancelled where it runs.
+    const c1 = await post(a, 'can', 1, [{ wait_file: gate('never') }, done()]);
+    await until('the run to cancel to start', async () => (await statusOf(a, c1)) === 'running');
+    const c2 = await post(a, 'can', 2, [say('never'), done()]);
+    expect(await b.request('GET', `/v1/runs/${c2}`)).toMatchObject({ status: 200, json: { status: 'queued', queue: { ahead: c1, position: 1 } } });
+    expect((await b.request('POST', `/v1/runs/${c2}/cancel`)).status).toBe(202);
+    expect((await b.request('POST', `/v1/runs/${c1}/cancel`)).status).toBe(202);
+    expect(await until('the cancelled run to end', async () => await statusOf(a, c1).then((st) => (st === 'cancelled' ? st : null)))).toBe('cancelled');
+    expect((await a.request('GET', `/v1/runs/${c2}`)).status).toBe(404);
+    expect((await a.request('POST', `/v1/runs/${c1}/cancel`)).json).toMatchObject({ error: { code: 'run.not_in_flight' } });
+  }, 120_000);
+
+  it('worker --on-lost fail: the run of a SIGKILLed worker ends failed with run.worker_lost instead of running again', async () => {
+    const d = await database();
+    const [s, w1, w2] = await Promise.all([scenario(), scenario(), scenario()]);
+    const serve = await serveOn(s, d.url);
+    const doomed = await workerOn(w1, d.url, ['--on-lost', 'fail']);
+    const run = await post(serve, 'lost', 1, [{ sleep_ms: 60_000 }, say('never'), done()]);
+    await until('the run to start', async () => (await statusOf(serve, run)) === 'running');
+    doomed.proc.kill('SIGKILL');
+    await workerOn(w2, d.url, ['--on-lost', 'fail']);
+    const ended = await until('the lost run to be failed', async () => {
+      const r = (await serve.request('GET', `/v1/runs/${run}`)).json as { status: string };
+      return r.status === 'failed' ? r : null;
+    });
+    expect(ended).toMatchObject({ status: 'failed', error: { code: 'run.worker_lost', retryable: true } });
+    expect(messages(ended)).toEqual([]);
+  }, 60_000);
 });
