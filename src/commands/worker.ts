@@ -71,7 +71,11 @@ export function registerWorker(program: Command, getCtx: GetContext): void {
         });
         logger.info({ event: 'worker.ready', worker_id: worker.worker_id, concurrency: flags.concurrency }, `worker ${worker.worker_id} claiming runs`);
         ctx.output.stream(shapes.WorkerLine, { type: 'worker.ready', worker_id: worker.worker_id, concurrency: flags.concurrency, lease_seconds: flags.lease });
-        await Promise.race([whenAborted(ctx.signal), worker.stopped]);
+        const ended = await Promise.race([whenAborted(ctx.signal).then(() => 'signal' as const), worker.stopped]);
+        if (ended === 'lease_lost')
+          throw new LbotError('run.worker_lost', `worker ${worker.worker_id} lost its lease: another worker took over its runs`, {
+            hint: 'a worker must reach PostgreSQL at least once per --lease; give it a longer --lease if its machine is slow or overloaded',
+          });
         logger.info({ event: 'worker.stop' }, 'stopping: letting the runs in flight end');
         await worker.close();
       } finally {

@@ -38,8 +38,8 @@ export type QueueWorkerOptions = {
 
 export type QueueWorker = {
   worker_id: string;
-  /** Resolves when the worker stopped on its own (its lease was lost); close() resolves it too. */
-  readonly stopped: Promise<void>;
+  /** Resolves once the worker has stopped: 'lease_lost' when it stopped on its own, 'closed' after close(). */
+  readonly stopped: Promise<'closed' | 'lease_lost'>;
   /** Stops claiming, lets the runs in flight end, and deregisters. Idempotent. */
   close(): Promise<void>;
 };
@@ -56,8 +56,9 @@ export async function startQueueWorker(o: QueueWorkerOptions): Promise<QueueWork
   let listener: Listener | undefined;
   let timer: NodeJS.Timeout | undefined;
   let closing: Promise<void> | undefined;
-  let stop!: () => void;
-  const stopped = new Promise<void>((resolve) => (stop = resolve));
+  let why: 'closed' | 'lease_lost' = 'closed';
+  let stop!: (why: 'closed' | 'lease_lost') => void;
+  const stopped = new Promise<'closed' | 'lease_lost'>((resolve) => (stop = resolve));
 
   const cancelLocal = (run_id: string) => controllers.get(run_id)?.abort();
   const policy = { onLost: o.onLost, maxAttempts: o.maxAttempts };
@@ -134,6 +135,7 @@ export async function startQueueWorker(o: QueueWorkerOptions): Promise<QueueWork
     if (alive === 0) {
       o.warn(`worker ${worker_id} lost its lease (no heartbeat for ${o.leaseSeconds}s; its runs were taken over): stopping`);
       for (const c of controllers.values()) c.abort(new LbotError('cancelled', 'the worker lost its lease'));
+      why = 'lease_lost';
       void close();
       return;
     }
@@ -167,7 +169,7 @@ export async function startQueueWorker(o: QueueWorkerOptions): Promise<QueueWork
       await utils?.release();
       await pool.end().catch(() => undefined);
       await db.close().catch(() => undefined);
-      stop();
+      stop(why);
     })());
 
   try {
