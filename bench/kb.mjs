@@ -19,6 +19,7 @@ import { load as loadSqliteVec } from 'sqlite-vec';
 import { ftsQuery } from '../dist/core/knowledge/fusion.js';
 import { SqliteKnowledgeStore } from '../dist/core/stores/sqlite/knowledge.js';
 import { openSqliteStores } from '../dist/core/stores/sqlite/open.js';
+import { asAsyncKnowledge } from '../dist/core/stores/async.js';
 import { vectorBlob } from '../dist/core/stores/sqlite/vector-functions.js';
 import { createKnowledgeEngine } from '../dist/runtime/knowledge/engine.js';
 import { chunkTokenizer, ingest } from '../dist/runtime/knowledge/ingest.js';
@@ -80,7 +81,10 @@ async function measureIngest(stores, dir) {
   const base = stores.knowledge.createBase({ id: 'ingest', name: null, embedding_model: null, chunk_tokens: 256, chunk_overlap: 32 });
   const tokenizer = await chunkTokenizer();
   const t = performance.now();
-  const summary = await ingest({ store: stores.knowledge, models: noModels, base, paths: [tree], signal: new AbortController().signal }, tokenizer);
+  const summary = await ingest(
+    { store: asAsyncKnowledge(stores.knowledge), models: noModels, base, paths: [tree], signal: new AbortController().signal },
+    tokenizer,
+  );
   const s = (performance.now() - t) / 1000;
   if (summary.failed > 0 || summary.indexed !== INGEST_FILES) throw new Error(`ingestion failed: ${JSON.stringify(summary)}`);
   return { files: summary.indexed, chunks: summary.chunks, s, chunks_per_s: summary.chunks / s };
@@ -159,7 +163,7 @@ try {
       },
       rerank: noModels.rerank,
     };
-    const engine = createKnowledgeEngine({ store: stores.knowledge, models, configBases: [] });
+    const engine = createKnowledgeEngine({ store: asAsyncKnowledge(stores.knowledge), models, configBases: [] });
     const signal = new AbortController().signal;
     const retrieve = async (q) => {
       queryVec = q.vec;

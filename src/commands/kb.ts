@@ -15,7 +15,7 @@ import * as shapes from '../core/shapes/index.js';
 
 const admin = () => import('../runtime/knowledge/admin.js');
 
-const envOf = (ctx: CliContext) => ({ dataDir: ctx.flags.dataDir, config: ctx.configFile().config, signal: ctx.signal });
+const envOf = (ctx: CliContext) => ({ dataDir: ctx.flags.dataDir, databaseUrl: ctx.flags.store, config: ctx.configFile().config, signal: ctx.signal });
 
 /**
  * Progress of an ingestion on stderr: one rewritten status line on a terminal, a plain line per file

@@ -2,14 +2,14 @@
 // cluster: `lbot db status|migrate`, a replayed run and a served run recorded in PostgreSQL and readable
 // from any data dir that points at it, and bad URLs refused with their codes and exit statuses.
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { cp, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FIXTURE_EVENTS } from '../helpers/plugins.js';
 import { freshDatabase, postgresSkipReason, postgresUrl } from '../helpers/postgres.js';
 import { startServe, type ServeProcess } from '../helpers/serve.js';
 import { withReason } from '../helpers/skip.js';
-import { done, say, scenario, SCRIPTED, type CliResult } from './host/harness.js';
+import { done, REPO_ROOT, say, scenario, SCRIPTED, type CliResult } from './host/harness.js';
 
 type Db = Awaited<ReturnType<typeof freshDatabase>>;
 const dbs: Db[] = [];
@@ -106,6 +106,27 @@ describe.skipIf(postgresUrl === null)(withReason('PostgreSQL run stores from the
     expect(seen.json).toMatchObject({ run_id: runId, status: 'completed' });
     const results = await second.request('GET', `/v1/runs/${runId}/results`);
     expect(results.text).toContain('served');
+  });
+
+  it('lbot kb --store keeps knowledge bases in PostgreSQL: built from one data dir, searched and removed from another', async () => {
+    const a = await scenario();
+    const b = await scenario();
+    const d = await database();
+    const tree = path.join(a.root, 'kb');
+    await cp(path.join(REPO_ROOT, 'fixtures/skills/real'), tree, { recursive: true });
+    parse(await a.lbot(['--json', '--store', d.url, 'kb', 'create', 'docs']));
+    const added = await a.lbot(['--json', '--store', d.url, 'kb', 'add', 'docs', tree]);
+    expect(added.exitCode, added.stderr).toBe(0);
+    expect(JSON.parse(added.stdout.trim().split('\n').at(-1) ?? '{}')).toMatchObject({ failed: 0 });
+    const listed = await b.lbot(['--json', '--store', d.url, 'kb', 'list']);
+    expect(JSON.parse(listed.stdout)).toMatchObject([{ kb_id: 'docs', origin: 'store' }]);
+    const found = parse(await b.lbot(['--json', '--store', d.url, 'kb', 'search', 'docs', 'animated gif']));
+    const results = Array.isArray(found.results) ? (found.results as Array<{ document_id: string }>) : [];
+    expect(results.length).toBeGreaterThan(0);
+    expect(results[0]?.document_id).toMatch(/slack-gif-creator/);
+    expect(JSON.parse((await a.lbot(['--json', 'kb', 'list'])).stdout)).toEqual([]);
+    parse(await b.lbot(['--json', '--store', d.url, 'kb', 'rm', 'docs']));
+    expect(JSON.parse((await a.lbot(['--json', '--store', d.url, 'kb', 'list'])).stdout)).toEqual([]);
   });
 
   it('an unreachable server is store.unavailable (exit 6) naming the URL without its password', async () => {

@@ -21,7 +21,7 @@ import { SessionRegistry } from './session.js';
 
 /** A host built without knowledge bases: nothing to list, and every base is unknown. */
 const NO_KNOWLEDGE: KnowledgePort = {
-  list: () => [],
+  list: () => Promise.resolve([]),
   retrieve: (kb_id) => Promise.reject(new LbotError('kb.not_found', `knowledge base ${kb_id} not found`)),
 };
 

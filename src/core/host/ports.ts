@@ -137,7 +137,7 @@ export type KnowledgeQuery = {
 
 /** The knowledge bases runs may be granted, and retrieval from one of them (docs/knowledge.md). */
 export interface KnowledgePort {
-  list(): KnowledgeBaseInfo[];
+  list(): Promise<KnowledgeBaseInfo[]>;
   /** Ranked entries of base `kb_id`; `kb.not_found` when there is no such base. */
   retrieve(kb_id: string, q: KnowledgeQuery): Promise<RetrievalEntry[]>;
 }

@@ -124,7 +124,7 @@ export async function prepareRun(deps: SetupDeps, req: RunRequest, target: RunTa
     config,
     {
       models: deps.config.models,
-      knowledgeBases: (deps.knowledge?.list() ?? []).map((k) => ({ id: k.kb_id, name: k.kb_name, kb_type: k.kb_type })),
+      knowledgeBases: ((await deps.knowledge?.list()) ?? []).map((k) => ({ id: k.kb_id, name: k.kb_name, kb_type: k.kb_type })),
       tools: (await tools?.list()) ?? [],
     },
     (m) => warnings.push(m),

@@ -12,9 +12,17 @@ export function reciprocalRankFusion(lists: ReadonlyArray<readonly number[]>, k 
   return [...scores.entries()].map(([id, score]) => ({ id, score })).sort((a, b) => b.score - a.score || a.id - b.id);
 }
 
+/** The distinct words of free text (letters and digits only: no query operator survives), lower-cased, at most 64. */
+export function queryWords(text: string): string[] {
+  return [...new Set((text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).slice(0, 64))];
+}
+
 /** An FTS5 MATCH expression from free text: each word quoted (no operator injection), any word may match. */
 export function ftsQuery(text: string): string | null {
-  const words = (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).slice(0, 64);
-  const unique = [...new Set(words)];
-  return unique.length ? unique.map((w) => `"${w}"`).join(' OR ') : null;
+  return ftsMatch(queryWords(text));
+}
+
+/** The FTS5 MATCH expression of words: any may match; each is an FTS5 string (quotes doubled), never syntax. */
+export function ftsMatch(words: readonly string[]): string | null {
+  return words.length ? words.map((w) => `"${w.replaceAll('"', '""')}"`).join(' OR ') : null;
 }

@@ -2,6 +2,7 @@
 // owns the data), derived from the synchronous ones by type, and the adapter that presents a synchronous
 // stores (SQLite, the embedded default) in that form.
 import type { ArtifactStore, EventLog, RunStore, StateStore, StorageStore, Stores, Transcript } from './types.js';
+import type { AsyncKnowledgeStore, KnowledgeStore } from './knowledge-types.js';
 
 /** `T` with every method returning a Promise of what it returns; a synchronous throw becomes a rejection. */
 export type Async<T> = {
@@ -91,5 +92,23 @@ export function asAsyncStores(stores: Stores): AsyncStores {
       stores.close();
       return Promise.resolve();
     },
+  };
+}
+
+/** The synchronous SQLite knowledge store in the Promise-returning form the engine and `lbot kb` use. */
+export function asAsyncKnowledge(k: KnowledgeStore): AsyncKnowledgeStore {
+  return {
+    createBase: settle((b) => k.createBase(b)),
+    getBase: settle((id) => k.getBase(id)),
+    listBases: settle(() => k.listBases()),
+    removeBase: settle((id) => k.removeBase(id)),
+    documents: settle((id) => k.documents(id)),
+    putDocument: settle((id, doc, chunks, version) => k.putDocument(id, doc, chunks, version)),
+    removeDocuments: settle((id, sources) => k.removeDocuments(id, sources)),
+    setVersion: settle((id, version) => k.setVersion(id, version)),
+    resetDims: settle((id) => k.resetDims(id)),
+    searchText: settle((id, words, filters, limit) => k.searchText(id, words, filters, limit)),
+    searchVector: settle((id, vector, filters, limit) => k.searchVector(id, vector, filters, limit)),
+    chunks: settle((rows) => k.chunks(rows)),
   };
 }

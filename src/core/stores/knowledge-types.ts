@@ -54,9 +54,12 @@ export interface KnowledgeStore {
   setVersion(base_id: string, version: number): void;
   /** Clears the stored dimensions once no vector is left (a rebuild with another model starts afresh). */
   resetDims(base_id: string): void;
-  /** Best BM25 matches of an FTS5 expression (ids, best first, score = −bm25). */
-  searchText(base_id: string, match: string, filters: readonly KnowledgeFilter[], limit: number): Array<{ row: number; score: number }>;
+  /** Best full-text matches of any of `words` (ids, best first; SQLite: score = −bm25 over FTS5, PostgreSQL: ts_rank). */
+  searchText(base_id: string, words: readonly string[], filters: readonly KnowledgeFilter[], limit: number): Array<{ row: number; score: number }>;
   /** Nearest chunks by cosine distance (score = 1 − distance). */
   searchVector(base_id: string, vector: readonly number[], filters: readonly KnowledgeFilter[], limit: number): Array<{ row: number; score: number }>;
   chunks(rows: readonly number[]): Map<number, KbChunk>;
 }
+
+/** The store as every backend offers it to the engine and `lbot kb` (SQLite wraps its synchronous calls). */
+export type AsyncKnowledgeStore = { [K in keyof KnowledgeStore]: (...args: Parameters<KnowledgeStore[K]>) => Promise<Awaited<ReturnType<KnowledgeStore[K]>>> };

@@ -1,10 +1,11 @@
-// What `lbot kb` does: create, add, list, show, remove, reindex and search knowledge bases in `<data-dir>/lbot.db`.
+// What `lbot kb` does: create, add, list, show, remove, reindex and search knowledge bases in `<data-dir>/lbot.db`
+// (or on PostgreSQL with --store).
 import type { Config } from '../../core/config.js';
 import { LbotError } from '../../core/errors.js';
 import type { JsonObject } from '../../core/protocol/event.js';
 import type { KnowledgeFilter, KnowledgeBaseInfo, RetrievalEntry } from '../../core/protocol/knowledge.js';
-import type { KbBase, KbDocument } from '../../core/stores/knowledge-types.js';
-import { openSqliteStores, type SqliteStores } from '../../core/stores/sqlite/open.js';
+import type { AsyncKnowledgeStore, KbBase, KbDocument } from '../../core/stores/knowledge-types.js';
+import { openKnowledge } from '../stores/open.js';
 import { createModelProvider } from '../models/providers.js';
 import { createKnowledgeEngine, type RetrievalMode } from './engine.js';
 import { chunkTokenizer, ingest, type IngestProgress, type IngestSummary } from './ingest.js';
@@ -16,17 +17,19 @@ export const DEFAULT_CHUNK_TOKENS = 400;
 export const DEFAULT_OVERLAP = 50;
 export const MAX_CHUNK_TOKENS = 8192;
 
-type Env = { dataDir: string; config: Config; signal: AbortSignal };
+type Env = { dataDir: string; databaseUrl: string | null; config: Config; signal: AbortSignal };
 
-function withKnowledge<T>(dataDir: string, fn: (stores: SqliteStores) => Promise<T> | T): Promise<T> {
-  const stores = openSqliteStores(dataDir);
-  return Promise.resolve()
-    .then(() => fn(stores))
-    .finally(() => stores.close());
+async function withKnowledge<T>(env: Env, fn: (knowledge: AsyncKnowledgeStore) => Promise<T>): Promise<T> {
+  const opened = await openKnowledge(env.dataDir, env.databaseUrl);
+  try {
+    return await fn(opened.knowledge);
+  } finally {
+    await opened.close();
+  }
 }
 
-function requireBase(stores: SqliteStores, name: string): KbBase {
-  const base = stores.knowledge.getBase(name);
+async function requireBase(knowledge: AsyncKnowledgeStore, name: string): Promise<KbBase> {
+  const base = await knowledge.getBase(name);
   if (!base)
     throw new LbotError('kb.not_found', `knowledge base ${name} not found`, { hint: 'create it with `lbot kb create NAME`, list them with `lbot kb list`' });
   return base;
@@ -51,20 +54,18 @@ export async function createKb(env: Env, o: CreateOptions): Promise<KbBase> {
     throw new LbotError('kb.exists', `knowledge base ${o.name} is listed in lbot.config.json`, {
       hint: 'pick another name, or move its documents into files and drop the config entry',
     });
-  return await withKnowledge(env.dataDir, (s) =>
-    s.knowledge.createBase({ id: o.name, name: o.name, embedding_model: o.embeddingModel ?? null, chunk_tokens, chunk_overlap }),
-  );
+  return await withKnowledge(env, (k) => k.createBase({ id: o.name, name: o.name, embedding_model: o.embeddingModel ?? null, chunk_tokens, chunk_overlap }));
 }
 
 export async function addToKb(
   env: Env,
   o: { name: string; paths: readonly string[]; metadata?: JsonObject; reindex?: boolean; onProgress?: (p: IngestProgress) => void },
 ): Promise<IngestSummary> {
-  return await withKnowledge(env.dataDir, async (s) => {
-    const base = requireBase(s, o.name);
+  return await withKnowledge(env, async (k) => {
+    const base = await requireBase(k, o.name);
     return await ingest(
       {
-        store: s.knowledge,
+        store: k,
         models: createModelProvider(env.config.models),
         base,
         paths: o.paths,
@@ -78,21 +79,21 @@ export async function addToKb(
   });
 }
 
-function engineOf(env: Env, s: SqliteStores) {
-  return createKnowledgeEngine({ store: s.knowledge, models: createModelProvider(env.config.models), configBases: env.config.knowledge_bases });
+function engineOf(env: Env, knowledge: AsyncKnowledgeStore) {
+  return createKnowledgeEngine({ store: knowledge, models: createModelProvider(env.config.models), configBases: env.config.knowledge_bases });
 }
 
 export async function listKb(env: Env): Promise<KnowledgeBaseInfo[]> {
-  return await withKnowledge(env.dataDir, (s) => engineOf(env, s).list());
+  return await withKnowledge(env, (k) => engineOf(env, k).list());
 }
 
 export async function showKb(env: Env, name: string): Promise<{ base: KbBase; documents: KbDocument[] }> {
-  return await withKnowledge(env.dataDir, (s) => ({ base: requireBase(s, name), documents: s.knowledge.documents(name) }));
+  return await withKnowledge(env, async (k) => ({ base: await requireBase(k, name), documents: await k.documents(name) }));
 }
 
 export async function removeKb(env: Env, name: string): Promise<{ removed: string }> {
-  return await withKnowledge(env.dataDir, (s) => {
-    if (!s.knowledge.removeBase(name)) throw new LbotError('kb.not_found', `knowledge base ${name} not found`);
+  return await withKnowledge(env, async (k) => {
+    if (!(await k.removeBase(name))) throw new LbotError('kb.not_found', `knowledge base ${name} not found`);
     return { removed: name };
   });
 }
@@ -102,8 +103,8 @@ export async function searchKb(
   o: { name: string; query: string; topK: number; filters: KnowledgeFilter[]; rerankModel?: string | undefined },
 ): Promise<{ kb_id: string; mode: RetrievalMode; results: RetrievalEntry[] }> {
   if (o.rerankModel) requireModel(env.config, o.rerankModel, 'rerank');
-  return await withKnowledge(env.dataDir, async (s) => {
-    const engine = engineOf(env, s);
+  return await withKnowledge(env, async (k) => {
+    const engine = engineOf(env, k);
     const results = await engine.retrieve(o.name, {
       query: o.query,
       top_k: o.topK,
@@ -112,6 +113,6 @@ export async function searchKb(
       deadline_at: null,
       signal: env.signal,
     });
-    return { kb_id: o.name, mode: engine.modeOf(o.name), results };
+    return { kb_id: o.name, mode: await engine.modeOf(o.name), results };
   });
 }

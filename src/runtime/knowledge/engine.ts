@@ -2,10 +2,10 @@
 // vectors when it has an embedding model, reciprocal rank fusion of both, optional rerank (docs/knowledge.md).
 import type { KnowledgeBaseConfig } from '../../core/config.js';
 import { LbotError } from '../../core/errors.js';
-import { ftsQuery, reciprocalRankFusion } from '../../core/knowledge/fusion.js';
+import { queryWords, reciprocalRankFusion } from '../../core/knowledge/fusion.js';
 import type { KnowledgePort, KnowledgeQuery, ModelProvider } from '../../core/host/ports.js';
 import type { KnowledgeBaseInfo, RetrievalEntry } from '../../core/protocol/knowledge.js';
-import type { KbBase, KnowledgeStore } from '../../core/stores/knowledge-types.js';
+import type { AsyncKnowledgeStore, KbBase } from '../../core/stores/knowledge-types.js';
 import { rankConfigDocuments } from './local.js';
 
 /** Candidates each ranking contributes before fusion: enough for the fused top_k to be stable. */
@@ -15,7 +15,7 @@ const candidatesFor = (topK: number) => Math.min(200, Math.max(20, topK * 4));
 export const RERANK_MAX = 64;
 
 export type KnowledgeEngineDeps = {
-  store: KnowledgeStore;
+  store: AsyncKnowledgeStore;
   models: ModelProvider;
   /** Bases listed in lbot.config.json (documents inline); a stored base of the same id wins. */
   configBases: readonly KnowledgeBaseConfig[];
@@ -26,23 +26,23 @@ export type RetrievalMode = 'bm25' | 'vector' | 'hybrid';
 
 export type KnowledgeEngine = KnowledgePort & {
   /** Which rankings a query on this base runs. */
-  modeOf(kb_id: string): RetrievalMode;
+  modeOf(kb_id: string): Promise<RetrievalMode>;
 };
 
 /** The stored base's ranked chunk rows: BM25 and vector lists fused, or whichever one there is. */
 async function rankRows(deps: KnowledgeEngineDeps, base: KbBase, q: KnowledgeQuery): Promise<Array<{ row: number; score: number }>> {
   const limit = candidatesFor(q.top_k);
-  const match = ftsQuery(q.query);
+  const words = queryWords(q.query);
   const fused = Boolean(base.embedding_model && q.query.trim());
   // BM25 alone needs only the rows that are returned (or reranked); fusion wants deeper lists.
   const textLimit = fused ? limit : q.rerank_model_id ? Math.max(q.top_k, RERANK_MAX) : q.top_k;
-  const text = match ? deps.store.searchText(base.id, match, q.filters, textLimit) : [];
+  const text = words.length ? await deps.store.searchText(base.id, words, q.filters, textLimit) : [];
   if (!base.embedding_model || !fused) return text;
   const embedded = await deps.models.embed({ model_id: base.embedding_model, input: [q.query], deadline_at: q.deadline_at, signal: q.signal });
   const vector = embedded.embeddings[0];
   if (!vector || vector.length === 0 || !vector.every(Number.isFinite))
     throw new LbotError('kb.embedding_failed', `embedding model ${base.embedding_model} returned no usable vector for the query`);
-  const near = deps.store.searchVector(base.id, vector, q.filters, limit);
+  const near = await deps.store.searchVector(base.id, vector, q.filters, limit);
   if (text.length === 0) return near;
   return reciprocalRankFusion([text.map((t) => t.row), near.map((n) => n.row)]).map((f) => ({ row: f.id, score: f.score }));
 }
@@ -72,8 +72,8 @@ async function rerank(models: ModelProvider, q: KnowledgeQuery, model_id: string
 export function createKnowledgeEngine(deps: KnowledgeEngineDeps): KnowledgeEngine {
   const configBase = (id: string) => deps.configBases.find((b) => b.id === id);
   return {
-    list() {
-      const stored = deps.store.listBases();
+    async list() {
+      const stored = await deps.store.listBases();
       const ids = new Set(stored.map((b) => b.id));
       const fromStore: KnowledgeBaseInfo[] = stored.map((b) => ({
         kb_id: b.id,
@@ -99,11 +99,11 @@ export function createKnowledgeEngine(deps: KnowledgeEngineDeps): KnowledgeEngin
         }));
       return [...fromStore, ...fromConfig];
     },
-    modeOf(kb_id) {
-      return deps.store.getBase(kb_id)?.embedding_model ? 'hybrid' : 'bm25';
+    async modeOf(kb_id) {
+      return (await deps.store.getBase(kb_id))?.embedding_model ? 'hybrid' : 'bm25';
     },
     async retrieve(kb_id, q) {
-      const base = deps.store.getBase(kb_id);
+      const base = await deps.store.getBase(kb_id);
       if (!base) {
         const cfg = configBase(kb_id);
         if (!cfg) throw new LbotError('kb.not_found', `knowledge base ${kb_id} not found`, { hint: 'list them with `lbot kb list`' });
@@ -112,7 +112,7 @@ export function createKnowledgeEngine(deps: KnowledgeEngineDeps): KnowledgeEngin
       }
       const rows = await rankRows(deps, base, q);
       const wanted = rows.slice(0, q.rerank_model_id ? Math.max(q.top_k, RERANK_MAX) : q.top_k);
-      const chunks = deps.store.chunks(wanted.map((r) => r.row));
+      const chunks = await deps.store.chunks(wanted.map((r) => r.row));
       const entries: RetrievalEntry[] = [];
       for (const r of wanted) {
         const c = chunks.get(r.row);

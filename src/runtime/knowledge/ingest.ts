@@ -7,7 +7,7 @@ import { LbotError, toLbotError } from '../../core/errors.js';
 import { chunkSections, type ChunkTokenizer } from '../../core/knowledge/chunking.js';
 import type { ModelProvider } from '../../core/host/ports.js';
 import type { JsonObject } from '../../core/protocol/event.js';
-import type { KbBase, KbChunkInput, KbDocument, KnowledgeStore } from '../../core/stores/knowledge-types.js';
+import type { KbBase, KbChunkInput, KbDocument, AsyncKnowledgeStore } from '../../core/stores/knowledge-types.js';
 import { documentTypeOf, extractDocument, MAX_FILE_BYTES, SUPPORTED_EXTENSIONS, type DocumentType } from './extract.js';
 
 /** Texts per embedding request. */
@@ -45,7 +45,7 @@ export type IngestSummary = {
 };
 
 export type IngestOptions = {
-  store: KnowledgeStore;
+  store: AsyncKnowledgeStore;
   models: ModelProvider;
   base: KbBase;
   /** Files and directories to add; a directory's documents that are no longer there are dropped. */
@@ -144,7 +144,7 @@ async function embedAll(opts: IngestOptions, source: string, texts: string[], on
 /** Adds (or re-adds) files to a base; see the module header. Throws `cancelled` when the signal aborts between documents. */
 export async function ingest(opts: IngestOptions, tokenizer: ChunkTokenizer): Promise<IngestSummary> {
   const { store, base } = opts;
-  const existing = new Map<string, KbDocument>(store.documents(base.id).map((d) => [d.source, d]));
+  const existing = new Map<string, KbDocument>((await store.documents(base.id)).map((d) => [d.source, d]));
   const { files, roots } = opts.reindex ? await stillThere(existing) : await walk(opts.paths);
   opts.onProgress?.({ type: 'scan', files: files.length });
   const version = base.version + 1;
@@ -201,7 +201,7 @@ export async function ingest(opts: IngestOptions, tokenizer: ChunkTokenizer): Pr
         bytes: bytes.length,
         ...(extracted.pages !== undefined ? { pages: extracted.pages } : {}),
       };
-      store.putDocument(base.id, { source: f.source, origin: f.abs, content_hash, metadata, bytes: bytes.length }, inputs, version);
+      await store.putDocument(base.id, { source: f.source, origin: f.abs, content_hash, metadata, bytes: bytes.length }, inputs, version);
       summary.indexed++;
       summary.chunks += chunks.length;
       report('indexed', chunks.length);
@@ -217,13 +217,13 @@ export async function ingest(opts: IngestOptions, tokenizer: ChunkTokenizer): Pr
   }
   const underRoot = (origin: string) => roots.some((r) => origin.startsWith(r + path.sep));
   const gone = [...existing.values()].filter((d) => !seen.has(d.source) && (opts.reindex || underRoot(d.origin))).map((d) => d.source);
-  summary.removed = store.removeDocuments(base.id, gone);
+  summary.removed = await store.removeDocuments(base.id, gone);
   for (const source of gone) opts.onProgress?.({ type: 'removed', source });
   if (summary.indexed > 0 || summary.removed > 0) {
-    store.setVersion(base.id, version);
+    await store.setVersion(base.id, version);
     summary.version = version;
   }
-  store.resetDims(base.id);
+  await store.resetDims(base.id);
   return summary;
 }
 

@@ -1,9 +1,9 @@
-// Opens the stores a host runs on: the six run stores on SQLite (the embedded default, in the data dir) or on
-// PostgreSQL (a postgres:// URL), and beside them the data dir's SQLite stores that stay per machine
-// (delivery outbox and poll offsets, knowledge bases; docs/postgres.md).
-import { asAsyncStores, type AsyncStores } from '../../core/stores/async.js';
+// Opens the stores a host runs on: the run stores and knowledge bases on SQLite (the embedded default, in the
+// data dir) or on PostgreSQL (a postgres:// URL), and beside them the data dir's SQLite stores that stay per
+// machine (delivery outbox and poll offsets; docs/postgres.md).
+import { asAsyncKnowledge, asAsyncStores, type AsyncStores } from '../../core/stores/async.js';
 import type { DeliveryStore } from '../../core/stores/delivery-types.js';
-import type { KnowledgeStore } from '../../core/stores/knowledge-types.js';
+import type { AsyncKnowledgeStore } from '../../core/stores/knowledge-types.js';
 import { openSqliteStores } from '../../core/stores/sqlite/open.js';
 import { reapInterruptedRuns } from '../run-owner.js';
 
@@ -12,7 +12,7 @@ export type StoreBackend = 'sqlite' | 'postgres';
 export type HostStores = AsyncStores & {
   readonly backend: StoreBackend;
   readonly delivery: DeliveryStore;
-  readonly knowledge: KnowledgeStore;
+  readonly knowledge: AsyncKnowledgeStore;
 };
 
 /**
@@ -21,9 +21,9 @@ export type HostStores = AsyncStores & {
  */
 export async function openHostStores(dataDir: string, databaseUrl: string | null): Promise<HostStores> {
   const local = openSqliteStores(dataDir);
-  let run: AsyncStores;
+  let run: AsyncStores & { knowledge: AsyncKnowledgeStore };
   try {
-    if (databaseUrl === null) run = asAsyncStores(local);
+    if (databaseUrl === null) run = { ...asAsyncStores(local), knowledge: asAsyncKnowledge(local.knowledge) };
     else {
       const { openPostgresStores } = await import('./postgres/open.js');
       run = await openPostgresStores(databaseUrl);
@@ -41,7 +41,7 @@ export async function openHostStores(dataDir: string, databaseUrl: string | null
     storage: run.storage,
     artifacts: run.artifacts,
     delivery: local.delivery,
-    knowledge: local.knowledge,
+    knowledge: run.knowledge,
     close: async () => {
       if (databaseUrl !== null) await run.close();
       local.close();
@@ -54,4 +54,15 @@ export async function openHostStores(dataDir: string, databaseUrl: string | null
     throw err;
   }
   return stores;
+}
+
+/** The knowledge bases alone (`lbot kb`): in the data dir's SQLite file, or on PostgreSQL with `databaseUrl`. */
+export async function openKnowledge(dataDir: string, databaseUrl: string | null): Promise<{ knowledge: AsyncKnowledgeStore; close(): Promise<void> }> {
+  if (databaseUrl === null) {
+    const local = openSqliteStores(dataDir);
+    return { knowledge: asAsyncKnowledge(local.knowledge), close: () => Promise.resolve(local.close()) };
+  }
+  const { openPostgresStores } = await import('./postgres/open.js');
+  const pg = await openPostgresStores(databaseUrl);
+  return { knowledge: pg.knowledge, close: () => pg.close() };
 }

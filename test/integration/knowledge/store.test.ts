@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LbotError } from '../../../src/core/errors.js';
-import { ftsQuery } from '../../../src/core/knowledge/fusion.js';
+import { queryWords } from '../../../src/core/knowledge/fusion.js';
 import { openSqliteStores, type SqliteStores } from '../../../src/core/stores/sqlite/open.js';
 import { MIGRATIONS } from '../../../src/core/stores/sqlite/migrations.js';
 import { cosineDistance, hammingDistance, installVectorFunctions, signBits, vectorBlob } from '../../../src/core/stores/sqlite/vector-functions.js';
@@ -55,14 +55,14 @@ describe('knowledge store', () => {
 
   it('ranks by BM25, filters on metadata, and replaces a document with its chunks in one step', () => {
     const kb = seeded();
-    const hits = kb.searchText('docs', ftsQuery('keeper lamp') ?? '', [], 10);
+    const hits = kb.searchText('docs', queryWords('keeper lamp'), [], 10);
     const texts = [...kb.chunks(hits.map((h) => h.row)).values()];
     expect(hits).toHaveLength(2);
     expect(texts.find((c) => c.row === hits[0]?.row)?.text).toContain('lamp');
-    expect(kb.searchText('docs', ftsQuery('keeper') ?? '', [{ field: 'type', operator: 'eq', value: 'text' }], 10)).toHaveLength(1);
+    expect(kb.searchText('docs', queryWords('keeper'), [{ field: 'type', operator: 'eq', value: 'text' }], 10)).toHaveLength(1);
 
     kb.putDocument('docs', doc('a.md', { type: 'markdown' }), [{ text: 'rewritten without the old words', tokens: 5, embedding: [0, 0, 1] }], 2);
-    expect(kb.searchText('docs', ftsQuery('lighthouse') ?? '', [], 10)).toEqual([]);
+    expect(kb.searchText('docs', queryWords('lighthouse'), [], 10)).toEqual([]);
     expect(kb.documents('docs').map((d) => [d.source, d.version, d.chunk_count])).toEqual([
       ['a.md', 2, 1],
       ['b.txt', 1, 1],
@@ -106,13 +106,13 @@ describe('knowledge store', () => {
     // 300 chunks that rank above every match in `docs` (the word repeated), spread over many batches.
     const noisy = Array.from({ length: 300 }, () => ({ text: 'keeper keeper keeper', tokens: 3, embedding: null }));
     kb.putDocument('noise', doc('n.md', { type: 'markdown' }), noisy, 1);
-    const hits = kb.searchText('docs', ftsQuery('keeper') ?? '', [], 10);
+    const hits = kb.searchText('docs', queryWords('keeper'), [], 10);
     expect([...kb.chunks(hits.map((h) => h.row)).values()].map((c) => c.source).sort()).toEqual(['a.md', 'b.txt']);
-    const filtered = kb.searchText('docs', ftsQuery('keeper') ?? '', [{ field: 'type', operator: 'eq', value: 'text' }], 10);
+    const filtered = kb.searchText('docs', queryWords('keeper'), [{ field: 'type', operator: 'eq', value: 'text' }], 10);
     expect([...kb.chunks(filtered.map((h) => h.row)).values()].map((c) => c.source)).toEqual(['b.txt']);
-    expect(kb.searchText('noise', ftsQuery('keeper') ?? '', [], 5)).toHaveLength(5);
+    expect(kb.searchText('noise', queryWords('keeper'), [], 5)).toHaveLength(5);
     // best first
-    const scores = kb.searchText('noise', ftsQuery('keeper') ?? '', [], 100).map((h) => h.score);
+    const scores = kb.searchText('noise', queryWords('keeper'), [], 100).map((h) => h.score);
     expect(scores).toEqual([...scores].sort((a, b) => b - a));
   });
 

@@ -8,6 +8,7 @@ import { runStoreContract } from '../../contract/run-store.case.js';
 import { stateStoreContract } from '../../contract/state-store.case.js';
 import { storageStoreContract } from '../../contract/storage-store.case.js';
 import { transcriptContract } from '../../contract/transcript.case.js';
+import { knowledgeStoreContract } from '../../contract/knowledge-store.case.js';
 import { freshDatabase, postgresSkipReason, postgresUrl } from '../../helpers/postgres.js';
 import { withReason } from '../../helpers/skip.js';
 
@@ -38,4 +39,5 @@ describe.skipIf(postgresUrl === null)(withReason('PostgreSQL stores', postgresUr
   stateStoreContract('postgres', open);
   storageStoreContract('postgres', open);
   artifactStoreContract('postgres', open);
+  knowledgeStoreContract('postgres', open);
 });

@@ -1,6 +1,7 @@
 // Runs every store contract suite against the SQLite implementation on real files in temp dirs,
 // through the adapter that presents the synchronous stores in their Promise-returning form.
-import { asAsyncStores } from '../../../src/core/stores/async.js';
+import { asAsyncKnowledge, asAsyncStores } from '../../../src/core/stores/async.js';
+import { knowledgeStoreContract } from '../../contract/knowledge-store.case.js';
 import { artifactStoreContract } from '../../contract/artifact-store.case.js';
 import { eventLogContract } from '../../contract/event-log.case.js';
 import { runStoreContract } from '../../contract/run-store.case.js';
@@ -17,3 +18,7 @@ runStoreContract('sqlite', open);
 stateStoreContract('sqlite', open);
 storageStoreContract('sqlite', open);
 artifactStoreContract('sqlite', open);
+knowledgeStoreContract('sqlite', () => {
+  const stores = openTempStores();
+  return Promise.resolve({ ...asAsyncStores(stores), knowledge: asAsyncKnowledge(stores.knowledge) });
+});

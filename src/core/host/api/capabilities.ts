@@ -74,8 +74,8 @@ export async function toolsCall({ session, params, env, signal }: HandlerCall<Pr
 }
 
 /** Only the bases this run was granted (its resources), with their current sizes. */
-export function knowledgeList({ session, env }: HandlerCall<ProxyParams<'knowledge.list'>>): ProxyResult<'knowledge.list'> {
-  return { knowledge_bases: env.knowledge.list().filter((k) => isResourceAllowed(session, 'knowledge_base', k.kb_id)) };
+export async function knowledgeList({ session, env }: HandlerCall<ProxyParams<'knowledge.list'>>): Promise<ProxyResult<'knowledge.list'>> {
+  return { knowledge_bases: (await env.knowledge.list()).filter((k) => isResourceAllowed(session, 'knowledge_base', k.kb_id)) };
 }
 
 export async function knowledgeRetrieve({

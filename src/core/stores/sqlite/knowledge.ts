@@ -6,6 +6,7 @@ import { jsonObject, jsonText, num, numOrNull, rowOrNull, rowsOf, text, textOrNu
 import type { StoreDb } from './connection.js';
 import { filterSql } from './knowledge-filters.js';
 import { isUniqueViolation } from './store-errors.js';
+import { ftsMatch } from '../../knowledge/fusion.js';
 import { signBits, vectorBlob } from './vector-functions.js';
 import { VectorIndex, type IndexedVector } from './vector-index.js';
 
@@ -167,7 +168,9 @@ export class SqliteKnowledgeStore implements KnowledgeStore {
     );
   }
 
-  searchText(base_id: string, match: string, filters: readonly KnowledgeFilter[], limit: number): Array<{ row: number; score: number }> {
+  searchText(base_id: string, words: readonly string[], filters: readonly KnowledgeFilter[], limit: number): Array<{ row: number; score: number }> {
+    const match = ftsMatch(words);
+    if (match === null) return [];
     // FTS5 ranks fastest on its own index with no join, and fastest of all with a LIMIT (a bounded sort instead of
     // sorting every match): the best matches come from it a window at a time, each window four times the one
     // before, and are checked for the base and the filters until `limit` pass (a join would look up every match's

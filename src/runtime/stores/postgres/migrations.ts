@@ -213,6 +213,53 @@ CREATE TABLE queue_workers (
 );
 `,
   },
+  {
+    version: 3,
+    name: 'knowledge bases: bases, documents by content hash, chunks with full-text vectors and embeddings',
+    sql: `
+CREATE TABLE kb_bases (
+  id              text PRIMARY KEY,
+  name            text,
+  embedding_model text,
+  embedding_dims  integer,
+  chunk_tokens    integer NOT NULL,
+  chunk_overlap   integer NOT NULL,
+  version         integer NOT NULL DEFAULT 0,
+  created_at      double precision NOT NULL,
+  updated_at      double precision NOT NULL
+);
+
+CREATE TABLE kb_documents (
+  id            bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  base_id       text NOT NULL REFERENCES kb_bases (id) ON DELETE CASCADE,
+  source        text NOT NULL,
+  origin        text NOT NULL,
+  content_hash  text NOT NULL,
+  metadata      jsonb NOT NULL,
+  version       integer NOT NULL,
+  bytes         bigint NOT NULL,
+  chunk_count   integer NOT NULL,
+  created_at    double precision NOT NULL,
+  updated_at    double precision NOT NULL,
+  UNIQUE (base_id, source)
+);
+
+-- 'simple': lower-cased words without stemming or stop words, as the SQLite base's unicode61 tokenizer.
+CREATE TABLE kb_chunks (
+  id          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  document_id bigint NOT NULL REFERENCES kb_documents (id) ON DELETE CASCADE,
+  base_id     text NOT NULL,
+  ordinal     integer NOT NULL,
+  text        text NOT NULL,
+  tokens      integer NOT NULL,
+  embedding   real[],
+  tsv         tsvector GENERATED ALWAYS AS (to_tsvector('simple', text)) STORED
+);
+CREATE INDEX kb_chunks_tsv ON kb_chunks USING gin (tsv);
+CREATE INDEX kb_chunks_base ON kb_chunks (base_id);
+CREATE INDEX kb_chunks_document ON kb_chunks (document_id);
+`,
+  },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

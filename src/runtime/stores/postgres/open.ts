@@ -8,9 +8,11 @@ import { PgRunStore } from './runs.js';
 import { PgStateStore } from './state.js';
 import { PgStorageStore } from './storage.js';
 import { PgTranscript } from './transcript.js';
+import { PgKnowledgeStore } from './knowledge.js';
 
 export type PostgresStores = AsyncStores & {
   readonly db: PgStoreDb;
+  readonly knowledge: PgKnowledgeStore;
   /** The migrations this open applied (empty when the schema was current). */
   readonly migrated: AppliedMigration[];
 };
@@ -38,6 +40,7 @@ export async function openPostgresStores(url: string, opts: PgStoreDbOptions = {
     state: new PgStateStore(db),
     storage: new PgStorageStore(db),
     artifacts: new PgArtifactStore(db),
+    knowledge: new PgKnowledgeStore(db),
     async close() {
       if (closed) return;
       closed = true;
