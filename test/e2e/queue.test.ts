@@ -2,7 +2,7 @@
 // `lbot worker` processes on one PostgreSQL database; events of many conversations posted to both serves run
 // exactly once and in order per conversation, are readable from either serve, and a worker killed with
 // SIGKILL in the middle of a run has that run retried by the other worker with no result duplicated.
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { execa, type ResultPromise } from 'execa';
@@ -198,7 +198,10 @@ describe.skipIf(postgresUrl === null)(withReason('the durable run queue (serve -
     const [sa, sb, w] = await Promise.all([scenario(), scenario(), scenario()]);
     const [a, b] = [await serveOn(sa, d.url), await serveOn(sb, d.url)];
     await workerOn(w, d.url);
-    const gate = (name: string) => path.join(w.root, name);
+    // Gates live in the plugin's own dir: a sandboxed runner (bubblewrap, where installed) sees that dir only.
+    const gates = path.join(w.plugins.dir('scripted'), 'gates');
+    await mkdir(gates);
+    const gate = (name: string) => path.join(gates, name);
     const release = (name: string) => writeFile(gate(name), '');
 
     // The same event for the same binding, posted to both instances, is one run.
