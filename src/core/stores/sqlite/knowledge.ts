@@ -17,9 +17,10 @@ const VECTOR_KEEP = 100;
 /** In-memory vector indexes kept across queries, all bases together (100,000 vectors of 384 dimensions take 44 MB). */
 const VECTOR_CACHE_BYTES = 256 * 1024 * 1024;
 
-const BASE_COLUMNS = 'id, name, embedding_model, embedding_dims, chunk_tokens, chunk_overlap, version, created_at, updated_at';
+/** The columns of a base row, the same on SQLite and PostgreSQL. */
+export const BASE_COLUMNS = 'id, name, embedding_model, embedding_dims, chunk_tokens, chunk_overlap, version, created_at, updated_at';
 
-function baseOf(row: Row): KbBase {
+export function baseOf(row: Row): KbBase {
   return {
     id: text(row, 'id'),
     name: textOrNull(row, 'name'),

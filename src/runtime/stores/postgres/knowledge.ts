@@ -12,25 +12,10 @@ import type {
   KbDocumentInput,
   KbNewBase,
 } from '../../../core/stores/knowledge-types.js';
-import { jsonObject, num, numOrNull, text, textOrNull, type Row } from '../../../core/stores/sqlite/columns.js';
+import { jsonObject, num, numOrNull, text, type Row } from '../../../core/stores/sqlite/columns.js';
+import { BASE_COLUMNS, baseOf } from '../../../core/stores/sqlite/knowledge.js';
 import { isUniqueViolation, type PgQuery, type PgStoreDb } from './connection.js';
 import { pgFilterSql } from './knowledge-filters.js';
-
-const BASE_COLUMNS = 'id, name, embedding_model, embedding_dims, chunk_tokens, chunk_overlap, version, created_at, updated_at';
-
-function baseOf(row: Row): KbBase {
-  return {
-    id: text(row, 'id'),
-    name: textOrNull(row, 'name'),
-    embedding_model: textOrNull(row, 'embedding_model'),
-    embedding_dims: numOrNull(row, 'embedding_dims'),
-    chunk_tokens: num(row, 'chunk_tokens'),
-    chunk_overlap: num(row, 'chunk_overlap'),
-    version: num(row, 'version'),
-    created_at: num(row, 'created_at'),
-    updated_at: num(row, 'updated_at'),
-  };
-}
 
 const scored = (rows: Row[]) => rows.map((r) => ({ row: num(r, 'row'), score: num(r, 'score') }));
 
