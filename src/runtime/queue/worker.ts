@@ -46,6 +46,9 @@ export type QueueWorker = {
 
 const PayloadSchema = z.object({ run_id: z.string().min(1) });
 
+/** How often a worker drops graphile-worker's queues that no job references any more. */
+const QUEUE_GC_MS = 5 * 60_000;
+
 export async function startQueueWorker(o: QueueWorkerOptions): Promise<QueueWorker> {
   const worker_id = `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const db = new PgStoreDb(o.url, { max: o.concurrency + 2 });
@@ -56,6 +59,7 @@ export async function startQueueWorker(o: QueueWorkerOptions): Promise<QueueWork
   let listener: Listener | undefined;
   let timer: NodeJS.Timeout | undefined;
   let closing: Promise<void> | undefined;
+  let lastCleanup = Date.now();
   let why: 'closed' | 'lease_lost' = 'closed';
   let stop!: (why: 'closed' | 'lease_lost') => void;
   const stopped = new Promise<'closed' | 'lease_lost'>((resolve) => (stop = resolve));
@@ -158,6 +162,11 @@ export async function startQueueWorker(o: QueueWorkerOptions): Promise<QueueWork
       ),
     );
     if (orphans.length > 0 && utils) await utils.forceUnlockWorkers(orphans.map((r) => text(r, 'locked_by')));
+    // One named queue per conversation: the queues of conversations with no job left are dropped now and then.
+    if (utils && Date.now() - lastCleanup > QUEUE_GC_MS) {
+      lastCleanup = Date.now();
+      await utils.cleanup({ tasks: ['GC_JOB_QUEUES'] });
+    }
   };
 
   const close = (): Promise<void> =>
