@@ -98,6 +98,10 @@ export function knowledgeStoreContract(name: string, open: OpenStore<{ knowledge
       expect(await sources([{ field: 'tags', operator: 'exists', value: true }])).toEqual(['a.md', 'b.md']);
       expect(await sources([{ field: 'tags', operator: 'exists', value: false }])).toEqual(['c.md']);
       expect(await sources([{ field: 'owner', operator: 'eq', value: null }])).toEqual(['a.md', 'b.md', 'c.md']);
+      // Values are bound data: text that looks like SQL or JSON-path syntax matches nothing.
+      expect(await sources([{ field: 'type', operator: 'eq', value: "guide' OR '1'='1" }])).toEqual([]);
+      expect(await sources([{ field: 'path', operator: 'prefix', value: "%' OR 1=1 --" }])).toEqual([]);
+      expect(await sources([{ field: 'tags', operator: 'contains', value: '"ops"]' }])).toEqual([]);
       expect(
         await sources([
           { field: 'type', operator: 'eq', value: 'guide' },

@@ -5,7 +5,7 @@ import type { Config } from '../../core/config.js';
 import { parseEnvelope } from '../../core/host/event-input.js';
 import { BindingSchema } from '../../core/protocol/binding.js';
 import { parseOrThrow } from '../../core/zod-issue.js';
-import { isRecord } from '../../core/json.js';
+import { isRecord, tryParseJson } from '../../core/json.js';
 import type { StartRequest } from '../server/run-gateway.js';
 
 const QueuedRequestSchema = z.object({ event: z.unknown(), binding: z.unknown(), raw: z.unknown().optional() });
@@ -17,7 +17,7 @@ export function encodeRequest(req: StartRequest): string {
 
 /** The queued request, validated as the HTTP body it came from was; throws invalid_argument on a bad row. */
 export function decodeRequest(json: string, config: Config): StartRequest {
-  const body = parseOrThrow(QueuedRequestSchema, JSON.parse(json), 'queued run', '(run_queue.request_json)');
+  const body = parseOrThrow(QueuedRequestSchema, tryParseJson(json), 'queued run', '(run_queue.request_json)');
   const event = parseEnvelope(body.event, 'queued run event', config.runs.max_event_data_bytes);
   const given = parseOrThrow(BindingSchema, { ...(isRecord(body.binding) ? body.binding : {}), env: {} }, 'queued run binding', '(run_queue.request_json)');
   const configured = config.bindings.find((b) => b.binding_id === given.binding_id && b.runner_id === given.runner_id);
