@@ -265,4 +265,22 @@ describe.skipIf(postgresUrl === null)(withReason('the durable run queue (serve -
     expect(ended).toMatchObject({ status: 'failed', error: { code: 'run.worker_lost', retryable: true } });
     expect(messages(ended)).toEqual([]);
   }, 60_000);
+
+  it('a queue row no worker can run (altered request) ends failed with its error once, and the queue goes on', async () => {
+    const d = await database();
+    const [s, w] = await Promise.all([scenario(), scenario()]);
+    const serve = await serveOn(s, d.url);
+    await workerOn(w, d.url);
+    // Queued behind a run of the same conversation, so no worker has taken it when the row is altered.
+    await post(serve, 'bad', 0, [{ sleep_ms: 1500 }, say('first'), done()]);
+    const bad = await post(serve, 'bad', 1, [say('never'), done()]);
+    await query(d.url, `UPDATE run_queue SET request_json = '{"event": {}, "binding": {"env": {"LD_PRELOAD": "/x.so"}}}' WHERE run_id = $1`, [bad]);
+    const next = await post(serve, 'bad', 2, [say('after'), done()]);
+    const failed = await until('the altered run to fail', async () => {
+      const r = (await serve.request('GET', `/v1/runs/${bad}`)).json as { status?: string };
+      return r.status === 'failed' ? r : null;
+    });
+    expect(failed).toMatchObject({ status: 'failed', error: { code: 'event.invalid' } });
+    expect(await until('the next run', async () => ((await statusOf(serve, next)) === 'completed' ? true : null))).toBe(true);
+  }, 60_000);
 });

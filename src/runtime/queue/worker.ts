@@ -13,7 +13,7 @@ import type { LocalHost } from '../local-host.js';
 import type { RunDeliveryObserver } from '../server/run-manager.js';
 import type { Config } from '../../core/config.js';
 import { PgStoreDb } from '../stores/postgres/connection.js';
-import { claimRun, finishClaim, workerLost, type LostPolicy } from './claim.js';
+import { claimRun, finishClaim, workerLost, type LostPolicy, type RunIdentity } from './claim.js';
 import { quietGraphileLogger } from './graphile-logger.js';
 import { listen, notify, RUN_CANCEL, RUN_CHANGED, type Listener } from './notifications.js';
 import { decodeRequest } from './request.js';
@@ -68,33 +68,29 @@ export async function startQueueWorker(o: QueueWorkerOptions): Promise<QueueWork
   const policy = { onLost: o.onLost, maxAttempts: o.maxAttempts };
 
   /** Records a run that could not start (or was given up) so every serve instance reads how it ended. */
-  const recordFailure = async (run_id: string, req: ReturnType<typeof decodeRequest>, error: ReturnType<typeof runErrorOf>, recorded: boolean) => {
+  const recordFailure = async (run: RunIdentity, err: unknown, recorded: boolean) => {
     const runs = o.local.stores.runs;
-    if (!recorded) {
-      const { binding, event } = req;
-      await runs.create({
-        run_id,
-        runner_id: binding.runner_id,
-        binding_id: binding.binding_id,
-        event_id: event.event_id,
-        conversation_id: event.conversation_id,
-        started_at: db.now(),
-      });
-    }
-    await runs.finish(run_id, 'failed', error, db.now(), null);
+    if (!recorded) await runs.create({ ...run, started_at: db.now() });
+    await runs.finish(run.run_id, 'failed', runErrorOf(err), db.now(), null);
   };
 
   const task: Task = async (payload) => {
     const { run_id } = PayloadSchema.parse(payload);
     const claim = await claimRun(db, run_id, worker_id, policy);
     if (claim.kind === 'skip') return;
-    const req = decodeRequest(claim.request_json, o.config());
     if (claim.kind === 'fail') {
       o.warn(claim.lost);
-      await recordFailure(run_id, req, runErrorOf(workerLost(claim.lost, o.onLost)), claim.recorded);
-      await db.write('finishing a queued run', (q) => q.exec(`UPDATE run_queue SET status = 'done', ended_at = $2 WHERE run_id = $1`, [run_id, db.now()]));
-      await db.run('notifying', (q) => notify(q, RUN_CHANGED, run_id));
-      return;
+      await recordFailure(claim.run, workerLost(claim.lost, o.onLost), claim.recorded);
+      return await finishClaim(db, run_id, null);
+    }
+    let req: ReturnType<typeof decodeRequest>;
+    try {
+      req = decodeRequest(claim.request_json, o.config());
+    } catch (err) {
+      // A row no worker can run (written by another lbot version, or altered) fails once instead of retrying.
+      o.warn(`run ${run_id} cannot run: ${err instanceof Error ? err.message : String(err)}`);
+      await recordFailure(claim.run, err, false);
+      return await finishClaim(db, run_id, null);
     }
     const abort = new AbortController();
     controllers.set(run_id, abort);
@@ -125,12 +121,12 @@ export async function startQueueWorker(o: QueueWorkerOptions): Promise<QueueWork
       o.log({ event: 'run.ended', run_id, status: outcome.status }, `run ${run_id} ${outcome.status}`);
     } catch (err) {
       o.warn(`run ${run_id} could not run: ${err instanceof Error ? err.message : String(err)}`);
-      if (!started) await recordFailure(run_id, req, runErrorOf(err), false);
+      if (!started) await recordFailure(claim.run, err, false);
     } finally {
       controllers.delete(run_id);
       if (started) o.delivery?.ended(run_id);
     }
-    await finishClaim(db, run_id, worker_id, claim.attempt);
+    await finishClaim(db, run_id, { worker_id, attempt: claim.attempt });
   };
 
   /** Heartbeat; cancels asked while a notification was missed; takes over the jobs of dead workers. */
