@@ -2,6 +2,7 @@
 // `lbot worker` processes on one PostgreSQL database; events of many conversations posted to both serves run
 // exactly once and in order per conversation, are readable from either serve, and a worker killed with
 // SIGKILL in the middle of a run has that run retried by the other worker with no result duplicated.
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -59,6 +60,21 @@ async function workerOn(s: Scenario, url: string, args: string[] = []): Promise<
     void proc.then(() => reject(new Error(`worker exited early: ${err}`)));
   });
   return { proc, pid: proc.pid ?? -1, worker_id: ready.worker_id, stderr: () => err };
+}
+
+/** Live processes whose command line names `dir` (a worker's plugin processes, sandboxed or not). */
+function processesUnder(dir: string): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        return !/ Z /.test(stat.slice(stat.lastIndexOf(')'))) && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(dir);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
 }
 
 async function query<T extends pg.QueryResultRow>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
@@ -149,6 +165,9 @@ describe.skipIf(postgresUrl === null)(withReason('the durable run queue (serve -
     const victim = workers.find((w) => w.worker_id === owner);
     expect(victim, `owner ${owner}`).toBeDefined();
     victim?.proc.kill('SIGKILL');
+    // Its plugin processes end with it: no runner goes on without its host.
+    const victimPlugins = (victim === workers[0] ? wa : wb).plugins.pluginsDir;
+    await until('the dead worker plugin processes to end', async () => processesUnder(victimPlugins).length === 0, 15_000);
 
     await until('every run to end', async () => {
       const [row] = await query<{ n: string }>(d.url, `SELECT count(*) AS n FROM runs WHERE status <> 'running'`);
@@ -282,5 +301,20 @@ describe.skipIf(postgresUrl === null)(withReason('the durable run queue (serve -
     });
     expect(failed).toMatchObject({ status: 'failed', error: { code: 'event.invalid' } });
     expect(await until('the next run', async () => ((await statusOf(serve, next)) === 'completed' ? true : null))).toBe(true);
+  }, 60_000);
+
+  it('SIGTERM stops a worker gracefully: the run in flight ends completed, nothing new is claimed, exit 0', async () => {
+    const d = await database();
+    const [s, w] = await Promise.all([scenario(), scenario()]);
+    const serve = await serveOn(s, d.url);
+    const worker = await workerOn(w, d.url, ['--concurrency', '1']);
+    const running = await post(serve, 'term', 1, [{ sleep_ms: 1500 }, say('finished'), done()]);
+    await until('the run to start', async () => (await statusOf(serve, running)) === 'running');
+    const waiting = await post(serve, 'other', 1, [say('later'), done()]);
+    worker.proc.kill('SIGTERM');
+    expect((await worker.proc).exitCode).toBe(0);
+    expect(await statusOf(serve, running)).toBe('completed');
+    expect(await serve.request('GET', `/v1/runs/${waiting}`)).toMatchObject({ json: { status: 'queued' } });
+    expect(await query(d.url, 'SELECT worker_id FROM queue_workers')).toEqual([]);
   }, 60_000);
 });
