@@ -247,7 +247,8 @@ describe.skipIf(postgresUrl === null)(withReason('the durable run queue (serve -
     expect(lines.at(-1)).toMatchObject({ status: 'completed' });
 
     // interrupt: the newest event wins; the waiting one never starts, the running one is cancelled on the worker.
-    const i1 = await post(a, 'int', 1, [{ wait_file: gate('never') }, done()], 'interrupt');
+    // The first run ignores the cancel until the host's grace ends, so the second is still waiting when the third comes.
+    const i1 = await post(a, 'int', 1, [{ ignore_cancel: true }, { sleep_ms: 60_000 }, done()], 'interrupt');
     await until('the first interrupt run to start', async () => (await statusOf(a, i1)) === 'running');
     const i2 = await post(b, 'int', 2, [say('second'), done()], 'interrupt');
     const i3 = await post(a, 'int', 3, [say('third'), done()], 'interrupt');
