@@ -265,8 +265,6 @@ export class PluginSandbox {
     const src = (p: string, kind: 'dir' | 'file') => (stage ? stage.add(p, kind) : p);
     const ro = [...shown.entries()].sort((a, b) => depth(a[0]) - depth(b[0]));
     const a: string[] = [probe.tools.bwrap, '--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try'];
-    // A host killed outright (kill -9, OOM) takes its plugin processes with it: none runs on without a host.
-    a.push('--die-with-parent');
     if (!spec.network) a.push('--unshare-net');
     a.push('--hostname', SANDBOX_HOSTNAME, '--clearenv');
     const inner: Record<string, string> = { ...env, HOME: SANDBOX_HOME, TMPDIR: '/tmp' };
