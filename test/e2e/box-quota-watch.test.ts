@@ -256,7 +256,10 @@ describe.skipIf(plainSkip !== null)(
       expect(await waitForStop(s, 'u3')).toBe(true);
       const next = await s.json<ErrorJson>(['box', 'exec', '--session', 'u3', '--host-path', s.ws, '--', 'true']);
       expect(next.r.exitCode).toBe(125);
-      expect(next.v.error).toMatchObject({ code: 'box.quota_exceeded', details: { phase: 'background', reason: 'unreadable', path: path.join(s.ws, 'e') } });
+      // The scan names the directory, or an entry of it when the chmod lands while the scan is inside it.
+      const hidden = path.join(s.ws, 'e');
+      expect(next.v.error).toMatchObject({ code: 'box.quota_exceeded', details: { phase: 'background', reason: 'unreadable' } });
+      expect(String(next.v.error.details.path)).toSatisfy((p: string) => p === hidden || p.startsWith(`${hidden}/`));
     });
   },
 );
