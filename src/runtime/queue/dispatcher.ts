@@ -91,10 +91,14 @@ export class QueueDispatcher implements RunGateway {
     const { lane, queue } = laneAndQueue(binding, event);
     const run_id = randomUUID();
     return this.o.db.write('accepting a run into the queue', async (q) => {
+      const accepted = async () => {
+        const row = await q.row('SELECT run_id FROM run_queue WHERE event_id = $1 AND binding_id = $2', [event.event_id, binding.binding_id]);
+        return row ? text(row, 'run_id') : null;
+      };
       if (queue) await q.exec('SELECT pg_advisory_xact_lock(hashtext($1))', [queue]);
       // The same (event, binding) accepted twice is one run: a platform's redelivery gets the first run's id.
-      const existing = await q.row('SELECT run_id FROM run_queue WHERE event_id = $1 AND binding_id = $2', [event.event_id, binding.binding_id]);
-      if (existing) return text(existing, 'run_id');
+      const existing = await accepted();
+      if (existing) return existing;
       if (lane && queue) {
         const active = await q.rows(`SELECT run_id, status FROM run_queue WHERE queue_name = $1 AND ${ACTIVE} ORDER BY seq`, [queue]);
         const holder = active[0];
@@ -111,11 +115,8 @@ export class QueueDispatcher implements RunGateway {
          VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8) ON CONFLICT (event_id, binding_id) DO NOTHING RETURNING run_id`,
         [run_id, event.event_id, binding.binding_id, binding.runner_id, event.conversation_id, queue, encodeRequest(req), this.o.db.now()],
       );
-      if (!inserted) {
-        // Another instance accepted the same (event, binding) a moment ago (a parallel run takes no lane lock).
-        const first = await q.row('SELECT run_id FROM run_queue WHERE event_id = $1 AND binding_id = $2', [event.event_id, binding.binding_id]);
-        return first ? text(first, 'run_id') : run_id;
-      }
+      // Another instance accepted the same (event, binding) a moment ago (a parallel run takes no lane lock).
+      if (!inserted) return (await accepted()) ?? run_id;
       await q.exec(ADD_JOB_SQL, [RUN_TASK, run_id, queue]);
       return run_id;
     });

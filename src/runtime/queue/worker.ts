@@ -53,6 +53,7 @@ export async function startQueueWorker(o: QueueWorkerOptions): Promise<QueueWork
   const worker_id = `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const db = new PgStoreDb(o.url, { max: o.concurrency + 2 });
   const pool = graphilePool(o.url, o.concurrency * 2 + 2);
+  const logger = quietGraphileLogger(o.warn);
   const controllers = new Map<string, AbortController>();
   let runner: Runner | undefined;
   let utils: WorkerUtils | undefined;
@@ -187,7 +188,7 @@ export async function startQueueWorker(o: QueueWorkerOptions): Promise<QueueWork
         o.leaseSeconds,
       ]),
     );
-    utils = await makeWorkerUtils({ pgPool: pool, logger: quietGraphileLogger(o.warn) });
+    utils = await makeWorkerUtils({ pgPool: pool, logger });
     listener = listen(o.url, [RUN_CANCEL], (_c, run_id) => cancelLocal(run_id), o.warn);
     await tick();
     timer = setInterval(
@@ -204,7 +205,7 @@ export async function startQueueWorker(o: QueueWorkerOptions): Promise<QueueWork
       concurrency: o.concurrency,
       noHandleSignals: true,
       pollInterval: 1000,
-      logger: quietGraphileLogger(o.warn),
+      logger,
       events,
     });
     await db.run('registering the worker pool', (q) => q.exec('UPDATE queue_workers SET pool_id = $2 WHERE worker_id = $1', [worker_id, pool_id]));

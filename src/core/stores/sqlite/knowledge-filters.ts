@@ -13,6 +13,9 @@ const jsonPath = (field: string) =>
     .map((seg) => `."${seg}"`)
     .join('')}`;
 
+/** The SQL operator of each comparison filter (the same on SQLite and PostgreSQL). */
+export const COMPARISON_SQL = { gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
+
 /** `AND …` predicates over the document alias `d`, with their parameters in order. */
 export function filterSql(filters: readonly KnowledgeFilter[]): { sql: string; params: SqlValue[] } {
   const parts: string[] = [];
@@ -58,7 +61,7 @@ export function filterSql(filters: readonly KnowledgeFilter[]): { sql: string; p
       case 'gte':
       case 'lt':
       case 'lte': {
-        const op = { gt: '>', gte: '>=', lt: '<', lte: '<=' }[f.operator];
+        const op = COMPARISON_SQL[f.operator];
         parts.push(`json_extract(${M}, ?) ${op} ?`);
         params.push(path, v);
         break;

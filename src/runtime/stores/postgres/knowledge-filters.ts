@@ -1,6 +1,7 @@
 // Metadata filters as SQL over `kb_documents.metadata` (jsonb) with numbered parameters: every value and JSON
 // path is bound, never spliced. The same meaning as the SQLite filters (core/stores/sqlite/knowledge-filters.ts).
 import type { KnowledgeFilter } from '../../../core/protocol/knowledge.js';
+import { COMPARISON_SQL } from '../../../core/stores/sqlite/knowledge-filters.js';
 
 /** `AND …` predicates over the document alias `d`; parameters are numbered from `first`. */
 export function pgFilterSql(filters: readonly KnowledgeFilter[], first: number): { sql: string; params: unknown[] } {
@@ -41,7 +42,7 @@ export function pgFilterSql(filters: readonly KnowledgeFilter[], first: number):
       case 'gte':
       case 'lt':
       case 'lte': {
-        const op = { gt: '>', gte: '>=', lt: '<', lte: '<=' }[f.operator];
+        const op = COMPARISON_SQL[f.operator];
         parts.push(`${at} ${op} ${json(one)}`);
         break;
       }
