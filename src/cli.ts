@@ -9,7 +9,7 @@ import { resolveGlobalFlags, type CliContext } from './commands/shared/context.j
 import { createInterrupt } from './commands/shared/interrupt.js';
 import { usageError } from './commands/shared/usage-error.js';
 import { toleratesBrokenConfig } from './commands/shared/broken-config.js';
-import { LBOT_VERSION } from './version.js';
+import { LBOT_VERSION } from './package-root.js';
 import { loadCommandsFor, type Register } from './commands/index.js';
 import type { ConfigFile } from './core/stores/config-file.js';
 

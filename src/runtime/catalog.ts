@@ -1,12 +1,12 @@
 // The runner catalog as discovered on disk, apart from the host: `runner list|show` read it without
 // loading the host, the stores or the model SDKs.
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { packagePath } from '../package-root.js';
 import type { RunnerCatalog } from '../core/host/ports.js';
 import { discoverPlugin, discoverPlugins, withBundled } from '../core/plugins/discovery.js';
 
 /** The runners shipped with lbot (`runners/` of the package), found without configuration. */
-export const BUNDLED_RUNNERS_DIR = fileURLToPath(new URL('../../runners', import.meta.url));
+export const BUNDLED_RUNNERS_DIR = packagePath('runners');
 
 /**
  * Discovers the runners of a plugins dir plus the bundled ones (a plugin of the same identity in the

@@ -6,7 +6,7 @@ import type { ModelProvider, PluginLauncher, RunnerCatalog, ToolProvider } from 
 import type { HostObserver } from '../core/host/observer.js';
 import type { Binding } from '../core/protocol/binding.js';
 import { loadCatalog } from './catalog.js';
-import { LBOT_VERSION } from '../version.js';
+import { LBOT_VERSION } from '../package-root.js';
 import { systemClock } from './clock.js';
 import { createKnowledgeEngine } from './knowledge/engine.js';
 import { OWNER } from './run-owner.js';

@@ -3,6 +3,7 @@
 import { createRequire, register } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import type { InitializeResult } from '../core/protocol/index.js';
+import { builtEntry } from '../package-root.js';
 import { isPlugin, type Plugin } from './define.js';
 import { readPluginInfo } from './plugin-info.js';
 
@@ -28,7 +29,7 @@ function resolvesLbot(modulePath: string): boolean {
 
 /** Makes `lbot/sdk` resolvable from the plugin; the hook costs a loader thread, so only when needed. */
 export function prepareSdkResolution(modulePath: string): void {
-  if (!resolvesLbot(modulePath)) register('./resolve-lbot.js', import.meta.url);
+  if (!resolvesLbot(modulePath)) register(pathToFileURL(builtEntry('sdk/resolve-lbot')));
 }
 
 /** Imports the plugin module and builds its `initialize` answer; exits with a clear message on failure. */

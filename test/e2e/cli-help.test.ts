@@ -8,7 +8,7 @@ import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { createProgram } from '../../src/cli.js';
 import { loadAllCommands } from '../../src/commands/index.js';
-import { LBOT_VERSION } from '../../src/version.js';
+import { LBOT_VERSION } from '../../src/package-root.js';
 
 const BIN = path.join(import.meta.dirname, '..', '..', 'bin', 'lbot.js');
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'lbot-help-'));

@@ -1,14 +1,19 @@
 // What a light command loads at start-up (issue 21): `--version` no zod or config, and `config get`,
 // `runner list` none of the heavy libraries (model SDKs, MCP, HTTP server, logging, UI, databases). A module
 // that starts importing one of them at top level shows up here, long before a benchmark would notice.
+// Packages are checked on the shipped bundle (bin/lbot.js; zod, yaml and commander are inside it, the heavy
+// libraries stay imports of their own); lbot's own modules on tsc's output, one file a module, whose
+// dynamic imports the bundle keeps as its chunks.
 import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = path.join(import.meta.dirname, '..', '..');
 const BIN = path.join(ROOT, 'bin', 'lbot.js');
+const UNBUNDLED = path.join(ROOT, 'test', 'helpers', 'unbundled-lbot.mjs');
 const HOOK = path.join(ROOT, 'test', 'helpers', 'import-log.mjs');
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'lbot-imports-'));
 
@@ -28,23 +33,25 @@ const HEAVY = [
   'sqlite-vec',
 ];
 
-/** The packages (and lbot's own modules, under `dist/`) `lbot ARGS` loads, in load order. */
-async function loaded(name: string, args: string[]): Promise<{ packages: Set<string>; own: string[] }> {
-  const log = path.join(tmp, `${name}.log`);
-  const r = await execa(process.execPath, ['--import', HOOK, BIN, '--data-dir', path.join(tmp, 'data'), ...args], {
+/** The packages and lbot's own modules (under `dist/`) `lbot ARGS` loads, in load order, bundled or not. */
+async function loaded(name: string, args: string[], bin = BIN): Promise<{ packages: Set<string>; own: string[] }> {
+  const log = path.join(tmp, `${name}-${path.basename(bin)}.log`);
+  const r = await execa(process.execPath, ['--import', HOOK, bin, '--data-dir', path.join(tmp, 'data'), ...args], {
     reject: false,
     env: { LBOT_IMPORT_LOG: log },
   });
   expect(r.exitCode, r.stderr).toBe(0);
   const urls = readFileSync(log, 'utf8').split('\n').filter(Boolean);
   const packages = new Set(urls.flatMap((u) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(u)?.[1] ?? []));
-  const own = urls.flatMap((u) => /\/dist\/(.+)$/.exec(u)?.[1] ?? []);
+  const dist = `${pathToFileURL(path.join(ROOT, 'dist')).href}/`;
+  const own = urls.flatMap((u) => (u.startsWith(dist) ? [u.slice(dist.length)] : []));
   return { packages, own };
 }
 
 describe('start-up imports', () => {
   it('lbot --version loads commander and no schema, config or command module', async () => {
-    const { packages, own } = await loaded('version', ['--version']);
+    const { packages, own } = await loaded('version', ['--version'], UNBUNDLED);
+    expect([...packages]).toContain('commander');
     expect([...packages]).not.toContain('zod');
     expect(own.filter((m) => m.startsWith('core/stores/') || m.startsWith('core/config') || /^commands\/[^/]+\.js$/.test(m))).toEqual(['commands/index.js']);
   });
@@ -53,11 +60,29 @@ describe('start-up imports', () => {
     ['config get', ['config', 'get', 'plugins.enabled']],
     ['runner list', ['--json', 'runner', 'list']],
   ])('lbot %s loads none of the heavy libraries', async (name, args) => {
-    const { packages, own } = await loaded(name.replace(' ', '-'), args);
+    const { packages } = await loaded(name.replace(' ', '-'), args);
     expect(HEAVY.filter((p) => packages.has(p))).toEqual([]);
+    const { packages: unbundled, own } = await loaded(name.replace(' ', '-'), args, UNBUNDLED);
+    expect(HEAVY.filter((p) => unbundled.has(p))).toEqual([]);
     // Only its own command module, not the others'.
     expect(own.filter((m) => /^commands\/[^/]+\.js$/.test(m) && m !== 'commands/index.js').map((m) => m.replace(/^commands\/(.+)\.js$/, '$1'))).toEqual(
       name === 'runner list' ? ['runner', 'runner-dev'] : ['config'],
     );
+  });
+
+  it('lbot run runs from the bundle alone and imports no HTTP server, UI, MCP or model SDK code', async () => {
+    const { packages, own } = await loaded('run', [
+      'run',
+      '--event',
+      path.join(ROOT, 'fixtures', 'events', 'msg.json'),
+      '--plugin',
+      path.join(ROOT, 'fixtures', 'runners', 'echo'),
+    ]);
+    expect(['fastify', 'pino', 'ink', 'react', '@modelcontextprotocol/sdk', 'openai', '@anthropic-ai/sdk'].filter((p) => packages.has(p))).toEqual([]);
+    expect(own[0]).toBe('bundle/cli.js');
+    expect(
+      own.every((m) => m.startsWith('bundle/')),
+      own.join(' '),
+    ).toBe(true);
   });
 });

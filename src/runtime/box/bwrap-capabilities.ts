@@ -1,7 +1,7 @@
 // What the bwrap backend can use on this machine, probed once: binaries, a smoke sandbox, the seccomp
 // filter through its helper, the limits mode, the quota volume.
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { packagePath } from '../../package-root.js';
 import path from 'node:path';
 import { buildSeccompFilter, deniedSyscallNames, seccompArchFor } from '../../core/box/seccomp.js';
 import { systemLinks } from './hardening.js';
@@ -22,8 +22,7 @@ export type BwrapProbeOptions = {
   warn?: (message: string) => void;
 };
 
-// The same relative path from src/runtime/box (tests) and dist/runtime/box (the built CLI).
-const DEFAULT_SECCOMP_HELPER = fileURLToPath(new URL('../../../dist/native/lbot-seccomp-exec', import.meta.url));
+const DEFAULT_SECCOMP_HELPER = packagePath('dist', 'native', 'lbot-seccomp-exec');
 
 export type Capabilities = {
   tools: HostTools & { bwrap: string };

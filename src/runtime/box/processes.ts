@@ -1,7 +1,7 @@
 // Managed processes (box.md §8): start/stop/status through detached supervisors that outlive the CLI.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { entryCommand } from '../../package-root.js';
 import path from 'node:path';
 import { boxError } from '../../core/box/errors.js';
 import type { ManagedProcessInfo, ManagedProcessSpec } from '../../core/box/model.js';
@@ -21,14 +21,6 @@ function supervisorError(text: string): Error {
 
 const START_TIMEOUT_MS = 15_000;
 const STOP_TIMEOUT_MS = 7_000;
-
-/** The command that runs the supervisor entry: the built .js, or the .ts source through tsx in tests. */
-function supervisorCommand(): string[] {
-  const js = fileURLToPath(new URL('./supervisor.js', import.meta.url));
-  if (existsSync(js)) return [process.execPath, js];
-  const ts = fileURLToPath(new URL('./supervisor.ts', import.meta.url));
-  return [process.execPath, '--import', 'tsx', ts];
-}
 
 export type ProcessLimits = { perSession: number; total: number };
 
@@ -177,7 +169,7 @@ export class ProcessManager {
 
   #spawnSupervisor(cfg: SupervisorConfig, token: string): Promise<void> {
     return new Promise((resolve, reject) => {
-      const [cmd, ...args] = supervisorCommand();
+      const [cmd, ...args] = entryCommand('runtime/box/supervisor');
       const child = spawn(cmd ?? process.execPath, args, {
         detached: true,
         stdio: ['ignore', 'pipe', 'ignore'],

@@ -2,9 +2,9 @@
 // starting it once per session sandbox, stopping it with the session, and the stop record it leaves.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, openSync, readdirSync, rmSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { entryCommand } from '../../package-root.js';
 import { z } from 'zod';
 import { LbotError } from '../../core/errors.js';
 import { readJson, writeJsonAtomic } from './files.js';
@@ -93,14 +93,6 @@ export function commandRunning(dir: string): boolean {
   });
 }
 
-/** The command that runs the watcher entry: the built .js, or the .ts source through tsx in tests. */
-function watcherCommand(): string[] {
-  const js = fileURLToPath(new URL('./quota-watcher.js', import.meta.url));
-  if (existsSync(js)) return [process.execPath, js];
-  const ts = fileURLToPath(new URL('./quota-watcher.ts', import.meta.url));
-  return [process.execPath, '--import', 'tsx', ts];
-}
-
 function watcherRunning(layout: BoxLayout, record: SessionRecord): boolean {
   const w = readJson(watcherFile(layout, record.info.session_id), WatcherFileSchema);
   return w !== null && w.backend_session_id === record.info.backend_session_id && isIdentityAlive(w.watcher);
@@ -142,7 +134,7 @@ export async function ensureQuotaWatcher(layout: BoxLayout, record: SessionRecor
 
 function spawnWatcher(cfg: QuotaWatchConfig, logFile: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const [cmd, ...args] = watcherCommand();
+    const [cmd, ...args] = entryCommand('runtime/box/quota-watcher');
     const logFd = openSync(logFile, 'a', 0o600);
     const child = spawn(cmd ?? process.execPath, args, {
       detached: true,

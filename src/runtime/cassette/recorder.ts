@@ -8,7 +8,7 @@ import type { ModelProvider, ToolProvider } from '../../core/host/ports.js';
 import type { LocalHostOptions } from '../local-host.js';
 import { CASSETTE_VERSION, type Cassette, type TapeAnswer } from '../../core/cassette/schema.js';
 import { writePrivateFile } from '../../core/stores/private-files.js';
-import { LBOT_VERSION } from '../../version.js';
+import { LBOT_VERSION } from '../../package-root.js';
 import { TapeLog } from './tape.js';
 
 type Hooks = Pick<LocalHostOptions, 'decorateModels' | 'decorateTools' | 'observer'>;

@@ -15,7 +15,7 @@ import { runChecks } from '../../core/conformance/checks.js';
 import { PROBES, type Evidence, type PluginFiles, type ProbeName, type ProbeRun, type ShutdownEvidence } from '../../core/conformance/evidence.js';
 import { buildReport, renderJunit, type ConformanceReport } from '../../core/conformance/report.js';
 import { openHostStores } from '../stores/open.js';
-import { LBOT_VERSION } from '../../version.js';
+import { LBOT_VERSION } from '../../package-root.js';
 import { systemClock } from '../clock.js';
 import { createModelProvider } from '../models/providers.js';
 import type { PluginWarning } from '../plugins/connection.js';

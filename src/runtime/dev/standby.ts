@@ -1,12 +1,12 @@
 // The plugin launcher of `lbot dev`: keeps one spawned, not yet initialized process per node plugin on
 // standby, so a reload only pays for importing the edited module, not for starting node and the SDK.
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
+import { builtEntry } from '../../package-root.js';
 import type { PluginConnection, PluginLauncher, PluginSpec, ProxyCallHandler } from '../../core/host/ports.js';
 import type { PreparedPlugin, PreparingLauncher } from '../plugins/launcher.js';
 
 /** The bootstrap standby processes run (imports the runner module on the first protocol line); always the build in dist/. */
-export const LAZY_BOOTSTRAP = fileURLToPath(new URL('../../../dist/runtime/dev/lazy-bootstrap.js', import.meta.url));
+export const LAZY_BOOTSTRAP = builtEntry('runtime/dev/lazy-bootstrap');
 
 /** Lets the new process have the CPU for its first runs before the next standby starts. */
 const REFILL_DELAY_MS = 250;

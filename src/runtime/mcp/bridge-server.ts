@@ -6,7 +6,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { packagePath } from '../../package-root.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { ApiError, toApiError } from '../../core/host/api-error.js';
@@ -14,7 +14,7 @@ import type { ProxyCall } from '../../core/host/ports.js';
 import type { RunSession } from '../../core/host/session.js';
 import { isRecord, tryParseJson } from '../../core/json.js';
 import type { JsonObject } from '../../core/protocol/event.js';
-import { LBOT_VERSION } from '../../version.js';
+import { LBOT_VERSION } from '../../package-root.js';
 import { ensureSocketDir, tmpSocketDir } from '../socket-dir.js';
 import { BRIDGE_TOOLS, type BridgeTool } from './bridge-tools.js';
 
@@ -22,7 +22,7 @@ const MAX_SOCKET_PATH = 100;
 const AUTH_TIMEOUT_MS = 5000;
 const AUTH_MAX_BYTES = 4096;
 const SWEEP_MS = 250;
-export const LBOT_BIN = fileURLToPath(new URL('../../../bin/lbot.js', import.meta.url));
+export const LBOT_BIN = packagePath('bin', 'lbot.js');
 
 export const BridgeHelloSchema = z.strictObject({ run_id: z.string().min(1), token: z.string().min(1) });
 export const BridgeReplySchema = z.union([

@@ -9,7 +9,7 @@ import { ClientCredentialsProvider, PrivateKeyJwtProvider } from '@modelcontextp
 import type { OAuthClientInformationMixed, OAuthClientMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { LbotError } from '../../core/errors.js';
-import { LBOT_VERSION } from '../../version.js';
+import { LBOT_VERSION } from '../../package-root.js';
 import type { McpServerRecord } from './config.js';
 import { OAuthStore, type OAuthTokens } from './oauth-store.js';
 

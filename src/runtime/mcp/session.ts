@@ -5,7 +5,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ContentElement, JsonObject } from '../../core/protocol/event.js';
 import type { LbotError } from '../../core/errors.js';
-import { LBOT_VERSION } from '../../version.js';
+import { LBOT_VERSION } from '../../package-root.js';
 import { settledOrAborted, sleepUnlessAborted, withTimeout } from '../process/timeout.js';
 import type { McpServerRecord } from './config.js';
 import type { McpConnection } from './connectors.js';

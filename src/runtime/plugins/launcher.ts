@@ -3,7 +3,7 @@
 import { LbotError } from '../../core/errors.js';
 import type { PluginConnection, PluginLauncher, PluginSpec, ProxyCallHandler } from '../../core/host/ports.js';
 import { PROTOCOL_VERSION, RpcResultError, type InitializeResult } from '../../core/protocol/index.js';
-import { LBOT_VERSION } from '../../version.js';
+import { LBOT_VERSION } from '../../package-root.js';
 import { RpcErrorReply, RpcTimeoutError, StdioPluginConnection, type PluginWarning } from './connection.js';
 import { buildPluginEnv } from './env.js';
 import type { PluginSandbox } from './sandbox.js';
@@ -19,7 +19,7 @@ export type PluginLauncherOptions = {
   /** Grace periods of close(); default 2 s each. */
   graceMs?: number;
   shutdownTimeoutMs?: number;
-  /** Path of the SDK bootstrap for `execution.node`; default dist/sdk/plugin-main.js. */
+  /** Path of the SDK bootstrap for `execution.node`; default the built sdk/plugin-main. */
   bootstrapPath?: string;
   /** The environment the allowlist is taken from; default process.env. */
   hostEnv?: NodeJS.ProcessEnv;

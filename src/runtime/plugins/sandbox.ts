@@ -8,7 +8,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { chownSync, existsSync, mkdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { PACKAGE_ROOT } from '../../package-root.js';
 import type { Config } from '../../core/config.js';
 import { LbotError } from '../../core/errors.js';
 import { buildSeccompFilter, seccompArchFor } from '../../core/box/seccomp.js';
@@ -17,6 +17,7 @@ import { SANDBOX_PATH } from '../box/bwrap-args.js';
 import { preparePrivateBase } from '../box/bwrap-mounts.js';
 import { procDevArgs, sandboxRunAs, stageArgv, systemBindArgs, systemLinks, type RunAs } from '../box/hardening.js';
 import { findExecutable } from '../box/host-tools.js';
+import { forgetProbe, probeKey, probeRemembered, rememberProbe } from './probe-memo.js';
 import { tmpSocketDir } from '../socket-dir.js';
 import { cgroupHost, createSessionCgroup, probeLimits, removeSessionCgroup, warnLimitsOnce, type LimitsPlan, type LimitsPreference } from '../box/limits.js';
 
@@ -24,7 +25,6 @@ export type IsolationMode = Config['plugins']['isolation'];
 export type PluginLimits = Config['plugins']['limits'];
 
 /** lbot's package root: its dist/ (the bootstrap, the SDK), node_modules/ and package.json are shown read-only. */
-const PACKAGE_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const PACKAGE_ENTRIES = ['package.json', 'dist', 'node_modules'];
 /** Inside the sandbox: the private writable home of the plugin installation. */
 export const SANDBOX_HOME = '/home';
@@ -56,16 +56,17 @@ export type SandboxedLaunch = {
   file: string;
   args: string[];
   env: Record<string, string>;
-  /** Called once the outer process exited: reads why the kernel stopped it, then frees the cgroup. */
-  settle(): void;
+  /** Called once the outer process exited (its exit code, null if signalled or not started): reads why the kernel stopped it, then frees the cgroup. */
+  settle(code: number | null): void;
   /** Set by settle(): "killed for exceeding its memory limit…", or null. */
   exitNote(): string | null;
 };
 
 type Tools = { bwrap: string; setpriv: string; unshare: string };
-type Probe = { ok: true; tools: Tools; plan: LimitsPlan; filter: Buffer } | { ok: false; reason: string };
+/** `memo`: the file that remembers this probe (probe-memo.ts), dropped when a sandboxed process fails. */
+type Probe = { ok: true; tools: Tools; plan: LimitsPlan; filter: Buffer; memo?: string } | { ok: false; reason: string };
 
-/** One probe per bwrap binary, cgroup root and limits preference per lbot process (it costs one sandbox start). */
+/** One probe per bwrap binary, data dir (its memo), cgroup root and limits preference per lbot process (it costs one sandbox start). */
 const probes = new Map<string, Probe>();
 const warned = new Set<string>();
 
@@ -173,7 +174,7 @@ export class PluginSandbox {
 
   #probe(): Probe {
     const bin = this.#opts.bwrapBin ?? 'bwrap';
-    const key = [bin, this.#opts.cgroupRoot ?? '', this.#opts.limitsPreference ?? 'auto', this.#runAs?.uid ?? ''].join('\0');
+    const key = [bin, this.#opts.dataDir, this.#opts.cgroupRoot ?? '', this.#opts.limitsPreference ?? 'auto', this.#runAs?.uid ?? ''].join('\0');
     let probe = probes.get(key);
     if (!probe) {
       probe = this.#detect(bin);
@@ -200,6 +201,14 @@ export class PluginSandbox {
       plan: limits.plan,
       filter: buildSeccompFilter(arch),
     };
+    const memo = path.join(this.#privateDir(), 'probe.ok');
+    const key = probeKey({
+      tools: [bwrap, setpriv ?? '', unshare ?? '', '/bin/sh', '/usr/bin/env'],
+      plan: limits.plan,
+      filter: probe.filter,
+      runAs: this.#runAs,
+    });
+    if (probeRemembered(memo, key)) return { ...probe, memo };
     // The real launch, with a trivial command: whatever would refuse a plugin refuses the probe.
     let launch: SandboxedLaunch | undefined;
     try {
@@ -214,9 +223,10 @@ export class PluginSandbox {
     } catch (err) {
       return { ok: false, reason: `the sandbox could not be prepared: ${errText(err)}` };
     } finally {
-      launch?.settle();
+      launch?.settle(0);
     }
-    return probe;
+    rememberProbe(memo, key);
+    return { ...probe, memo };
   }
 
   /** lbot-private files under the data dir: the seccomp filter and the per-installation homes. */
@@ -279,6 +289,10 @@ export class PluginSandbox {
       if (statSync(h).isDirectory()) a.push('--tmpfs', h);
       else a.push('--ro-bind', '/dev/null', h);
     }
+    // `lbot/sdk` resolves for a plugin without its own copy (found last, after every node_modules of its
+    // directory), so the bootstrap needs no module hook and its loader thread. A link: it shows nothing more.
+    if (!ro.some(([dest]) => isInside(dest, '/node_modules') || isInside('/node_modules', dest)))
+      a.push('--dir', '/node_modules', '--symlink', PACKAGE_ROOT, '/node_modules/lbot');
     // bwrap's --chdir exports PWD; env drops it so the plugin's env stays the allowlist.
     a.push('--remount-ro', '/', '--seccomp', String(SECCOMP_FD), '--chdir', spec.dir, '--', '/usr/bin/env', '-u', 'PWD', '--', cmd.file, ...cmd.args);
 
@@ -304,9 +318,11 @@ export class PluginSandbox {
       // No family marker outside: the sandbox's own init is in the process group, but it is no process of
       // the plugin's (it ends by itself once the plugin's processes have), so it never counts as a leftover.
       env: { PATH: SANDBOX_PATH, LANG: 'C.UTF-8' },
-      settle: () => {
+      settle: (code) => {
         if (settled) return;
         settled = true;
+        // A failed exit may be the sandbox refusing to start: the next process probes again.
+        if (code !== null && code !== 0 && probe.memo) forgetProbe(probe.memo);
         note = limitNote(cgroups, this.#opts.limits);
         void removeSessionCgroup(cgroups);
       },

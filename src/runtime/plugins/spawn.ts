@@ -1,7 +1,7 @@
 // Starts a plugin process: argv from the manifest's `execution`, own process group, piped stdio.
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { builtEntry } from '../../package-root.js';
 import type { Readable, Writable } from 'node:stream';
 import { LbotError } from '../../core/errors.js';
 import type { Execution } from '../../core/protocol/index.js';
@@ -10,8 +10,8 @@ import type { SandboxedLaunch } from './sandbox.js';
 
 export type PluginProcess = ChildProcessByStdio<Writable, Readable, Readable>;
 
-/** `dist/sdk/plugin-main.js`, the bootstrap that serves a `definePlugin` module on stdio. */
-export const DEFAULT_BOOTSTRAP = fileURLToPath(new URL('../../../dist/sdk/plugin-main.js', import.meta.url));
+/** The bootstrap that serves a `definePlugin` module on stdio (always the build). */
+export const DEFAULT_BOOTSTRAP = builtEntry('sdk/plugin-main');
 
 /** The argv that runs a plugin; `python` execution is refused (lbot has no Python runtime). */
 export function resolveCommand(execution: Execution, dir: string, bootstrap: string = DEFAULT_BOOTSTRAP): { file: string; args: string[] } {
@@ -53,8 +53,8 @@ export function spawnPlugin(
     : spawn(cmd.file, cmd.args, { cwd, env: full, detached: true, stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
   if (child.pid) adoptFamily(child.pid, family);
   if (launch) {
-    child.once('exit', () => launch.settle());
-    child.once('error', () => launch.settle());
+    child.once('exit', (code) => launch.settle(code));
+    child.once('error', () => launch.settle(null));
   }
   return { child, exitNote: () => launch?.exitNote() ?? null };
 }

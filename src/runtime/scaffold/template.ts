@@ -2,10 +2,10 @@
 // how its placeholders are filled.
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { PACKAGE_ROOT } from '../../package-root.js';
 
 /** The lbot package root (holds package.json, dist/ and templates/). */
-export const LBOT_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+export const LBOT_ROOT = PACKAGE_ROOT;
 export const TEMPLATE_DIR = path.join(LBOT_ROOT, 'templates', 'runner-ts');
 /** The LangBot-SDK (Python) runner template of `lbot runner init --langbot`. */
 export const LANGBOT_TEMPLATE_DIR = path.join(LBOT_ROOT, 'templates', 'runner-langbot');

@@ -8,7 +8,7 @@ import { pipeline } from 'node:stream/promises';
 import { execa } from 'execa';
 import { LbotError } from '../../core/errors.js';
 import type { DownloadRequest, GitCloneRequest, SkillFetcher } from '../../core/skills/fetcher.js';
-import { LBOT_VERSION } from '../../version.js';
+import { LBOT_VERSION } from '../../package-root.js';
 import { startInterval } from '../interval.js';
 
 export const GIT_TIMEOUT_MS = 120_000;

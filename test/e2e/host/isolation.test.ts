@@ -89,6 +89,8 @@ describe('runner plugin isolation', () => {
       expect(r.report.no_new_privs).toBe('ok: true');
       expect(r.report.seccomp).toBe('ok: true');
       if (process.getuid?.() === 0) expect(r.report.uid).toBe('65532');
+      // lbot/sdk resolves without a module hook: through the sandbox's /node_modules/lbot link to lbot itself.
+      expect(r.report.lbot_resolves).toBe(`ok: ${path.join(REPO_ROOT, 'package.json').slice(0, 80)}`);
       // The home is private to the installation, under the data dir but not the data dir itself.
       const homes = path.join(s.dataDir, 'plugin-sandbox', 'homes');
       expect(existsSync(homes)).toBe(true);

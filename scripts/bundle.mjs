@@ -1,0 +1,40 @@
+// Bundles lbot's process entry points into dist/bundle/ (same paths as under src/): the CLI, the SDK with
+// its plugin bootstraps, and the box helpers. lbot's own modules and the dependencies every command line
+// loads (zod, yaml, commander) become a few files, so start-up stops paying for resolving and compiling
+// hundreds of modules. Every other dependency stays a plain import from node_modules: native addons, and
+// the heavy ones only some commands need (fastify, ink, the model and MCP SDKs, pg …). Dynamic imports stay
+// lazy: each becomes its own chunk, and code the entries share is one chunk, loaded once per process.
+import { readFileSync } from 'node:fs';
+import { build } from 'esbuild';
+
+const ENTRIES = [
+  'cli',
+  'sdk/index',
+  'sdk/plugin-main',
+  'sdk/resolve-lbot',
+  'runtime/dev/lazy-bootstrap',
+  'runtime/box/supervisor',
+  'runtime/box/quota-watcher',
+];
+const BUNDLED = new Set(['zod', 'yaml', 'commander']);
+const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+const external = Object.keys(pkg.dependencies)
+  .filter((name) => !BUNDLED.has(name))
+  .flatMap((name) => [name, `${name}/*`]);
+
+await build({
+  entryPoints: ENTRIES.map((entry) => `src/${entry}.ts`),
+  outbase: 'src',
+  outdir: 'dist/bundle',
+  chunkNames: 'chunks/[name]-[hash]',
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20.12',
+  external,
+  // commander is CommonJS: its require() of node built-ins needs a real require in an ES module.
+  banner: { js: "import { createRequire as __lbotRequire } from 'node:module'; const require = __lbotRequire(import.meta.url);" },
+  legalComments: 'none',
+  logLevel: 'warning',
+});
