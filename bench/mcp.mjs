@@ -57,7 +57,7 @@ export default definePlugin({ runners: { default: defineRunner({ async *run(ctx,
 const directBefore = await directSamples();
 const config = parseConfig({ mcp: { servers: [{ name: 'everything', command: ['node', EVERYTHING, 'stdio'] }] } }, 'bench config');
 const warnings = [];
-const local = openLocalHost({ dataDir, pluginsDir: path.dirname(pluginDir), pluginDir, config, warn: (m) => warnings.push(m) });
+const local = await openLocalHost({ dataDir, pluginsDir: path.dirname(pluginDir), pluginDir, config, warn: (m) => warnings.push(m) });
 let throughLbot;
 try {
   const binding = BindingSchema.parse({ binding_id: 'bench', runner_id: 'plugin:bench/mcp-loop/default', resource_policy: { allowed_tool_names: ['echo'] } });

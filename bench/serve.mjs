@@ -56,7 +56,13 @@ async function load(send) {
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'lbot-bench-serve-'));
 const plugins = path.join(tmp, 'plugins');
 cpSync(path.join(root, 'fixtures', 'runners', 'echo'), path.join(plugins, 'echo'), { recursive: true });
-const body = JSON.stringify({ event, runner_id: 'plugin:acme/echo/default' });
+// Each request is a new event in a conversation of its own, like many chats at once: one conversation's events
+// run one at a time (run_policy enqueue) and a redelivered event_id is answered from its first run.
+let sent = 0;
+const nextBody = () => {
+  const n = sent++;
+  return JSON.stringify({ event: { ...event, event_id: `bench-${n}`, conversation_id: `bench-conv-${n}` }, runner_id: 'plugin:acme/echo/default' });
+};
 const serve = spawn(
   process.execPath,
   [path.join(root, 'bin', 'lbot.js'), '--data-dir', path.join(tmp, 'data'), '--plugins', plugins, '--json', 'serve', '--port', '0'],
@@ -68,7 +74,7 @@ const serve = spawn(
 const ready = await new Promise((resolve) => createInterface({ input: serve.stdout }).once('line', (l) => resolve(JSON.parse(l))));
 const headers = { authorization: 'Bearer bench-token', 'content-type': 'application/json' };
 const lbotSend = async () => {
-  const res = await post(`${ready.url}/v1/runs?wait=1`, headers, body);
+  const res = await post(`${ready.url}/v1/runs?wait=1`, headers, nextBody());
   return res.status === 200 && JSON.parse(res.text).status === 'completed';
 };
 await lbotSend(); // warm the plugin process
@@ -81,7 +87,8 @@ const app = Fastify({ logger: false });
 app.post('/v1/runs', async () => sample);
 await app.listen({ host: '127.0.0.1', port: 0 });
 const floorUrl = `http://127.0.0.1:${app.server.address().port}/v1/runs`;
-const floor = await load(async () => (await post(floorUrl, headers, body)).status === 200);
+const floorBody = JSON.stringify({ event, runner_id: 'plugin:acme/echo/default' });
+const floor = await load(async () => (await post(floorUrl, headers, floorBody)).status === 200);
 await app.close();
 agent.destroy();
 rmSync(tmp, { recursive: true, force: true });
