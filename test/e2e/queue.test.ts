@@ -142,7 +142,9 @@ describe.skipIf(postgresUrl === null)(withReason('the durable run queue (serve -
     for (const s of [sa, sb]) await s.writeConfig({ serve: { max_queued_per_conversation: PER } });
     const serves = [await serveOn(sa, d.url), await serveOn(sb, d.url)] as const;
     const workers = await Promise.all([workerOn(wa, d.url), workerOn(wb, d.url)]);
-    const SLOW = { conversation: 'conv-0', n: 5 };
+    // The slow run holds until the test opens its gate, on whichever worker runs it: a path relative to the
+    // plugin's own dir (its cwd, and all a sandboxed runner sees), so it is claimed and running when looked for.
+    const SLOW = { conversation: 'conv-0', n: 5, gate: 'gates/slow' };
     const accepted = new Map<string, { conversation: string; n: number; via: number }>();
 
     await Promise.all(
@@ -151,7 +153,7 @@ describe.skipIf(postgresUrl === null)(withReason('the durable run queue (serve -
         for (let n = 0; n < PER; n++) {
           const slow = conversation === SLOW.conversation && n === SLOW.n;
           const via = (c + n) % 2;
-          const script = [...(slow ? [{ sleep_ms: 3000 }] : []), say(`${conversation}:${n}`), done()];
+          const script = [...(slow ? [{ wait_file: SLOW.gate }] : []), say(`${conversation}:${n}`), done()];
           accepted.set(await post(serves[via], conversation, n, script), { conversation, n, via });
         }
       }),
@@ -170,6 +172,10 @@ describe.skipIf(postgresUrl === null)(withReason('the durable run queue (serve -
     // Its plugin processes end with it: no runner goes on without its host.
     const victimPlugins = (victim === workers[0] ? wa : wb).plugins.pluginsDir;
     await until('the dead worker plugin processes to end', async () => processesUnder(victimPlugins).length === 0, 15_000);
+    for (const s of [wa, wb]) {
+      await mkdir(path.join(s.plugins.dir('scripted'), 'gates'), { recursive: true });
+      await writeFile(path.join(s.plugins.dir('scripted'), SLOW.gate), '');
+    }
 
     await until('every run to end', async () => {
       const [row] = await query<{ n: string }>(d.url, `SELECT count(*) AS n FROM runs WHERE status <> 'running'`);
