@@ -5,9 +5,13 @@
 // probes again. Only success is remembered: a failure is probed anew each time, so fixing the machine
 // helps at once. A sandboxed plugin that exits abnormally drops the memo (its start may have failed).
 import { createHash } from 'node:crypto';
-import { readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
+import { z } from 'zod';
 import { LBOT_VERSION } from '../../package-root.js';
+import { readJson, writeJsonAtomic } from '../box/files.js';
+
+const MemoSchema = z.strictObject({ key: z.string() });
 
 const SYSCTLS = [
   '/proc/sys/kernel/random/boot_id',
@@ -42,22 +46,20 @@ export function probeKey(facts: { tools: readonly string[]; plan: unknown; filte
     process.getgid?.() ?? -1,
     ...SYSCTLS.map(readOr),
     ...facts.tools.map(fileFacts),
-    JSON.stringify(facts.plan),
-    JSON.stringify(facts.runAs),
+    facts.plan,
+    facts.runAs,
     createHash('sha256').update(facts.filter).digest('hex'),
   ];
   return createHash('sha256').update(JSON.stringify(parts)).digest('hex');
 }
 
 export function probeRemembered(file: string, key: string): boolean {
-  return readOr(file) === key;
+  return readJson(file, MemoSchema)?.key === key;
 }
 
 export function rememberProbe(file: string, key: string): void {
   try {
-    const tmp = `${file}.${process.pid}.tmp`;
-    writeFileSync(tmp, `${key}\n`, { mode: 0o600 });
-    renameSync(tmp, file);
+    writeJsonAtomic(file, { key });
   } catch {
     // A memo that cannot be written only costs the next process its own probe.
   }

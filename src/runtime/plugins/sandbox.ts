@@ -201,7 +201,7 @@ export class PluginSandbox {
       plan: limits.plan,
       filter: buildSeccompFilter(arch),
     };
-    const memo = path.join(this.#privateDir(), 'probe.ok');
+    const memo = path.join(this.#privateDir(), 'probe.json');
     const key = probeKey({
       tools: [bwrap, setpriv ?? '', unshare ?? '', '/bin/sh', '/usr/bin/env'],
       plan: limits.plan,

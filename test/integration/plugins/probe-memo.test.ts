@@ -39,12 +39,12 @@ describe.skipIf(skip !== null)(withReason('the probe memo of a real sandbox', sk
 
   it('a probe that succeeds leaves a private memo; a tampered one is probed again and rewritten', () => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'lbot-probe-memo-'));
-    const memo = path.join(dataDir, 'plugin-sandbox', 'probe.ok');
+    const memo = path.join(dataDir, 'plugin-sandbox', 'probe.json');
     expect(sandbox(dataDir, 'bwrap').resolve().isolation).toBe('sandbox');
     const key = readFileSync(memo, 'utf8');
-    expect(key).toMatch(/^[0-9a-f]{64}\n$/);
+    expect(JSON.parse(key)).toEqual({ key: expect.stringMatching(/^[0-9a-f]{64}$/) });
     expect(statSync(memo).mode & 0o777).toBe(0o600);
-    writeFileSync(memo, 'forged\n');
+    writeFileSync(memo, JSON.stringify({ key: 'forged' }));
     // The same binary by its full path: a new probe in this process, the same facts, so the same key.
     expect(sandbox(dataDir, bwrap).resolve().isolation).toBe('sandbox');
     expect(readFileSync(memo, 'utf8')).toBe(key);
@@ -52,7 +52,7 @@ describe.skipIf(skip !== null)(withReason('the probe memo of a real sandbox', sk
 
   it('a sandboxed process exiting with a failure drops the memo', async () => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'lbot-probe-memo-'));
-    const memo = path.join(dataDir, 'plugin-sandbox', 'probe.ok');
+    const memo = path.join(dataDir, 'plugin-sandbox', 'probe.json');
     const first = sandbox(dataDir, bwrap);
     expect(first.resolve().isolation).toBe('sandbox');
     const launch = first.wrap({ file: '/bin/sh', args: ['-c', 'exit 3'] }, { identity: 'acme/failing', dir: '/usr', network: false }, {});
