@@ -1,14 +1,15 @@
 // Model benchmark (issue 14): host overhead of models.invoke. A warm runner times sequential models.invoke
 // calls through lbot (JSON-RPC to the host, grants, audit, the openai provider) against the fake upstream
 // (`lbot model fake-server`, zero delay); the baseline is a direct call to the same server with the same SDK,
-// measured in this same run.
+// measured in this same run. Both sides are fresh processes that make the same untimed warm-up calls before
+// the timed ones (agent-direct-child.mjs for the direct side): a baseline in the long-lived bench process would
+// be warmer at every round than the host, which starts anew, and the ratio would count JIT warm-up as overhead.
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import OpenAI from 'openai';
 import { figure, fmt, median, percentile, ratio, report } from './stats.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -16,6 +17,8 @@ const bin = path.join(root, 'bin', 'lbot.js');
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'lbot-bench-models-'));
 const CALLS = Number(process.env.BENCH_CALLS ?? 500);
 const KEY = 'sk-bench';
+/** Untimed calls each side makes first, in its fresh process. */
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 20);
 
 const script = path.join(tmp, 'script.json');
 writeFileSync(script, JSON.stringify({ api_key: KEY }));
@@ -32,10 +35,20 @@ try {
   const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
   const perRound = Math.max(1, Math.ceil(CALLS / ROUNDS));
 
-  // Baseline: the same SDK, the same server, the same request, from a warm process.
-  const client = new OpenAI({ apiKey: KEY, baseURL, maxRetries: 0 });
-  const request = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'ping' }], max_tokens: 1024 };
-  for (let i = 0; i < 20; i++) await client.chat.completions.create(request);
+  // Baseline: the same SDK, the same server, the same request the host's provider sends (the model name set by
+  // the host, no extra arguments), from a fresh process with the runner's warm-up.
+  const request = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'ping' }] };
+  const bodies = path.join(tmp, 'bodies.json');
+  writeFileSync(bodies, JSON.stringify(Array.from({ length: perRound }, () => request)));
+  const directRound = () =>
+    new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [path.join(root, 'bench', 'agent-direct-child.mjs'), baseURL, KEY, bodies, String(WARMUP), 'plain'], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      let text = '';
+      child.stdout.on('data', (d) => (text += d));
+      child.on('exit', (status) => (status === 0 ? resolve(JSON.parse(text)) : reject(new Error(`agent-direct-child exited ${status}`))));
+    });
 
   const dataDir = path.join(tmp, 'data');
   mkdirSync(dataDir, { mode: 0o700 });
@@ -44,9 +57,9 @@ try {
     JSON.stringify({ models: [{ id: 'bench', provider: 'openai', base_url: baseURL, model: 'gpt-4o-mini', api_key: KEY, max_retries: 0 }] }),
   );
   const cfg = path.join(tmp, 'cfg.json');
-  writeFileSync(cfg, JSON.stringify({ calls: perRound, model: 'bench' }));
+  writeFileSync(cfg, JSON.stringify({ calls: perRound, warmup: WARMUP, model: 'bench' }));
   const event = path.join(root, 'fixtures', 'events', 'msg.json');
-  // One run: the runner warms up (20 calls), then times perRound sequential calls.
+  // One run: the runner warms up (WARMUP calls), then times perRound sequential calls.
   const hostRound = async () => {
     const run = await new Promise((resolve) => {
       const child = spawn(
@@ -68,11 +81,7 @@ try {
   const direct = [];
   const viaHost = [];
   for (let r = 0; r < ROUNDS; r++) {
-    for (let i = 0; i < perRound; i++) {
-      const t = performance.now();
-      await client.chat.completions.create(request);
-      direct.push(performance.now() - t);
-    }
+    direct.push(...(await directRound()));
     viaHost.push(...(await hostRound()));
   }
 

@@ -7,7 +7,8 @@ export default definePlugin({
       async *run(ctx, api) {
         const n = Number(ctx.config.calls ?? 500);
         const args = { model_id: ctx.config.model, messages: [{ role: 'user', content: 'ping' }] };
-        for (let i = 0; i < 20; i++) await api.models.invoke(args);
+        const warmup = Number(ctx.config.warmup ?? 20);
+        for (let i = 0; i < warmup; i++) await api.models.invoke(args);
         const samples = [];
         for (let i = 0; i < n; i++) {
           const t = performance.now();

@@ -27,22 +27,37 @@ function tooLarge(model_id: string, what: string, limit: number): ApiError {
 const LF = 0x0a;
 const CR = 0x0d;
 
-/** Counts a body's bytes (a whole body) or the bytes since the last line end (an event stream) and errors past the limit. */
-function counter(limit: number, perLine: boolean, fail: () => ApiError): TransformStream<Uint8Array, Uint8Array> {
+/**
+ * `body` with its bytes counted as they are read: the whole body, or the bytes since the last line end (an
+ * event stream). Past the limit the stream errors and the upstream body is cancelled, which closes the
+ * connection. A pull source rather than a TransformStream: one read and one enqueue per chunk, where a pipe
+ * through a transform adds a queue and a promise chain per chunk of every streamed reply.
+ */
+function counted(body: ReadableStream<Uint8Array>, limit: number, perLine: boolean, fail: () => ApiError): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
   let count = 0;
-  return new TransformStream({
-    transform(chunk, controller) {
-      if (perLine) {
-        const end = Math.max(chunk.lastIndexOf(LF), chunk.lastIndexOf(CR));
-        count = end === -1 ? count + chunk.length : chunk.length - end - 1;
-      } else {
-        count += chunk.length;
-      }
-      // Erroring the stream cancels the upstream body, which closes the connection.
-      if (count > limit) controller.error(fail());
-      else controller.enqueue(chunk);
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const { done, value } = await reader.read();
+        if (done) return controller.close();
+        if (perLine) {
+          const end = Math.max(value.lastIndexOf(LF), value.lastIndexOf(CR));
+          count = end === -1 ? count + value.length : value.length - end - 1;
+        } else {
+          count += value.length;
+        }
+        if (count > limit) {
+          controller.error(fail());
+          await reader.cancel().catch(() => undefined);
+        } else {
+          controller.enqueue(value);
+        }
+      },
+      cancel: (reason) => reader.cancel(reason),
     },
-  });
+    { highWaterMark: 0 },
+  );
 }
 
 /** A body that fails on its first read: the SDK reports it where it reads the body, and does not retry it. */
@@ -70,7 +85,7 @@ export function boundedFetch(model_id: string, limits: BodyLimits = DEFAULT_LIMI
     const declared = /^\d+$/.test(length) ? Number(length) : Number.NaN;
     let body: ReadableStream<Uint8Array>;
     if (eventStream) {
-      body = res.body.pipeThrough(counter(limits.eventBytes, true, () => tooLarge(model_id, 'event', limits.eventBytes)));
+      body = counted(res.body, limits.eventBytes, true, () => tooLarge(model_id, 'event', limits.eventBytes));
     } else if (declared <= limits.bodyBytes && identity(res.headers)) {
       // HTTP/1.1 framing ends the body at its declared length (a longer one cannot be read as this body), so a
       // declared length within the cap bounds it already: the body is passed on as it is, without a copy.
@@ -79,7 +94,7 @@ export function boundedFetch(model_id: string, limits: BodyLimits = DEFAULT_LIMI
       await res.body.cancel();
       body = failing(tooLarge(model_id, `body (Content-Length ${declared})`, limits.bodyBytes));
     } else {
-      body = res.body.pipeThrough(counter(limits.bodyBytes, false, () => tooLarge(model_id, 'body', limits.bodyBytes)));
+      body = counted(res.body, limits.bodyBytes, false, () => tooLarge(model_id, 'body', limits.bodyBytes));
     }
     return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
   };
