@@ -83,6 +83,8 @@ try {
   for (let r = 0; r < ROUNDS; r++) {
     direct.push(...(await directRound()));
     viaHost.push(...(await hostRound()));
+    if (process.env.BENCH_DEBUG)
+      console.error(`round ${r}: direct p50 ${fmt(median(direct.slice(-perRound)))} host p50 ${fmt(median(viaHost.slice(-perRound)))}`);
   }
 
   const result = {

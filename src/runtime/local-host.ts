@@ -12,8 +12,8 @@ import { createKnowledgeEngine } from './knowledge/engine.js';
 import { OWNER } from './run-owner.js';
 import { openHostStores, type HostStores } from './stores/open.js';
 import { createModelProvider } from './models/providers.js';
-import { createPluginLauncher } from './plugins/launcher.js';
-import { pluginSandboxFor, type IsolationMode } from './plugins/sandbox.js';
+import { createLocalLauncher } from './plugins/local-launcher.js';
+import type { IsolationMode } from './plugins/sandbox.js';
 import { openMcpHost } from './mcp/host-wiring.js';
 import type { RunTools } from './tools/run-tools.js';
 import type { BoxService } from './box/service.js';
@@ -81,13 +81,7 @@ function cachedCatalog(load: () => Promise<RunnerCatalog>, ttlMs: number): () =>
 
 export async function openLocalHost(opts: LocalHostOptions): Promise<LocalHost> {
   const stores = await openHostStores(opts.dataDir, opts.databaseUrl ?? null);
-  const launcher =
-    opts.launcher ??
-    createPluginLauncher({
-      onWarning: (w) => opts.warn(w.message),
-      langbotPython: opts.config.langbot.python,
-      sandbox: pluginSandboxFor(opts.config, opts.dataDir, { warn: opts.warn, ...(opts.isolation ? { mode: opts.isolation } : {}) }),
-    });
+  const launcher = opts.launcher ?? createLocalLauncher(opts);
   const catalog = opts.catalog ?? cachedCatalog(() => loadCatalog(opts.pluginsDir, opts.pluginDir), CATALOG_TTL_MS);
   const follow = opts.follow;
   const currentConfig = (): Config => follow?.current() ?? opts.config;

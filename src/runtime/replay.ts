@@ -4,12 +4,18 @@ import type { Config } from '../core/config.js';
 import { assertSafeEnv } from '../core/env-policy.js';
 import { filterAdapterParams } from '../core/host/adapter-params.js';
 import { dispatch, soleRunner, type DispatchRequest, type NamedBinding } from '../core/host/dispatch.js';
+import { pluginSpecFor } from '../core/host/plugin-pool.js';
+import type { RunnerCatalog } from '../core/host/ports.js';
+import { runTarget } from '../core/host/run-setup.js';
 import { readEventFile, readJsonObject } from './input-files.js';
 import type { RunOutcome, RunRequest } from '../core/host/host.js';
-import { BindingSchema } from '../core/protocol/binding.js';
+import { BindingSchema, type Binding } from '../core/protocol/binding.js';
 import { parseOrThrow } from '../core/zod-issue.js';
 import type { PlatformChoice } from '../core/gateway/index.js';
-import { openLocalHost, type LocalHostOptions } from './local-host.js';
+import type { LocalHostOptions } from './local-host.js';
+import { loadCatalog } from './catalog.js';
+import { startEarly, type EarlyStart } from './plugins/early-start.js';
+import { createLocalLauncher } from './plugins/local-launcher.js';
 
 export type ReplayOptions = {
   dataDir: string;
@@ -51,6 +57,13 @@ export async function replayEvents(opts: ReplayOptions): Promise<ReplayResult> {
   };
   const adapterParams = Object.keys(opts.vars).length ? filterAdapterParams(opts.vars) : null;
   if (!opts.pluginDir) for (const e of events) dispatch({ ...named, event: e.envelope }); // fail before opening stores
+  // The catalog is read once for the whole replay; the first run's plugin starts while the host loads.
+  const catalog = await loadCatalog(opts.pluginsDir, opts.pluginDir);
+  // --plugin DIR with no runner or binding named: the plugin's sole runner is the one named.
+  if (opts.pluginDir && !named.binding && named.runner === undefined) named.runner = soleRunner(catalog, opts.pluginDir).id;
+  const first = events[0];
+  const early = first ? startFirstPlugin(opts, catalog, dispatch({ ...named, event: first.envelope })) : null;
+  const { openLocalHost } = await import('./local-host.js');
   const local = await openLocalHost({
     dataDir: opts.dataDir,
     databaseUrl: opts.databaseUrl,
@@ -58,11 +71,14 @@ export async function replayEvents(opts: ReplayOptions): Promise<ReplayResult> {
     pluginDir: opts.pluginDir,
     config: opts.config,
     warn: opts.warn,
+    catalog: () => Promise.resolve(catalog),
+    ...(early ? { launcher: early } : {}),
     ...opts.hostHooks,
+  }).catch(async (err: unknown) => {
+    await early?.close();
+    throw err;
   });
   try {
-    // --plugin DIR with no runner or binding named: the plugin's sole runner is the one named.
-    if (opts.pluginDir && !named.binding && named.runner === undefined) named.runner = soleRunner(await local.catalog(), opts.pluginDir).id;
     const outcomes: RunOutcome[] = [];
     for (const [i, { envelope, raw }] of events.entries()) {
       if (opts.signal.aborted) return { outcomes, skipped: events.length - i };
@@ -82,5 +98,24 @@ export async function replayEvents(opts: ReplayOptions): Promise<ReplayResult> {
     return { outcomes, skipped: 0 };
   } finally {
     await local.close();
+    await early?.close();
   }
+}
+
+/**
+ * Starts the plugin of the first run now, for the host to take over: when the run is refused before its
+ * plugin starts (plugins disabled, an unknown runner, an unsafe env), nothing is started and the host reports it.
+ */
+function startFirstPlugin(opts: ReplayOptions, catalog: RunnerCatalog, binding: Binding): EarlyStart | null {
+  if (!opts.config.plugins.enabled) return null;
+  let identity: string;
+  try {
+    identity = runTarget(catalog, binding).identity;
+  } catch {
+    return null;
+  }
+  const plugin = catalog.plugins.get(identity);
+  if (!plugin) return null;
+  const launcher = createLocalLauncher({ config: opts.config, dataDir: opts.dataDir, warn: opts.warn });
+  return startEarly(launcher, pluginSpecFor(plugin, binding), opts.signal);
 }

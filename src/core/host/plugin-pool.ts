@@ -67,6 +67,14 @@ class Generation {
 /** The pool key of a plugin, env and network grant (another grant is another process); only ever compared. */
 const keyOf = (identity: string, env: Readonly<Record<string, string>>, network: boolean) => `${identity}\0${JSON.stringify(env)}${network ? '\0network' : ''}`;
 
+/** What a binding starts of a catalog plugin: its env, and the manifest's network grant unless the binding takes it away (never adds one). */
+export function pluginSpecFor(
+  plugin: Omit<PluginSpec, 'env'>,
+  binding: { env: Record<string, string>; network?: boolean | undefined },
+): PluginSpec & { network: boolean } {
+  return { ...plugin, env: { ...binding.env }, network: plugin.network === true && binding.network !== false };
+}
+
 export class PluginPool {
   readonly #live = new Map<string, Generation>();
   readonly #startTimes = new Map<string, number[]>();
@@ -79,9 +87,7 @@ export class PluginPool {
   acquire(catalog: RunnerCatalog, identity: string, binding: { env: Record<string, string>; network?: boolean | undefined }): Lease {
     const plugin = catalog.plugins.get(identity);
     if (!plugin) return { connection: Promise.reject(new LbotError('runner.not_found', `plugin ${identity} not found`)), release: () => undefined };
-    const { env } = binding;
-    // A binding can take the manifest's network grant away, never add one.
-    const network = plugin.network === true && binding.network !== false;
+    const { env, network } = pluginSpecFor(plugin, binding);
     const key = keyOf(identity, env, network);
     const existing = this.#live.get(key);
     if (existing && !existing.spent) return existing.lease();

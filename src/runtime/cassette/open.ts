@@ -1,8 +1,7 @@
-// The cassette mode of one `lbot run`: record, replay, or neither (a pass-through with no hooks).
+// The cassette mode of one `lbot run`: record, replay, or neither (a pass-through with no hooks). The player
+// and the recorder load only when asked for: most runs use neither.
 import type { Config } from '../../core/config.js';
 import type { LocalHostOptions } from '../local-host.js';
-import { createPlayer, readCassette } from './player.js';
-import { createRecorder } from './recorder.js';
 
 export type CassetteMode = {
   hooks: Pick<LocalHostOptions, 'decorateModels' | 'decorateTools' | 'observer'> | undefined;
@@ -14,10 +13,12 @@ export type CassetteMode = {
 export async function openCassette(opts: { record?: string | undefined; replay?: string | undefined }): Promise<CassetteMode> {
   const { record, replay } = opts;
   if (replay) {
+    const { createPlayer, readCassette } = await import('./player.js');
     const player = createPlayer(await readCassette(replay));
     return { hooks: player.hooks, config: (c) => player.config(c), finish: async (o) => player.finish(o) };
   }
   if (record) {
+    const { createRecorder } = await import('./recorder.js');
     const recorder = createRecorder();
     return {
       hooks: recorder.hooks,

@@ -1,0 +1,17 @@
+// The plugin launcher of a local host (`run`, `serve`, `dev`): the config's sandbox and LangBot Python.
+import type { Config } from '../../core/config.js';
+import { createPluginLauncher, type PreparingLauncher } from './launcher.js';
+import { pluginSandboxFor, type IsolationMode } from './sandbox.js';
+
+export function createLocalLauncher(opts: {
+  config: Config;
+  dataDir: string;
+  warn(message: string): void;
+  isolation?: IsolationMode | undefined;
+}): PreparingLauncher {
+  return createPluginLauncher({
+    onWarning: (w) => opts.warn(w.message),
+    langbotPython: opts.config.langbot.python,
+    sandbox: pluginSandboxFor(opts.config, opts.dataDir, { warn: opts.warn, ...(opts.isolation ? { mode: opts.isolation } : {}) }),
+  });
+}
