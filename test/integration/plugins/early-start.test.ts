@@ -80,9 +80,15 @@ describe('startEarly', () => {
     };
     return { launcher, starts };
   };
-  const call = (method: string): ProxyCall => ({ caller_plugin: 'acme/echo', method, params: {}, signal: new AbortController().signal, notify: () => undefined });
+  const call = (method: string): ProxyCall => ({
+    caller_plugin: 'acme/echo',
+    method,
+    params: {},
+    signal: new AbortController().signal,
+    notify: () => undefined,
+  });
 
-  it('hands the early process to the first start of the same spec; its calls wait for and reach that start\'s handler', async () => {
+  it("hands the early process to the first start of the same spec; its calls wait for and reach that start's handler", async () => {
     const { launcher, starts } = recording();
     const early = startEarly(launcher, spec());
     expect(starts).toHaveLength(1);
