@@ -4,7 +4,7 @@
 // hundreds of modules. Every other dependency stays a plain import from node_modules: native addons, and
 // the heavy ones only some commands need (fastify, ink, the model and MCP SDKs, pg …). Dynamic imports stay
 // lazy: each becomes its own chunk, and code the entries share is one chunk, loaded once per process.
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { build } from 'esbuild';
 
 const ENTRIES = [
@@ -22,6 +22,8 @@ const external = Object.keys(pkg.dependencies)
   .filter((name) => !BUNDLED.has(name))
   .flatMap((name) => [name, `${name}/*`]);
 
+// Chunk names carry a content hash: a rebuild starts from an empty directory so no stale chunk is left.
+rmSync('dist/bundle', { recursive: true, force: true });
 await build({
   entryPoints: ENTRIES.map((entry) => `src/${entry}.ts`),
   outbase: 'src',
