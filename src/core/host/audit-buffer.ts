@@ -1,16 +1,19 @@
 // Group commit of the audit of proxy calls. An allowed call is answered before its row commits: its
-// entry waits for the next turn of the event loop, so the commit leaves the answer's path and calls that
-// arrive meanwhile share it. A refusal, and the end of a run, write everything pending first, so a
-// refusal's answer (and a run's end) implies its own row and every earlier one are durable; a crash can
-// lose only the rows of allowed calls answered in the last turn.
+// entry waits up to a few milliseconds (`windowMs`) or until `maxBatch` rows are pending, so the commit
+// leaves the answer's path and the calls a runner makes one after another share it. A refusal, and the end
+// of a run, write everything pending first, so a refusal's answer (and a run's end) implies its own row and
+// every earlier one are durable; a crash can lose only the rows of allowed calls answered in the last window.
 import type { AsyncRunStore } from '../stores/async.js';
 import type { ApiCallAudit } from '../stores/types.js';
+
+/** How long an allowed call's row may wait for others to share its commit. */
+export const AUDIT_WINDOW_MS = 5;
 
 type Pending = { run_id: string; call: ApiCallAudit; resolve: () => void; reject: (err: unknown) => void };
 
 export class AuditBuffer {
   #pending: Pending[] = [];
-  #scheduled = false;
+  #timer: ReturnType<typeof setTimeout> | null = null;
   #writing: Promise<void> = Promise.resolve();
 
   constructor(
@@ -18,6 +21,7 @@ export class AuditBuffer {
     /** Told of a failed write with the runs whose entries were lost; add() also rejects. */
     private readonly onError: (err: unknown, run_ids: readonly string[]) => void,
     private readonly maxBatch = 256,
+    private readonly windowMs = AUDIT_WINDOW_MS,
   ) {}
 
   /**
@@ -28,9 +32,7 @@ export class AuditBuffer {
     return new Promise<void>((resolve, reject) => {
       this.#pending.push({ run_id, call, resolve, reject });
       if (now || this.#pending.length >= this.maxBatch) return void this.flush();
-      if (this.#scheduled) return;
-      this.#scheduled = true;
-      setImmediate(() => void this.flush());
+      this.#timer ??= setTimeout(() => void this.flush(), this.windowMs);
     });
   }
 
@@ -39,7 +41,8 @@ export class AuditBuffer {
    * those entries and every batch written before them are committed. Never rejects.
    */
   flush(): Promise<void> {
-    this.#scheduled = false;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
     const batch = this.#pending;
     if (batch.length === 0) return this.#writing;
     this.#pending = [];

@@ -150,7 +150,7 @@ export class ProxyRouter {
       outcome = { ok: false, error: toApiError(err) };
     }
     // A refusal is answered once its audit row (and every earlier one) is durable; an allowed call is answered
-    // at once, its row committed in the next turn of the event loop, and a failed write fails its run (host.ts).
+    // at once, its row committed with the next batch (audit-buffer.ts), and a failed write fails its run (host.ts).
     const entry = { action: method, resource, decision: outcome.ok ? ('allowed' as const) : ('denied' as const), code: outcome.ok ? null : outcome.error.code };
     try {
       if (outcome.ok) this.record(call, claimed, entry, false).catch(() => undefined);
