@@ -16,7 +16,7 @@ import { BenchDocumentSchema, BenchReportSchema } from './schema.mjs';
 import { assemble, machineInfo, show, showMachine, showTarget } from './stats.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const helpers = new Set(['stats.mjs', 'schema.mjs', 'postgres.mjs', 'bare-echo-child.mjs', 'agent-direct-child.mjs']);
+const helpers = new Set(['stats.mjs', 'schema.mjs', 'postgres.mjs', 'bare-echo-child.mjs', 'agent-direct-child.mjs', 'serve-floor-child.mjs']);
 const available = readdirSync(here)
   .filter((f) => f.endsWith('.mjs') && !helpers.has(f))
   .map((f) => f.replace(/\.mjs$/, ''))

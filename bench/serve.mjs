@@ -1,6 +1,7 @@
 // `lbot serve` under load (issue 6): POST /v1/runs?wait=1 with the echo runner at a fixed concurrency over
-// loopback, against a bare fastify handler answering a body of the same size from this same process (the
-// floor). Bounded in count and time; reports runs/s and p50/p99 latency.
+// loopback, against a bare fastify handler answering a body of the same size (the floor). Both servers are
+// processes of their own; this process is only the client. Bounded in count and time; reports runs/s and
+// p50/p99 latency, and the resident memory of serve when idle and after BENCH_RSS_RUNS runs in all.
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { mkdtempSync, readFileSync, rmSync, cpSync } from 'node:fs';
@@ -8,13 +9,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import Fastify from 'fastify';
 import { figure, fmt, percentile, ratio, report } from './stats.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
 const COUNT = Number(process.env.BENCH_REQUESTS ?? 3000);
 const MAX_MS = Number(process.env.BENCH_MAX_MS ?? 30_000);
+/** Runs serve has made in all when its memory is read the second time (issue 21: ≤ 150 MB after 10,000). */
+const RSS_RUNS = Number(process.env.BENCH_RSS_RUNS ?? 10_000);
+const RSS_LIMIT_MB = 150;
 const event = JSON.parse(readFileSync(path.join(root, 'fixtures', 'events', 'msg.json'), 'utf8'));
 
 // A keep-alive client on node:http: lighter than fetch, so the client does not dominate the two cores.
@@ -31,16 +34,40 @@ function post(url, headers, body) {
   });
 }
 
+/** Resident memory of a process in MB (Linux /proc), or null where it cannot be read. */
+function rssMb(pid) {
+  try {
+    const kb = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kb ? Number(kb) / 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Starts a server process that prints one JSON line with its URL first. */
+async function startServer(args, env = process.env) {
+  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const ready = await new Promise((resolve, reject) => {
+    createInterface({ input: child.stdout }).once('line', (l) => resolve(JSON.parse(l)));
+    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code} before it was ready`)));
+  });
+  const stop = async () => {
+    child.kill('SIGTERM');
+    if (child.exitCode === null) await new Promise((r) => child.once('exit', r));
+  };
+  return { child, url: ready.url, stop };
+}
+
 /** Fires COUNT requests with CONCURRENCY in flight, stopping early after MAX_MS. */
-async function load(send) {
+async function load(send, count = COUNT, maxMs = MAX_MS) {
   const latencies = [];
   let next = 0;
   let errors = 0;
-  const deadline = Date.now() + MAX_MS;
+  const deadline = Date.now() + maxMs;
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
-      while (next < COUNT && Date.now() < deadline) {
+      while (next < count && Date.now() < deadline) {
         next++;
         const t = performance.now();
         const ok = await send().catch(() => false);
@@ -63,41 +90,37 @@ const nextBody = () => {
   const n = sent++;
   return JSON.stringify({ event: { ...event, event_id: `bench-${n}`, conversation_id: `bench-conv-${n}` }, runner_id: 'plugin:acme/echo/default' });
 };
-const serve = spawn(
-  process.execPath,
+const serve = await startServer(
   [path.join(root, 'bin', 'lbot.js'), '--data-dir', path.join(tmp, 'data'), '--plugins', plugins, '--json', 'serve', '--port', '0'],
-  {
-    env: { ...process.env, LBOT_API_TOKEN: 'bench-token', LBOT__SERVE__MAX_CONCURRENT_RUNS: '256', LBOT__SERVE__MAX_RUNS_PER_PLUGIN: '256' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  },
+  { ...process.env, LBOT_API_TOKEN: 'bench-token', LBOT__SERVE__MAX_CONCURRENT_RUNS: '256', LBOT__SERVE__MAX_RUNS_PER_PLUGIN: '256' },
 );
-const ready = await new Promise((resolve) => createInterface({ input: serve.stdout }).once('line', (l) => resolve(JSON.parse(l))));
 const headers = { authorization: 'Bearer bench-token', 'content-type': 'application/json' };
 const lbotSend = async () => {
-  const res = await post(`${ready.url}/v1/runs?wait=1`, headers, nextBody());
+  const res = await post(`${serve.url}/v1/runs?wait=1`, headers, nextBody());
   return res.status === 200 && JSON.parse(res.text).status === 'completed';
 };
 await lbotSend(); // warm the plugin process
+const rssIdle = rssMb(serve.child.pid);
 const lbot = await load(lbotSend);
-serve.kill('SIGTERM');
-await new Promise((r) => serve.once('exit', r));
+// The rest of RSS_RUNS, for the memory serve holds after many runs (not timed).
+const more = await load(lbotSend, Math.max(0, RSS_RUNS - sent), 10 * 60_000);
+const runsInAll = sent;
+const rssAfter = rssMb(serve.child.pid);
+await serve.stop();
 
-const sample = JSON.stringify({ run_id: '00000000-0000-4000-8000-000000000000', status: 'completed', error: null, reply: 'ping' });
-const app = Fastify({ logger: false });
-app.post('/v1/runs', async () => sample);
-await app.listen({ host: '127.0.0.1', port: 0 });
-const floorUrl = `http://127.0.0.1:${app.server.address().port}/v1/runs`;
+const floorServer = await startServer([path.join(root, 'bench', 'serve-floor-child.mjs')]);
 const floorBody = JSON.stringify({ event, runner_id: 'plugin:acme/echo/default' });
-const floor = await load(async () => (await post(floorUrl, headers, floorBody)).status === 200);
-await app.close();
+const floor = await load(async () => (await post(`${floorServer.url}/v1/runs`, headers, floorBody)).status === 200);
+await floorServer.stop();
 agent.destroy();
 rmSync(tmp, { recursive: true, force: true });
 
 const share = ratio(lbot.per_s, floor.per_s);
-console.log(`serve benchmark, ${CONCURRENCY} concurrent, up to ${COUNT} requests (client in this process)`);
+console.log(`serve benchmark, ${CONCURRENCY} concurrent, up to ${COUNT} requests (servers in processes of their own)`);
 console.log(`  lbot serve (echo run per request): ${lbot.per_s} runs/s, p50 ${fmt(lbot.p50_ms)} ms, p99 ${fmt(lbot.p99_ms)} ms, errors ${lbot.errors}`);
 console.log(`  bare fastify (floor):              ${floor.per_s} req/s, p50 ${fmt(floor.p50_ms)} ms, p99 ${fmt(floor.p99_ms)} ms`);
-console.log(`  throughput share ${Math.round(share * 100)}% of the floor (target ≥ 25%); p99 ${fmt(lbot.p99_ms)} ms (target ≤ 25 ms)`);
+console.log(`  throughput share ${Math.round(share * 100)}% of the floor (target ≥ 25%); p99 ${ratio(lbot.p99_ms, floor.p99_ms)}× the floor's (target ≤ 3×)`);
+console.log(`  serve resident memory: ${fmt(rssIdle)} MB idle, ${fmt(rssAfter)} MB after ${runsInAll} runs (target ≤ ${RSS_LIMIT_MB} MB)`);
 report(
   'serve',
   [
@@ -119,7 +142,23 @@ report(
       baselineLabel: 'bare fastify p99',
       target: { of: 'ratio', op: '<=', limit: 3 },
     }),
-    figure({ name: 'serve.errors', label: 'serve failed requests', unit: 'requests', value: lbot.errors, target: { of: 'value', op: '<=', limit: 0 } }),
+    figure({
+      name: 'serve.errors',
+      label: 'serve failed requests',
+      unit: 'requests',
+      value: lbot.errors + more.errors,
+      target: { of: 'value', op: '<=', limit: 0 },
+    }),
+    figure({ name: 'serve.rss_idle', label: 'serve resident memory, idle after one run', unit: 'MB', value: rssIdle }),
+    figure({
+      name: 'serve.rss_after',
+      label: `serve resident memory after ${runsInAll} runs`,
+      unit: 'MB',
+      value: rssAfter,
+      baseline: rssIdle,
+      baselineLabel: 'idle',
+      target: { of: 'value', op: '<=', limit: RSS_LIMIT_MB },
+    }),
   ],
-  { concurrency: CONCURRENCY, lbot, floor, share },
+  { concurrency: CONCURRENCY, lbot, floor, share, rss_mb: { idle: rssIdle, after: rssAfter, runs: runsInAll } },
 );
