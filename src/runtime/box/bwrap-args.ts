@@ -45,7 +45,7 @@ export type HolderPlan = {
    * Root hosts: bind these host sources onto stage paths in a private mount namespace as root, then
    * drop to `uid`/`gid` before anything else runs; the plan's sources already name the stage paths.
    */
-  stage: { uid: number; gid: number; binds: readonly { source: string; target: string }[] } | null;
+  stage: { uid: number; gid: number; dir: string; binds: readonly { source: string; target: string }[] } | null;
   keeper: { ttlSec: number; intervalSec: number };
   /**
    * Size-limited filesystem for tmp, home and the workspace: the holder starts in its own user and

@@ -94,7 +94,7 @@ export class Stage {
   readonly binds: { source: string; target: string }[] = [];
 
   constructor(
-    private readonly dir: string,
+    readonly dir: string,
     private readonly enabled: boolean,
   ) {}
 

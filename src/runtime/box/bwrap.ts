@@ -187,7 +187,7 @@ export class BwrapBackend implements SandboxBackend {
         passwdFile,
         groupFile,
         seccomp: { fd: HOLDER_SECCOMP_FD, filterFile, helperFile },
-        stage: runAs ? { ...runAs, binds: stage.binds } : null,
+        stage: runAs ? { ...runAs, dir: stage.dir, binds: stage.binds } : null,
         keeper: {
           ttlSec: spec.persistent ? 0 : ctx.ttlSec,
           intervalSec: ctx.ttlSec > 0 ? Math.max(1, Math.min(KEEPER_INTERVAL_SEC, Math.floor(ctx.ttlSec / 2))) : KEEPER_INTERVAL_SEC,

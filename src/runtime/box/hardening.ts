@@ -1,6 +1,8 @@
 // The sandbox hardening the box's bwrap backend and sandboxed runner plugins share: who the sandbox
 // runs as, the read-only system view, the privilege drop, and the root-only stage of host sources.
-import { lstatSync, readlinkSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, lstatSync, readlinkSync, renameSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { DEFAULT_SANDBOX_ID } from '../../core/config.js';
 
 /** A top-level host entry such as /bin: a symlink to re-create (merged /usr) or a directory to bind. */
@@ -64,37 +66,46 @@ export function dropPrivilegeArgs(runAs: RunAs): string[] {
   return [`--reuid=${runAs.uid}`, `--regid=${runAs.gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all'];
 }
 
+/** A path as an fstab field: the characters fstab splits on, and the backslash, as octal escapes. */
+function fstabField(p: string): string {
+  return p.replace(/[\\ \t\n]/g, (c) => `\\${c.charCodeAt(0).toString(8).padStart(3, '0')}`);
+}
+
+/**
+ * The binds as an fstab file in `dir` (root-owned, writable by root alone: whoever could write it could
+ * bind any host path into the sandbox), named after its content so launches with the same binds share it.
+ */
+export function writeStageFstab(dir: string, binds: readonly { source: string; target: string }[]): string {
+  const text = binds.map((b) => `${fstabField(b.source)} ${fstabField(b.target)} none bind 0 0\n`).join('');
+  const file = path.join(dir, `fstab-${createHash('sha256').update(text).digest('hex').slice(0, 16)}`);
+  if (!existsSync(file)) {
+    const tmp = `${file}.${randomBytes(6).toString('hex')}`;
+    writeFileSync(tmp, text, { mode: 0o600 });
+    renameSync(tmp, file);
+  }
+  return file;
+}
+
 /**
  * As root: a private mount namespace where every host source is bound onto its stage path (readable
- * by the sandbox uid whatever the modes of the source's parents), then setpriv drops to that uid
- * with no capabilities and no supplementary groups before the sandbox is built. `prelude` runs first,
- * still as root (e.g. joining a cgroup).
+ * by the sandbox uid whatever the modes of the source's parents) by one `mount -a` over an fstab of
+ * the binds written into the stage dir (one process, where a `mount` per bind cost a millisecond or
+ * two each), then setpriv drops to that uid with no capabilities and no supplementary groups before
+ * the sandbox is built. `prelude` runs first, still as root (e.g. joining a cgroup).
  */
 export function stageArgv(
-  stage: RunAs & { binds: readonly { source: string; target: string }[] },
+  stage: RunAs & { dir: string; binds: readonly { source: string; target: string }[] },
   argv: readonly string[],
   unshare: string,
   setpriv: string,
   prelude: readonly string[] = [],
 ): string[] {
-  const n = stage.binds.length;
+  const fstab = stage.binds.length > 0 ? writeStageFstab(stage.dir, stage.binds) : null;
   const script = [
     ...prelude,
-    'i=0',
-    `while [ "$i" -lt ${n} ]; do mount --bind "$1" "$2" || exit 97; shift 2; i=$((i + 1)); done`,
+    ...(fstab ? ['mount -a --fstab "$1" || exit 97'] : []),
+    'shift',
     `exec ${setpriv} ${dropPrivilegeArgs(stage).join(' ')} -- "$@"`,
   ].join('\n');
-  return [
-    unshare,
-    '--mount',
-    '--propagation',
-    'private',
-    '--',
-    '/bin/sh',
-    '-c',
-    script,
-    'lbot-stage',
-    ...stage.binds.flatMap((b) => [b.source, b.target]),
-    ...argv,
-  ];
+  return [unshare, '--mount', '--propagation', 'private', '--', '/bin/sh', '-c', script, 'lbot-stage', fstab ?? '', ...argv];
 }

@@ -307,7 +307,7 @@ export class PluginSandbox {
     prelude.push(`exec ${SECCOMP_FD}< ${shQuote(this.#filterFile(probe.filter))} || exit ${PRELUDE_FAILED}`);
     const argv =
       stage && runAs
-        ? stageArgv({ ...runAs, binds: stage.binds }, a, probe.tools.unshare, probe.tools.setpriv, prelude)
+        ? stageArgv({ ...runAs, dir: stage.dir, binds: stage.binds }, a, probe.tools.unshare, probe.tools.setpriv, prelude)
         : ['/bin/sh', '-c', [...prelude, 'exec "$@"'].join('\n'), 'lbot-plugin', ...a];
     const [file = '/bin/sh', ...args] = argv;
     let note: string | null = null;
@@ -366,7 +366,7 @@ export class PluginSandbox {
 class SharedStage {
   readonly binds: { source: string; target: string }[] = [];
 
-  constructor(private readonly dir: string) {}
+  constructor(readonly dir: string) {}
 
   add(source: string, kind: 'dir' | 'file'): string {
     const target = path.join(this.dir, `${createHash('sha256').update(source).digest('hex').slice(0, 16)}.${kind}`);

@@ -1,4 +1,7 @@
 // bwrap argument building for holders and execs (box.md §6.6; §14.7 item 65).
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildEnterArgv, buildExecScript, buildHolderArgv, orderMounts, KEEPER_SCRIPT, type HolderPlan } from '../../../src/runtime/box/bwrap-args.js';
 
@@ -46,18 +49,30 @@ describe('holder argv', () => {
     expect(pairs(a, '--ro-bind')).toContainEqual(['/s/seccomp-exec', '/.lbot/seccomp-exec']);
   });
 
-  it('as root, binds the staged sources as root then drops privileges before bwrap', () => {
-    const a = buildHolderArgv(
-      plan({ stage: { uid: 65534, gid: 65534, binds: [{ source: '/data/skills/x', target: '/s/stage/0' }] } }),
-      '/usr/bin/unshare',
-      '/usr/bin/setpriv',
-    );
-    expect(a.slice(0, 5)).toEqual(['/usr/bin/unshare', '--mount', '--propagation', 'private', '--']);
-    expect(a).toContain('/data/skills/x');
-    const script = a[7] ?? '';
-    expect(script).toContain('mount --bind');
-    expect(script).toContain('/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups');
-    expect(a.indexOf('/usr/bin/bwrap')).toBeGreaterThan(a.indexOf('/s/stage/0'));
+  it('as root, binds the staged sources as root (one mount -a over an fstab in the stage dir) then drops privileges before bwrap', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'lbot-stage-'));
+    try {
+      const binds = [
+        { source: '/data/skills/x', target: '/s/stage/0' },
+        { source: '/data/my skills\\tab\there', target: '/s/stage/1' },
+      ];
+      const a = buildHolderArgv(plan({ stage: { uid: 65534, gid: 65534, dir, binds } }), '/usr/bin/unshare', '/usr/bin/setpriv');
+      expect(a.slice(0, 5)).toEqual(['/usr/bin/unshare', '--mount', '--propagation', 'private', '--']);
+      const script = a[7] ?? '';
+      expect(script).toContain('mount -a --fstab "$1" || exit 97');
+      expect(script).toContain('/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups');
+      const fstab = a[9] ?? '';
+      expect(path.dirname(fstab)).toBe(dir);
+      // Spaces, tabs and backslashes are octal escapes: a path cannot add a field or a line.
+      expect(readFileSync(fstab, 'utf8')).toBe('/data/skills/x /s/stage/0 none bind 0 0\n/data/my\\040skills\\134tab\\011here /s/stage/1 none bind 0 0\n');
+      expect(statSync(fstab).mode & 0o777).toBe(0o600);
+      expect(a.indexOf('/usr/bin/bwrap')).toBeGreaterThan(a.indexOf(fstab));
+      // The same binds share one file.
+      expect(buildHolderArgv(plan({ stage: { uid: 65534, gid: 65534, dir, binds } }), '/usr/bin/unshare', '/usr/bin/setpriv')[9]).toBe(fstab);
+      expect(readdirSync(dir)).toHaveLength(1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('unshares the network iff network is off; resolv.conf only with network on', () => {
