@@ -9,7 +9,6 @@ import { buildPluginEnv } from './env.js';
 import type { PluginSandbox } from './sandbox.js';
 import { DEFAULT_BOOTSTRAP, resolveCommand } from './spawn.js';
 import { spawnConnection } from './spawn-connection.js';
-import { startLangbotPlugin } from './langbot-launcher.js';
 
 export const DEFAULT_INITIALIZE_TIMEOUT_MS = 20_000;
 
@@ -126,8 +125,10 @@ export function createPluginLauncher(opts: PluginLauncherOptions = {}): Preparin
     prepare,
     async start(spec: PluginSpec, onApiCall: ProxyCallHandler, startOpts: { signal?: AbortSignal } = {}): Promise<PluginConnection> {
       startOpts.signal?.throwIfAborted();
-      // A LangBot SDK plugin speaks LangBot's own wire: a second transport behind the same port.
+      // A LangBot SDK plugin speaks LangBot's own wire: a second transport behind the same port, loaded
+      // only for such a plugin.
       if ('python' in spec.execution) {
+        const { startLangbotPlugin } = await import('./langbot-launcher.js');
         return startLangbotPlugin(
           spec,
           onApiCall,
