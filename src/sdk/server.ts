@@ -2,7 +2,7 @@
 // run_id, forwards run/cancel to the run's signal and carries the runner's host API calls.
 import {
   RPC_ERROR_CODES,
-  RpcMessageSchema,
+  parseRpcMessage,
   RpcPeer,
   RpcReplyError,
   WIRE_METHODS,
@@ -135,7 +135,7 @@ export function createPluginServer(opts: PluginServerOptions): PluginServer {
         refuseLine('the line is not JSON');
         return;
       }
-      const parsed = RpcMessageSchema.safeParse(value);
+      const parsed = parseRpcMessage(value);
       if (!parsed.success) {
         refuseLine('the line is not a JSON-RPC 2.0 message');
         return;

@@ -1,6 +1,7 @@
 // JSON-RPC 2.0 framing of the plugin protocol (architecture.md §4): message shapes and the
 // host ↔ plugin methods other than the proxy API.
 import { z } from 'zod';
+import { isRecord } from '../json.js';
 import { JsonObjectSchema } from './event.js';
 import { RunContextSchema } from './context.js';
 import { RunResultSchema } from './results.js';
@@ -41,15 +42,25 @@ export const RpcErrorSchema = z.looseObject({
 });
 export type RpcError = z.infer<typeof RpcErrorSchema>;
 
-export const RpcResponseSchema = z.union([
-  z.strictObject({ jsonrpc: z.literal('2.0'), id: IdSchema, result: z.unknown() }),
-  z.strictObject({ jsonrpc: z.literal('2.0'), id: IdSchema.nullable(), error: RpcErrorSchema }),
-]);
+const RpcResultResponseSchema = z.strictObject({ jsonrpc: z.literal('2.0'), id: IdSchema, result: z.unknown() });
+const RpcErrorResponseSchema = z.strictObject({ jsonrpc: z.literal('2.0'), id: IdSchema.nullable(), error: RpcErrorSchema });
+export const RpcResponseSchema = z.union([RpcResultResponseSchema, RpcErrorResponseSchema]);
 export type RpcResponse = z.infer<typeof RpcResponseSchema>;
 
 /** Any one line of the channel. Order matters: a request has both id and method. */
 export const RpcMessageSchema = z.union([RpcRequestSchema, RpcNotificationSchema, RpcResponseSchema]);
 export type RpcMessage = z.infer<typeof RpcMessageSchema>;
+
+/**
+ * One line's value as a message, as RpcMessageSchema decides it: the variants are strict objects that
+ * exclude each other by their keys, so the one to check is picked by `method`, `id` and `error` (the union
+ * tries them in turn, and the answer every call gets back was its third attempt).
+ */
+export function parseRpcMessage(value: unknown): { success: true; data: RpcMessage } | { success: false } {
+  if (!isRecord(value)) return RpcMessageSchema.safeParse(value);
+  if ('method' in value) return ('id' in value ? RpcRequestSchema : RpcNotificationSchema).safeParse(value);
+  return ('error' in value ? RpcErrorResponseSchema : RpcResultResponseSchema).safeParse(value);
+}
 
 export const InitializeParamsSchema = z.strictObject({
   protocol_version: z.string(),

@@ -1,7 +1,7 @@
 // The plugin channel's frames: each line of stdout (split under the byte cap by core/protocol/lines.ts)
 // decoded as a JSON-RPC message, and every line that corrupts the channel turned into a violation that
 // quotes it safely (architecture.md §4, style B14).
-import { LineSplitter, MAX_LINE_BYTES, OVERFLOW_HEAD_BYTES, RpcMessageSchema, type RpcMessage } from '../../core/protocol/index.js';
+import { LineSplitter, MAX_LINE_BYTES, OVERFLOW_HEAD_BYTES, parseRpcMessage, type RpcMessage } from '../../core/protocol/index.js';
 
 /** How much of an offending line an error message quotes (acceptance AC-198). */
 export const EXCERPT_BYTES = OVERFLOW_HEAD_BYTES;
@@ -105,7 +105,7 @@ export function decodeLine(line: Buffer): Frame | null {
   } catch {
     return { kind: 'violation', violation: { reason: 'the plugin wrote a line that is not JSON', excerpt: excerptOf(line) } };
   }
-  const parsed = RpcMessageSchema.safeParse(value);
+  const parsed = parseRpcMessage(value);
   if (!parsed.success) {
     return { kind: 'violation', violation: { reason: 'the plugin wrote a line that is not a JSON-RPC 2.0 message', excerpt: excerptOf(line) } };
   }
