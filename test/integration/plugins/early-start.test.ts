@@ -11,7 +11,9 @@ import type { PluginProcessEvent } from '../../../src/core/host/observer.js';
 import { startEarly } from '../../../src/runtime/plugins/early-start.js';
 import { createPluginLauncher } from '../../../src/runtime/plugins/launcher.js';
 import { liveProcessGroups } from '../../../src/runtime/process/group.js';
-import { replayEvents } from '../../../src/runtime/replay.js';
+import { replayEvents, startFirstPlugin } from '../../../src/runtime/replay.js';
+import { loadCatalog } from '../../../src/runtime/catalog.js';
+import { BindingSchema } from '../../../src/core/protocol/binding.js';
 import { createTempPlugins, FIXTURE_EVENTS, FIXTURE_RUNNERS, type TempPlugins } from '../../helpers/plugins.js';
 
 let plugins: TempPlugins;
@@ -53,10 +55,24 @@ describe('lbot run: the plugin starts before the host', () => {
     expect(processes.filter((e) => e.kind === 'exited')).toHaveLength(1);
   });
 
-  it('a run refused before its plugin starts starts no process', async () => {
-    const processes: PluginProcessEvent[] = [];
+  it('a run refused before its plugin starts starts no process; the host refuses it as before', async () => {
     const config = openConfigFile(dataDir, {}).config;
-    await expect(replay(processes, { ...config, plugins: { ...config.plugins, enabled: false } })).rejects.toMatchObject({ code: 'plugins.disabled' });
+    const catalog = await loadCatalog(plugins.pluginsDir, path.join(FIXTURE_RUNNERS, 'echo'));
+    const opts = { config, dataDir, warn: () => undefined, signal: new AbortController().signal };
+    const echo = BindingSchema.parse({ binding_id: 'b', runner_id: 'plugin:acme/echo/default' });
+    const disabled = { ...config, plugins: { ...config.plugins, enabled: false } };
+    expect(startFirstPlugin({ ...opts, config: disabled }, catalog, echo)).toBeNull();
+    expect(startFirstPlugin(opts, catalog, { ...echo, runner_id: 'plugin:acme/nope/default' })).toBeNull();
+    expect(startFirstPlugin(opts, catalog, { ...echo, env: { NODE_OPTIONS: '--require /tmp/x.js' } })).toBeNull();
+    expect(liveProcessGroups()).toEqual([]);
+    // The same binding, allowed, does start one (stopped again here).
+    const early = startFirstPlugin(opts, catalog, echo);
+    expect(early).not.toBeNull();
+    await expect.poll(() => liveProcessGroups().length, { timeout: 10_000 }).toBe(1);
+    await early?.close();
+    // Through replay, the host reports the refusal.
+    const processes: PluginProcessEvent[] = [];
+    await expect(replay(processes, disabled)).rejects.toMatchObject({ code: 'plugins.disabled' });
     expect(processes).toEqual([]);
   });
 });
