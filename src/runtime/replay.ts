@@ -106,7 +106,11 @@ export async function replayEvents(opts: ReplayOptions): Promise<ReplayResult> {
  * Starts the plugin of the first run now, for the host to take over: when the run is refused before its
  * plugin starts (plugins disabled, an unknown runner, an unsafe env), nothing is started and the host reports it.
  */
-export function startFirstPlugin(opts: Pick<ReplayOptions, 'config' | 'dataDir' | 'warn' | 'signal'>, catalog: RunnerCatalog, binding: Binding): EarlyStart | null {
+export function startFirstPlugin(
+  opts: Pick<ReplayOptions, 'config' | 'dataDir' | 'warn' | 'signal'>,
+  catalog: RunnerCatalog,
+  binding: Binding,
+): EarlyStart | null {
   if (!opts.config.plugins.enabled) return null;
   let identity: string;
   try {
