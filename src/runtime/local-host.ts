@@ -32,7 +32,7 @@ export type LocalHostOptions = {
   tools?(req: ToolsRequest): Promise<ToolProvider | undefined>;
   /** Overrides plugins.isolation (a non-loopback serve turns auto into sandbox). */
   isolation?: IsolationMode | undefined;
-  /** Replaces the plugin launcher (`dev` keeps processes on standby). */
+  /** Replaces the plugin launcher (`dev` keeps processes on standby; `run` hands over the process it started first). */
   launcher?: PluginLauncher | undefined;
   /** Replaces the catalog the host reads (`dev` serves the last good one). */
   catalog?: (() => Promise<RunnerCatalog>) | undefined;

@@ -1,4 +1,4 @@
-// The plugin launcher of a local host (`run`, `serve`, `dev`): the config's sandbox and LangBot Python.
+// The plugin launcher of a local host (`run`, `serve`): the config's sandbox and LangBot Python.
 import type { Config } from '../../core/config.js';
 import { createPluginLauncher, type PreparingLauncher } from './launcher.js';
 import { pluginSandboxFor, type IsolationMode } from './sandbox.js';
