@@ -198,6 +198,8 @@ export const ConfigSchema = z.looseObject({
       max_runs_per_plugin: z.number().int().positive().default(16),
       /** Runs of one (binding, conversation) waiting their turn under run_policy enqueue; more answer 429. */
       max_queued_per_conversation: z.number().int().positive().max(10_000).default(16),
+      /** Group commit: how long the SQLite writes of serve may wait to share one commit; 0 commits each at once. */
+      commit_window_ms: z.number().int().nonnegative().max(1000).default(5),
       /** Platform webhook verification; a platform with one configured may call its webhook without the bearer token. */
       webhooks: WebhookAuthSchema.prefault({}),
     })

@@ -23,6 +23,8 @@ export type LocalHostOptions = {
   dataDir: string;
   /** A postgres:// URL for the run stores (--store / LBOT_DATABASE_URL); absent or null: SQLite in the data dir. */
   databaseUrl?: string | null | undefined;
+  /** Group commit of the SQLite writes over this many ms (serve); absent: every write commits at once. */
+  commitWindowMs?: number;
   /** A plugins directory (each subdirectory is a plugin)… */
   pluginsDir: string;
   /** …or one plugin directory, which then is the only plugin. */
@@ -80,7 +82,7 @@ function cachedCatalog(load: () => Promise<RunnerCatalog>, ttlMs: number): () =>
 }
 
 export async function openLocalHost(opts: LocalHostOptions): Promise<LocalHost> {
-  const stores = await openHostStores(opts.dataDir, opts.databaseUrl ?? null);
+  const stores = await openHostStores(opts.dataDir, opts.databaseUrl ?? null, { commitWindowMs: opts.commitWindowMs ?? 0 });
   const launcher = opts.launcher ?? createLocalLauncher(opts);
   const catalog = opts.catalog ?? cachedCatalog(() => loadCatalog(opts.pluginsDir, opts.pluginDir), CATALOG_TTL_MS);
   const follow = opts.follow;

@@ -87,8 +87,12 @@ export function createHost(deps: HostDeps): Host {
       limits: { stateValueBytes: STATE_VALUE_LIMIT_BYTES, storageValueBytes: deps.config.storage.max_value_bytes },
       warn: warnRun,
     },
-    audit: (run_id, entry, now) => (sessions.get(run_id) ? audits.add(run_id, entry, now) : writeNow([], () => deps.stores.runs.addApiCall(run_id, entry))),
-    auditUnattributed: (entry) => writeNow([], () => deps.stores.runs.addUnattributedCall(entry)),
+    audit: (run_id, entry, now) => {
+      const written = sessions.get(run_id) ? audits.add(run_id, entry, now) : writeNow([], () => deps.stores.runs.addApiCall(run_id, entry));
+      // A refusal is answered once its row is durable, also when a commit window holds writes back (serve).
+      return now ? written.then(() => deps.stores.commit()) : written;
+    },
+    auditUnattributed: (entry) => writeNow([], () => deps.stores.runs.addUnattributedCall(entry)).then(() => deps.stores.commit()),
     // A call that may read the stores sees the notices its run sent before it; model calls need not wait.
     beforeCall: async (run_id, method) => {
       if (proxyMethods[method].resource !== 'model') await processors.get(run_id)?.flush();

@@ -19,7 +19,11 @@ export type AsyncArtifactStore = Async<ArtifactStore>;
 /** The stores every backend implements asynchronously (delivery and knowledge bases follow). */
 export type AsyncStoreName = 'events' | 'transcript' | 'runs' | 'state' | 'storage' | 'artifacts';
 
-export type AsyncStores = { [K in AsyncStoreName]: Async<Stores[K]> } & { close(): Promise<void> };
+export type AsyncStores = { [K in AsyncStoreName]: Async<Stores[K]> } & {
+  /** Makes every write made so far durable; call it before acknowledging anything outside the process. */
+  commit(): Promise<void>;
+  close(): Promise<void>;
+};
 
 /** `fn` with its result (or its synchronous throw) settled as a Promise. */
 function settle<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) => Promise<R> {
@@ -88,10 +92,8 @@ export function asAsyncStores(stores: Stores): AsyncStores {
       read: settle((r, off, len) => artifacts.read(r, off, len)),
       list: settle((f) => artifacts.list(f)),
     },
-    close: () => {
-      stores.close();
-      return Promise.resolve();
-    },
+    commit: settle(() => stores.commit()),
+    close: settle(() => stores.close()),
   };
 }
 

@@ -267,7 +267,12 @@ export type Stores = {
   artifacts: ArtifactStore;
   /** Platform replies, poll offsets and schedule ticks (delivery-types.ts). */
   delivery: DeliveryStore;
-  /** Runs `fn` as one transaction: the writes in it commit together (once, when it returns). */
+  /**
+   * Runs `fn` as one transaction: the writes in it commit together (once, when it returns, or with
+   * the group of writes it joined under a commit window).
+   */
   transaction?<T>(fn: () => T): T;
+  /** Makes every write made so far durable (a no-op unless a commit window holds some back). */
+  commit(): void;
   close(): void;
 };

@@ -91,6 +91,18 @@ const PageQuerySchema = z.object({
   after: z.coerce.number().int().optional(),
 });
 
+// Query schemas are built once: zod compiles a schema on its first parse, which per request costs more than the parse.
+const WaitQuerySchema = z.object({ wait: z.enum(['1', 'true']).optional() });
+const BotQuerySchema = z.object({ bot_id: z.string().min(1).optional() });
+const ArtifactListQuerySchema = z.object({ run: z.string().optional(), limit: z.coerce.number().int().positive().optional() });
+const StateQuerySchema = z.object({
+  runner: z.string().optional(),
+  binding: z.string().optional(),
+  scope: StateScopeSchema.optional(),
+  limit: z.coerce.number().int().positive().optional(),
+});
+const ArtifactReadQuerySchema = z.object({ offset: z.coerce.number().int().min(0).default(0), length: z.coerce.number().int().positive().optional() });
+
 const parseWith = <S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> => parseOrThrow(schema, value, what, '(body)');
 
 /** How often the record of a run running elsewhere is read when no change notification came. */
@@ -162,6 +174,10 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     if (!bearerMatches(req.headers.authorization, deps.token)) throw new LbotError('unauthorized', 'missing or wrong bearer token');
   });
 
+  // Nothing is answered before what it reports is durable (the stores' commit window, docs/host.md).
+  app.addHook('onSend', async () => {
+    await deps.stores.commit();
+  });
   app.get('/healthz', async () => ({ ok: true }));
   if (deps.admin) registerAdminRoutes(app, deps.admin);
   registerDeliveryRoutes(app, deps.stores.delivery);
@@ -206,7 +222,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
           : undefined;
     const binding = dispatch({ event: envelope, config: deps.config(), binding: named, runner: body.runner_id, runnerConfig: body.config });
     const run_id = await deps.runs.start({ event: envelope, binding });
-    const wait = parseWith(z.object({ wait: z.enum(['1', 'true']).optional() }), req.query, 'query').wait;
+    const wait = parseWith(WaitQuerySchema, req.query, 'query').wait;
     if (!wait) return reply.code(202).send({ run_id });
     const outcome = deps.runs.outcome(run_id);
     if (!outcome) {
@@ -238,7 +254,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
       }
     }
     // ?bot_id= names the bot for platforms whose payloads do not (Telegram, Discord dispatches).
-    const { bot_id } = parseWith(z.object({ bot_id: z.string().min(1).optional() }), req.query, 'query');
+    const { bot_id } = parseWith(BotQuerySchema, req.query, 'query');
     const result = normalizePlatformPayload(platform, req.body, { receivedAt: Math.floor(Date.now() / 1000), ...(bot_id ? { botId: bot_id } : {}) });
     if (result.kind === 'challenge') return reply.code(200).send(result.response);
     if (result.kind === 'ignored') return reply.code(200).send({ ok: true, ignored: result.reason });
@@ -274,17 +290,29 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
 
   app.get<{ Params: { id: string } }>('/v1/runs/:id/results', async (req, reply) => {
     const sse = (req.headers.accept ?? '').includes('text/event-stream');
-    const write = (stream: PassThrough, line: ResultLine | Record<string, unknown>) =>
-      stream.write(sse ? `event: ${String(line.type)}\ndata: ${JSON.stringify(line)}\n\n` : `${JSON.stringify(line)}\n`);
     const stream = new PassThrough();
+    // A line tells the client what the stores hold: what it shows is committed before it is sent.
+    let sending = Promise.resolve();
+    const write = (line: ResultLine | Record<string, unknown>) => {
+      const text = sse ? `event: ${String(line.type)}\ndata: ${JSON.stringify(line)}\n\n` : `${JSON.stringify(line)}\n`;
+      sending = sending.then(async () => {
+        await deps.stores.commit();
+        stream.write(text);
+      });
+    };
+    const end = () =>
+      void sending.then(
+        () => stream.end(),
+        (err: unknown) => stream.destroy(err instanceof Error ? err : new Error(String(err))),
+      );
     reply.header('content-type', sse ? 'text/event-stream' : 'application/x-ndjson').header('cache-control', 'no-cache');
     const live = deps.runs.get(req.params.id);
     if (live) {
-      for (const item of live.items) write(stream, streamLine(item));
-      const onItem = (item: StreamItem) => write(stream, streamLine(item));
+      for (const item of live.items) write(streamLine(item));
+      const onItem = (item: StreamItem) => write(streamLine(item));
       const onEnd = () => {
         live.events.off('item', onItem);
-        stream.end();
+        end();
       };
       live.events.on('item', onItem);
       live.events.once('end', onEnd);
@@ -300,10 +328,10 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     void (async () => {
       let sent = 0;
       for (let run = first; !gone; run = await deps.stores.runs.get(id)) {
-        for (const r of run?.results.slice(sent) ?? []) write(stream, r);
+        for (const r of run?.results.slice(sent) ?? []) write(r);
         sent = run?.results.length ?? 0;
         if (run && run.status !== 'running') {
-          write(stream, summaryLine(run));
+          write(summaryLine(run));
           break;
         }
         if (!run && !(await deps.runs.queued(id))) break; // ended without a record: cancelled before it started
@@ -311,7 +339,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
       }
     })()
       .catch((err: unknown) => warn(`following run ${id} failed: ${err instanceof Error ? err.message : String(err)}`))
-      .finally(() => stream.end());
+      .finally(end);
     return reply.send(stream);
   });
 
@@ -341,16 +369,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     });
   });
   app.get('/v1/state', async (req) => {
-    const q = parseWith(
-      z.object({
-        runner: z.string().optional(),
-        binding: z.string().optional(),
-        scope: StateScopeSchema.optional(),
-        limit: z.coerce.number().int().positive().optional(),
-      }),
-      req.query,
-      'query',
-    );
+    const q = parseWith(StateQuerySchema, req.query, 'query');
     return {
       items: await deps.stores.state.entries({
         ...(q.runner ? { runner_id: q.runner } : {}),
@@ -361,7 +380,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     };
   });
   app.get('/v1/artifacts', async (req) => {
-    const q = parseWith(z.object({ run: z.string().optional(), limit: z.coerce.number().int().positive().optional() }), req.query, 'query');
+    const q = parseWith(ArtifactListQuerySchema, req.query, 'query');
     return { items: (await deps.stores.artifacts.list({ ...(q.run ? { run_id: q.run } : {}), ...(q.limit ? { limit: q.limit } : {}) })).map(publicArtifact) };
   });
   app.get<{ Params: { id: string } }>('/v1/artifacts/:id', async (req) => {
@@ -370,11 +389,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     return publicArtifact(r);
   });
   app.get<{ Params: { id: string }; Querystring: unknown }>('/v1/artifacts/:id/content', async (req) => {
-    const q = parseWith(
-      z.object({ offset: z.coerce.number().int().min(0).default(0), length: z.coerce.number().int().positive().optional() }),
-      req.query,
-      'query',
-    );
+    const q = parseWith(ArtifactReadQuerySchema, req.query, 'query');
     const r = await deps.stores.artifacts.get(req.params.id);
     if (!r) throw new LbotError('not_found', `artifact ${req.params.id} not found`);
     return await deps.stores.artifacts.read(r, q.offset, q.length ?? null);

@@ -140,6 +140,8 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
     local = await openLocalHost({
       dataDir: opts.dataDir,
       databaseUrl: opts.databaseUrl,
+      // Group commit (docs/host.md): every HTTP answer, platform send and poll offset commits first.
+      commitWindowMs: config.serve.commit_window_ms,
       pluginsDir: opts.pluginsDir,
       config,
       warn: opts.warn,

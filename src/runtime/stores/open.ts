@@ -17,10 +17,11 @@ export type HostStores = AsyncStores & {
 
 /**
  * The stores of one host. `databaseUrl` null: everything in the data dir's SQLite file. Runs a crashed
- * process of this machine left `running` are marked interrupted first.
+ * process of this machine left `running` are marked interrupted first. `commitWindowMs`: group commit of
+ * the SQLite writes (serve; see StoreDb).
  */
-export async function openHostStores(dataDir: string, databaseUrl: string | null): Promise<HostStores> {
-  const local = openSqliteStores(dataDir);
+export async function openHostStores(dataDir: string, databaseUrl: string | null, opts: { commitWindowMs?: number } = {}): Promise<HostStores> {
+  const local = openSqliteStores(dataDir, opts);
   let run: AsyncStores & { knowledge: AsyncKnowledgeStore };
   try {
     if (databaseUrl === null) run = { ...asAsyncStores(local), knowledge: asAsyncKnowledge(local.knowledge) };
@@ -42,6 +43,10 @@ export async function openHostStores(dataDir: string, databaseUrl: string | null
     artifacts: run.artifacts,
     delivery: local.delivery,
     knowledge: run.knowledge,
+    commit: async () => {
+      local.commit();
+      if (databaseUrl !== null) await run.commit();
+    },
     close: async () => {
       if (databaseUrl !== null) await run.close();
       local.close();

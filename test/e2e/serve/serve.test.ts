@@ -94,6 +94,21 @@ describe('lbot serve', () => {
     expect(list.stdout).toContain(runId);
   });
 
+  it('what serve answered survives kill -9 right after the answer (group commit commits before answering)', async () => {
+    const f = await setup();
+    // A window far longer than the test: the answer's own commit is what makes the run durable.
+    const s = await serve(f, { LBOT__SERVE__COMMIT_WINDOW_MS: '1000' });
+    const event = { ...(await readEvent('msg.json')), event_id: 'evt-kill-9', conversation_id: 'conv-kill-9' };
+    const answered = await s.request('POST', '/v1/runs?wait=1', { event, runner_id: SCRIPTED, config: { script: [say('kept'), emit('run.completed')] } });
+    expect(answered.json).toMatchObject({ status: 'completed' });
+    const runId = (answered.json as { run_id: string }).run_id;
+    await s.stop('SIGKILL');
+    const shown = await execa(process.execPath, [LBOT_BIN, '--data-dir', f.dataDir, 'runs', 'show', runId, '--json']);
+    expect(JSON.parse(shown.stdout)).toMatchObject({ run_id: runId, status: 'completed' });
+    const history = await execa(process.execPath, [LBOT_BIN, '--data-dir', f.dataDir, 'transcript', 'page', '--conversation', 'conv-kill-9', '--json']);
+    expect(history.stdout).toContain('kept');
+  });
+
   it('AC-173 results stream live as Server-Sent Events while the run is going', async () => {
     const f = await setup();
     const s = await serve(f);

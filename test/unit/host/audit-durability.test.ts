@@ -1,6 +1,7 @@
 // A refused proxy call is answered only once its audit row and every earlier one are committed; an allowed
 // call may be answered first, but the run's end waits for its row; a failed audit write is not dropped: a
-// refusal becomes audit_failed and the run fails with the store error.
+// refusal becomes audit_failed and the run fails with the store error. "Committed" is read through a second
+// connection, which sees only what is durable; the same holds under a commit window that holds writes back.
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -28,7 +29,10 @@ const STATE_GET = { method: 'state.get', params: { scope: 'conversation', key: '
 const REFUSED = { method: 'history.page', params: {} };
 
 /** A host whose one fake plugin makes `calls` in turn per run (one refused `history.page` by default) and then completes. */
-function setup(calls: Array<{ method: string; params: Record<string, unknown> }> = [REFUSED]): {
+function setup(
+  calls: Array<{ method: string; params: Record<string, unknown> }> = [REFUSED],
+  opts: { commitWindowMs?: number } = {},
+): {
   stores: SqliteStores;
   seen: Seen[];
   warnings: string[];
@@ -37,7 +41,10 @@ function setup(calls: Array<{ method: string; params: Record<string, unknown> }>
 } {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'lbot-audit-'));
   dirs.push(dataDir);
-  const stores = openSqliteStores(dataDir);
+  const stores = openSqliteStores(dataDir, opts);
+  // A second connection to the same file: it sees only committed rows.
+  const committed = openSqliteStores(dataDir);
+  const auditAtAnswer = (run_id: string) => committed.runs.get(run_id)?.api_calls ?? [];
   const seen: Seen[] = [];
   const warnings: string[] = [];
   const connection = (handler: ProxyCallHandler): PluginConnection => ({
@@ -54,12 +61,12 @@ function setup(calls: Array<{ method: string; params: Record<string, unknown> }>
         };
         try {
           await handler(call);
-          seen.push({ outcome: 'answered', reason: null, auditAtAnswer: stores.runs.get(params.run_id)?.api_calls ?? [] });
+          seen.push({ outcome: 'answered', reason: null, auditAtAnswer: auditAtAnswer(params.run_id) });
         } catch (err) {
           seen.push({
             outcome: 'refused',
             reason: err instanceof ApiError ? err.reason : String(err),
-            auditAtAnswer: stores.runs.get(params.run_id)?.api_calls ?? [],
+            auditAtAnswer: auditAtAnswer(params.run_id),
           });
         }
       }
@@ -100,6 +107,7 @@ function setup(calls: Array<{ method: string; params: Record<string, unknown> }>
     close: async () => {
       await host.close();
       stores.close();
+      committed.close();
     },
   };
 }
@@ -131,6 +139,22 @@ describe('audit of proxy calls', () => {
       expect(refusal?.outcome).toBe('refused');
       expect(refusal?.auditAtAnswer.map((c) => [c.action, c.decision])).toEqual([
         ['state.get', 'allowed'],
+        ['state.get', 'allowed'],
+        ['history.page', 'denied'],
+      ]);
+    } finally {
+      await h.close();
+    }
+  });
+
+  it('under a commit window, a refusal is still answered only once it and every earlier row are committed', async () => {
+    // A window far longer than the test: only an explicit commit makes rows visible to the second connection.
+    const h = setup([STATE_GET, REFUSED], { commitWindowMs: 60_000 });
+    try {
+      const outcome = await h.run();
+      expect(outcome.status).toBe('completed');
+      expect(h.seen[0]?.auditAtAnswer).toEqual([]);
+      expect(h.seen[1]?.auditAtAnswer.map((c) => [c.action, c.decision])).toEqual([
         ['state.get', 'allowed'],
         ['history.page', 'denied'],
       ]);

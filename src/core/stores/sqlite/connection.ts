@@ -1,16 +1,30 @@
-// One better-sqlite3 connection with the error mapping and transaction helpers every store uses.
+// One better-sqlite3 connection with the error mapping, transaction helpers and group commit every store uses.
 import type Database from 'better-sqlite3';
+import { LbotError } from '../../errors.js';
 import { toStoreError } from './store-errors.js';
 
-/** The shared connection to `<data-dir>/lbot.db`. */
+/**
+ * The shared connection to `<data-dir>/lbot.db`.
+ *
+ * With a commit window (`lbot serve`, docs/host.md "Group commit"), the first call opens one
+ * transaction that every call joins until the window ends or `commit()` is called: the per-run writes
+ * of many runs share one commit instead of paying one each. Whoever acknowledges anything outside
+ * the process (an HTTP answer, a platform send, a poll offset) calls `commit()` first, so a crash
+ * loses only writes nobody was told of. A failed group commit loses writes already answered to
+ * callers in the process, so the store then refuses all work (`store.unavailable`) until reopened.
+ */
 export class StoreDb {
   readonly #statements = new Map<string, Database.Statement>();
+  #window: ReturnType<typeof setTimeout> | null = null;
+  #broken: LbotError | null = null;
 
   constructor(
     readonly db: Database.Database,
     readonly file: string,
     /** Epoch seconds. */
     readonly now: () => number,
+    /** How long a group of writes may wait for its commit; 0 commits every write at once. */
+    readonly commitWindowMs = 0,
   ) {}
 
   /** A prepared statement, cached by its SQL text (dynamic filters produce a handful of variants). */
@@ -25,11 +39,52 @@ export class StoreDb {
 
   /** Runs `fn`, mapping SQLite failures to LbotErrors naming the database file. */
   run<T>(doing: string, fn: () => T): T {
+    if (this.#broken) throw this.#broken;
     try {
+      if (this.commitWindowMs > 0 && !this.db.inTransaction) this.#open();
       return fn();
     } catch (err) {
+      // SQLite rolls a whole transaction back on some failures (a full disk, an I/O error).
+      if (this.#window && !this.db.inTransaction) this.#break(err, doing);
       throw toStoreError(err, this.file, doing);
     }
+  }
+
+  #open(): void {
+    this.db.exec('BEGIN IMMEDIATE');
+    this.#window = setTimeout(() => {
+      try {
+        this.commit();
+      } catch {
+        // The store is broken now; the next call reports it.
+      }
+    }, this.commitWindowMs);
+  }
+
+  /** Commits the open group of writes, if any; afterwards everything written so far is durable. */
+  commit(): void {
+    if (this.#broken) throw this.#broken;
+    if (!this.#window) return;
+    clearTimeout(this.#window);
+    this.#window = null;
+    try {
+      this.db.exec('COMMIT');
+    } catch (err) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      throw this.#break(err, 'committing a group of writes');
+    }
+  }
+
+  #break(err: unknown, doing: string): LbotError {
+    clearTimeout(this.#window ?? undefined);
+    this.#window = null;
+    const mapped = toStoreError(err, this.file, doing);
+    this.#broken = new LbotError('store.unavailable', `${this.file}: writes already answered were lost while ${doing}; restart lbot`, {
+      details: { path: this.file },
+      hint: 'check the disk the data dir is on (space, errors), then restart',
+      cause: mapped,
+    });
+    return this.#broken;
   }
 
   /**

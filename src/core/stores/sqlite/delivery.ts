@@ -76,7 +76,7 @@ export class SqliteDeliveryStore implements DeliveryStore {
   }
 
   claimDue(owner: { pid: number; host: string }, nowS: number, limit: number): OutboxRecord[] {
-    return this.s.write('claiming outbox messages', () => {
+    const claimed = this.s.write('claiming outbox messages', () => {
       // An edit is due only once the send it edits is delivered; a failed send fails its edits with it.
       const rows = rowsOf(
         this.s
@@ -92,6 +92,9 @@ export class SqliteDeliveryStore implements DeliveryStore {
         .filter((r) => claim.run(owner.pid, owner.host, nowS, num(r, 'id')).changes === 1)
         .map((r) => ({ ...toRecord(r), status: 'sending' as const, owner, attempts: num(r, 'attempts') + 1 }));
     });
+    // A claimed message is sent next: the run that wrote it must not be lost after the platform has it.
+    if (claimed.length > 0) this.s.commit();
+    return claimed;
   }
 
   markDelivered(id: number, platformMessageId: string | null, nowS: number): void {
@@ -186,6 +189,8 @@ export class SqliteDeliveryStore implements DeliveryStore {
         )
         .run(account, nextOffset, nowS),
     );
+    // The next poll confirms everything before this offset to the platform: its events are durable first.
+    this.s.commit();
   }
 
   claimTick(schedule: string, tickAtS: number, owner: { pid: number; host: string }, nowS: number): boolean {

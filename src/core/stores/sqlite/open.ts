@@ -30,6 +30,8 @@ export const BUSY_TIMEOUT_MS = 10_000;
 export type SqliteStoresOptions = {
   /** Epoch milliseconds; defaults to the system clock. */
   clock?: { now(): number };
+  /** Group commit window in ms (`lbot serve`; see StoreDb); 0 or absent commits every write at once. */
+  commitWindowMs?: number;
 };
 
 export type SqliteStores = Stores & {
@@ -121,7 +123,7 @@ export function openSqliteStores(dataDir: string, opts: SqliteStoresOptions = {}
     db.close();
     throw toStoreError(err, file, 'preparing the database schema');
   }
-  const store = new StoreDb(db, file, nowS);
+  const store = new StoreDb(db, file, nowS, opts.commitWindowMs ?? 0);
   const blobs = new BlobFiles(path.join(dir, ARTIFACTS_DIR_NAME));
   let closed = false;
   return {
@@ -136,10 +138,15 @@ export function openSqliteStores(dataDir: string, opts: SqliteStoresOptions = {}
     delivery: new SqliteDeliveryStore(store),
     knowledge: new SqliteKnowledgeStore(store),
     transaction: (fn) => store.write('writing a group of records', fn),
+    commit: () => store.commit(),
     close() {
       if (closed) return;
       closed = true;
-      db.close();
+      try {
+        store.commit();
+      } finally {
+        db.close();
+      }
     },
   };
 }

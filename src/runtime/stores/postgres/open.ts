@@ -41,6 +41,8 @@ export async function openPostgresStores(url: string, opts: PgStoreDbOptions = {
     storage: new PgStorageStore(db),
     artifacts: new PgArtifactStore(db),
     knowledge: new PgKnowledgeStore(db),
+    // Every write commits itself on PostgreSQL: nothing is held back.
+    commit: () => Promise.resolve(),
     async close() {
       if (closed) return;
       closed = true;
