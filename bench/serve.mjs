@@ -1,6 +1,6 @@
 // `lbot serve` under load (issue 6): POST /v1/runs?wait=1 with the echo runner at a fixed concurrency over
 // loopback, against a bare fastify handler answering a body of the same size (the floor). Both servers are
-// processes of their own; this process is only the client. Bounded in count and time; reports runs/s and
+// processes of their own; this process is only the client. Each server first answers BENCH_WARMUP untimed requests. Bounded in count and time; reports runs/s and
 // p50/p99 latency, and the resident memory of serve when idle and after BENCH_RSS_RUNS runs in all.
 import { spawn } from 'node:child_process';
 import http from 'node:http';
@@ -15,6 +15,8 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
 const COUNT = Number(process.env.BENCH_REQUESTS ?? 3000);
 const MAX_MS = Number(process.env.BENCH_MAX_MS ?? 30_000);
+/** Requests each server answers, untimed, before the timed ones: both are measured warm (JIT, pools, caches). */
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 1000);
 /** Runs serve has made in all when its memory is read the second time (issue 21: ≤ 150 MB after 10,000). */
 const RSS_RUNS = Number(process.env.BENCH_RSS_RUNS ?? 10_000);
 const RSS_LIMIT_MB = 150;
@@ -99,8 +101,9 @@ const lbotSend = async () => {
   const res = await post(`${serve.url}/v1/runs?wait=1`, headers, nextBody());
   return res.status === 200 && JSON.parse(res.text).status === 'completed';
 };
-await lbotSend(); // warm the plugin process
+await lbotSend(); // starts the plugin process
 const rssIdle = rssMb(serve.child.pid);
+await load(lbotSend, WARMUP);
 const lbot = await load(lbotSend);
 // The rest of RSS_RUNS, for the memory serve holds after many runs (not timed).
 const more = await load(lbotSend, Math.max(0, RSS_RUNS - sent), 10 * 60_000);
@@ -110,13 +113,15 @@ await serve.stop();
 
 const floorServer = await startServer([path.join(root, 'bench', 'serve-floor-child.mjs')]);
 const floorBody = JSON.stringify({ event, runner_id: 'plugin:acme/echo/default' });
-const floor = await load(async () => (await post(`${floorServer.url}/v1/runs`, headers, floorBody)).status === 200);
+const floorSend = async () => (await post(`${floorServer.url}/v1/runs`, headers, floorBody)).status === 200;
+await load(floorSend, WARMUP);
+const floor = await load(floorSend);
 await floorServer.stop();
 agent.destroy();
 rmSync(tmp, { recursive: true, force: true });
 
 const share = ratio(lbot.per_s, floor.per_s);
-console.log(`serve benchmark, ${CONCURRENCY} concurrent, up to ${COUNT} requests (servers in processes of their own)`);
+console.log(`serve benchmark, ${CONCURRENCY} concurrent, up to ${COUNT} requests after ${WARMUP} to warm up (servers in processes of their own)`);
 console.log(`  lbot serve (echo run per request): ${lbot.per_s} runs/s, p50 ${fmt(lbot.p50_ms)} ms, p99 ${fmt(lbot.p99_ms)} ms, errors ${lbot.errors}`);
 console.log(`  bare fastify (floor):              ${floor.per_s} req/s, p50 ${fmt(floor.p50_ms)} ms, p99 ${fmt(floor.p99_ms)} ms`);
 console.log(`  throughput share ${Math.round(share * 100)}% of the floor (target ≥ 25%); p99 ${ratio(lbot.p99_ms, floor.p99_ms)}× the floor's (target ≤ 3×)`);
