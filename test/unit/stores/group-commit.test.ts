@@ -6,6 +6,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LbotError } from '../../../src/core/errors.js';
 import { openSqliteStores, type SqliteStores } from '../../../src/core/stores/sqlite/open.js';
+import { stateColumns } from '../../contract/state-store.case.js';
 
 const dirs: string[] = [];
 const open: SqliteStores[] = [];
@@ -20,19 +21,6 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-const columns = {
-  runner_id: 'plugin:acme/echo/default',
-  binding_identity: 'b1',
-  bot_id: null,
-  workspace_id: null,
-  conversation_id: 'c1',
-  thread_id: null,
-  actor_type: null,
-  actor_id: null,
-  subject_type: null,
-  subject_id: null,
-};
-
 function pair(commitWindowMs: number): { writer: SqliteStores; reader: SqliteStores } {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'lbot-group-'));
   dirs.push(dir);
@@ -42,7 +30,7 @@ function pair(commitWindowMs: number): { writer: SqliteStores; reader: SqliteSto
   return { writer, reader };
 }
 
-const set = (s: SqliteStores, key: string) => s.state.set('conversation', 'conversation:c1', key, JSON.stringify({ key }), columns);
+const set = (s: SqliteStores, key: string) => s.state.set('conversation', 'conversation:c1', key, JSON.stringify({ key }), stateColumns());
 const keys = (s: SqliteStores) => Object.keys(s.state.snapshot('conversation:c1')).sort();
 
 describe('group commit', () => {
