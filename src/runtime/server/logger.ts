@@ -22,14 +22,7 @@ export function defaultLogFormat(stream: { isTTY?: boolean }): LogFormat {
 
 export function createServeLogger(opts: ServeLoggerOptions): ServeLogger {
   const out = opts.stream ?? process.stderr;
-  // JSON on stderr goes through pino's asynchronous destination: the lines of one turn share one write
-  // instead of a blocking write each (under load serve logs three lines a run). pino flushes it on exit.
-  const destination: DestinationStream =
-    opts.format !== 'json'
-      ? prettyStream(out, opts.color === true)
-      : opts.stream
-        ? { write: (line) => void out.write(line) }
-        : pino.destination({ dest: 2, sync: false });
+  const destination: DestinationStream = opts.format === 'json' ? { write: (line) => void out.write(line) } : prettyStream(out, opts.color === true);
   return pino(
     {
       level: opts.level,
