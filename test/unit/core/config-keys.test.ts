@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ConfigSchema } from '../../../src/core/config.js';
 import { allowedValues, resolveKey, setAt, unsetAt, valueAt } from '../../../src/core/config-keys.js';
 import { LbotError } from '../../../src/core/errors.js';
 
@@ -25,6 +26,12 @@ describe('config keys', () => {
       { kind: 'field', name: 'langbot' },
       { kind: 'field', name: 'python' },
     ]);
+  });
+
+  it('bounds serve.commit_window_ms: 5 by default, a whole number of ms from 0 to 1000', () => {
+    expect(ConfigSchema.parse({}).serve.commit_window_ms).toBe(5);
+    for (const ok of [0, 1000]) expect(ConfigSchema.parse({ serve: { commit_window_ms: ok } }).serve.commit_window_ms).toBe(ok);
+    for (const bad of [-1, 1.5, 1001, '5', null]) expect(ConfigSchema.safeParse({ serve: { commit_window_ms: bad } }).success).toBe(false);
   });
 
   it('refuses a typo naming the closest key and the keys that exist', () => {
