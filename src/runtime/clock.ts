@@ -3,5 +3,9 @@ import type { Clock } from '../core/host/ports.js';
 
 export const systemClock: Clock = {
   now: () => Date.now(),
-  timeout: (ms) => AbortSignal.timeout(Math.max(0, Math.ceil(ms))),
+  after(ms, fire) {
+    const timer = setTimeout(fire, Math.max(0, Math.ceil(ms)));
+    timer.unref();
+    return () => clearTimeout(timer);
+  },
 };

@@ -168,7 +168,7 @@ export class PluginPool {
     if (recent.length >= starts && oldest !== undefined) {
       const wait = window_ms - (now - oldest);
       this.deps.warn(`plugin ${identity} restarted ${recent.length} times in ${window_ms / 1000}s; backing off ${Math.ceil(wait)} ms`);
-      await new Promise<void>((resolve) => this.deps.clock.timeout(wait).addEventListener('abort', () => resolve(), { once: true }));
+      await new Promise<void>((resolve) => this.deps.clock.after(wait, resolve));
       recent.shift();
     }
     recent.push(this.deps.clock.now());

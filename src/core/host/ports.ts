@@ -145,8 +145,11 @@ export interface KnowledgePort {
 export interface Clock {
   /** Epoch milliseconds. */
   now(): number;
-  /** A signal that aborts after `ms` milliseconds. */
-  timeout(ms: number): AbortSignal;
+  /**
+   * Calls `fire` after `ms` milliseconds unless the returned function cancels it first. Cancelling
+   * matters: a timer left to fire keeps what it closes over alive until then.
+   */
+  after(ms: number, fire: () => void): () => void;
 }
 
 /** The runners and plugins found in the plugins directory. */

@@ -59,10 +59,7 @@ export async function executeRun(
   );
   const cleanups: Array<() => void> = [];
   if (session.deadline_at !== null) {
-    const t = clock.timeout(session.deadline_at * 1000 - clock.now());
-    const onTimeout = () => settle({ kind: 'timeout' });
-    t.addEventListener('abort', onTimeout, { once: true });
-    cleanups.push(() => t.removeEventListener('abort', onTimeout));
+    cleanups.push(clock.after(session.deadline_at * 1000 - clock.now(), () => settle({ kind: 'timeout' })));
   }
   if (req.signal) {
     const onAbort = () => settle({ kind: 'cancelled' });
@@ -83,9 +80,13 @@ export async function executeRun(
   sessions.unregister(session.run_id);
 
   const waitReply = async (): Promise<boolean> => {
-    const grace = clock.timeout(graceMs);
-    const gone = new Promise<boolean>((resolve) => grace.addEventListener('abort', () => resolve(false), { once: true }));
-    return Promise.race([replied.then(() => true), gone]);
+    let cancel = () => {};
+    const gone = new Promise<boolean>((resolve) => (cancel = clock.after(graceMs, () => resolve(false))));
+    try {
+      return await Promise.race([replied.then(() => true), gone]);
+    } finally {
+      cancel();
+    }
   };
   /** Cancel on the wire, then a grace period, then kill the group if the process serves nothing else. */
   const stopRun = async () => {

@@ -20,7 +20,7 @@ let nowMs: number;
 let sessions: SessionRegistry;
 let router: ProxyRouter;
 
-const clock: Clock = { now: () => nowMs, timeout: () => new AbortController().signal };
+const clock: Clock = { now: () => nowMs, after: () => () => {} };
 
 beforeEach(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'lbot-router-'));

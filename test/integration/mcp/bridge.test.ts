@@ -25,7 +25,7 @@ let stores: SqliteStores;
 let sessions: SessionRegistry;
 let bridge: BridgeServer;
 const clients: Client[] = [];
-const clock: Clock = { now: () => Date.now(), timeout: () => new AbortController().signal };
+const clock: Clock = { now: () => Date.now(), after: () => () => {} };
 
 beforeEach(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'lbot-bridge-'));

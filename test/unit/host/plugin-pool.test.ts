@@ -42,20 +42,25 @@ function fakeLauncher(opts: { failNext?: () => boolean } = {}) {
 /** A clock whose timeouts fire when the test advances it. */
 function manualClock() {
   let now = 0;
-  const timers: Array<{ at: number; ctl: AbortController }> = [];
+  const timers: Array<{ at: number; fire: () => void }> = [];
   const clock: Clock = {
     now: () => now,
-    timeout(ms) {
-      const ctl = new AbortController();
-      timers.push({ at: now + ms, ctl });
-      return ctl.signal;
+    after(ms, fire) {
+      const timer = { at: now + ms, fire };
+      timers.push(timer);
+      return () => {
+        const i = timers.indexOf(timer);
+        if (i >= 0) timers.splice(i, 1);
+      };
     },
   };
   return {
     clock,
     advance(ms: number) {
       now += ms;
-      for (const t of timers) if (t.at <= now) t.ctl.abort();
+      const due = timers.filter((t) => t.at <= now);
+      timers.splice(0, timers.length, ...timers.filter((t) => t.at > now));
+      for (const t of due) t.fire();
     },
   };
 }
