@@ -4,12 +4,14 @@
 // Packages are checked on the shipped bundle (bin/lbot.js; zod, yaml and commander are inside it, the heavy
 // libraries stay imports of their own); lbot's own modules on tsc's output, one file a module, whose
 // dynamic imports the bundle keeps as its chunks.
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
+import { createTempPlugins } from '../helpers/plugins.js';
+import { startServe } from '../helpers/serve.js';
 
 const ROOT = path.join(import.meta.dirname, '..', '..');
 const BIN = path.join(ROOT, 'bin', 'lbot.js');
@@ -68,6 +70,26 @@ describe('start-up imports', () => {
     expect(own.filter((m) => /^commands\/[^/]+\.js$/.test(m) && m !== 'commands/index.js').map((m) => m.replace(/^commands\/(.+)\.js$/, '$1'))).toEqual(
       name === 'runner list' ? ['runner', 'runner-dev'] : ['config'],
     );
+  });
+
+  it('lbot serve with no MCP server configured does not load the MCP client, even after a run', async () => {
+    const log = path.join(tmp, 'serve.log');
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'lbot-imports-serve-'));
+    const plugins = await createTempPlugins(['echo']);
+    const serve = await startServe({ dataDir, pluginsDir: plugins.pluginsDir, nodeArgs: ['--import', HOOK], env: { LBOT_IMPORT_LOG: log } });
+    try {
+      const event = JSON.parse(readFileSync(path.join(ROOT, 'fixtures', 'events', 'msg.json'), 'utf8')) as Record<string, unknown>;
+      const r = await serve.request('POST', '/v1/runs?wait=1', { event, runner_id: 'plugin:acme/echo/default' });
+      expect(r.status, r.text).toBe(200);
+      expect((r.json as { status: string }).status).toBe('completed');
+    } finally {
+      await serve.stop('SIGTERM');
+      await plugins.cleanup();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+    const urls = readFileSync(log, 'utf8').split('\n');
+    expect(urls.some((u) => u.includes('/node_modules/fastify/'))).toBe(true);
+    expect(urls.filter((u) => u.includes('/node_modules/@modelcontextprotocol/sdk/'))).toEqual([]);
   });
 
   it('lbot run runs from the bundle alone and imports no HTTP server, UI, MCP or model SDK code', async () => {

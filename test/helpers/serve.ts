@@ -19,10 +19,18 @@ export type ServeProcess = {
 };
 
 /** Without `pluginsDir`, serve uses its default plugins dir `<data-dir>/plugins`. */
-export async function startServe(opts: { dataDir: string; pluginsDir?: string; args?: string[]; env?: Record<string, string> }): Promise<ServeProcess> {
+export async function startServe(opts: {
+  dataDir: string;
+  pluginsDir?: string;
+  args?: string[];
+  env?: Record<string, string>;
+  /** Arguments for node itself, before lbot's (`--import HOOK`). */
+  nodeArgs?: string[];
+}): Promise<ServeProcess> {
   const proc = execa(
     process.execPath,
     [
+      ...(opts.nodeArgs ?? []),
       LBOT_BIN,
       '--data-dir',
       opts.dataDir,

@@ -38,7 +38,8 @@ export type McpHost = {
 export function openMcpHost(opts: McpHostOptions): McpHost {
   const serve = opts.mode === 'serve';
   const { settings, servers } = readMcpConfig(opts.config);
-  // The MCP client (and its SDK) loads on first need: `serve` at once, `run` only when a run has tools.
+  // The MCP client (and its SDK, about 12 MB of serve's memory) loads on first need: `serve` once the
+  // config has a server (at boot or by a later edit), `run` only when a run has tools.
   let manager: Promise<McpManager> | undefined;
   const getManager = () =>
     (manager ??= Promise.all([import('./manager.js'), import('./box-connector.js')]).then(
@@ -53,7 +54,17 @@ export function openMcpHost(opts: McpHostOptions): McpHost {
           follow: serve ? opts.follow : undefined,
         }),
     ));
-  if (serve) void getManager().catch((err: unknown) => opts.warn(`MCP servers could not start: ${err instanceof Error ? err.message : String(err)}`));
+  let unfollow: (() => void) | undefined;
+  if (serve) {
+    const startOnce = (config: Config) => {
+      if (manager || readMcpConfig(config).servers.length === 0) return;
+      unfollow?.();
+      void getManager().catch((err: unknown) => opts.warn(`MCP servers could not start: ${err instanceof Error ? err.message : String(err)}`));
+    };
+    // From then on the manager follows the edits itself.
+    unfollow = opts.follow?.subscribe((config) => startOnce(config));
+    startOnce(opts.follow?.current() ?? opts.config);
+  }
   const deadlineOf = (run_id: string) => opts.host().sessions.get(run_id)?.deadline_at ?? null;
   const bridge = new BridgeServer({
     dataDir: opts.dataDir,
@@ -61,8 +72,10 @@ export function openMcpHost(opts: McpHostOptions): McpHost {
     warn: opts.warn,
   });
   const tables = new ToolManager(opts.warn);
-  const sources = async (req: { binding: Binding; run_id: string }): Promise<McpToolSource[]> =>
-    serve || servers.some((s) => s.enabled) ? (await getManager()).sources(req.binding, deadlineOf) : [];
+  const sources = async (req: { binding: Binding; run_id: string }): Promise<McpToolSource[]> => {
+    const ready = serve ? manager : servers.some((s) => s.enabled) ? getManager() : undefined;
+    return ready ? (await ready).sources(req.binding, deadlineOf) : [];
+  };
   return {
     sources,
     tools: async (req) => tables.forRun(await sources(req), req.binding.resource_policy),
@@ -78,6 +91,7 @@ export function openMcpHost(opts: McpHostOptions): McpHost {
       }
     },
     close: async () => {
+      unfollow?.();
       bridge.close();
       if (manager) await (await manager).close();
     },

@@ -128,6 +128,27 @@ describe('[serve] MCP servers under lbot serve', () => {
     expect(JSON.parse(String(report))).toMatchObject({ ok: false, error: { code: 'runtime_error', details: { phase: 'tool_call' } } });
   });
 
+  it('a server added while serve runs with none is started, and new runs list its tools', async () => {
+    const tag = `lbot-test-${randomUUID()}`;
+    const f = await setup([]);
+    // With no server configured, serve has not loaded the MCP client: runs have no MCP tools.
+    const before = await startRun(f, [{ dump_context: true }, done()], ['echo']);
+    await f.serve.waitRun(before);
+    expect((JSON.parse(String((await texts(f, before))[0])) as { resources: { tools: unknown[] } }).resources.tools).toEqual([]);
+    expect((await lbot(f, ['mcp', 'add', 'echo', '--', 'node', path.join(FIXTURES, 'echo.js'), tag])).exitCode).toBe(0);
+    const connected = await poll(
+      () => mcpList(f),
+      (l) => l[0]?.status === 'connected' && l[0]?.host_pid !== undefined,
+      15_000,
+    );
+    expect(connected[0]).toMatchObject({ name: 'echo', status: 'connected' });
+    expect(processesWith(tag)).not.toEqual([]);
+    const after = await startRun(f, [{ dump_context: true }, done()], ['echo']);
+    await f.serve.waitRun(after);
+    const tools = (JSON.parse(String((await texts(f, after))[0])) as { resources: { tools: Array<{ tool_name: string }> } }).resources.tools;
+    expect(tools.map((t) => t.tool_name)).toEqual(['echo']);
+  });
+
   it('AC-159 remove a server: its process is gone within 5 s and new runs no longer list its tools', async () => {
     const tag = `lbot-test-${randomUUID()}`;
     const kept = `lbot-test-${randomUUID()}`;
