@@ -70,6 +70,7 @@ export function registerServe(program: Command, getCtx: GetContext): void {
       }
       const { startServe } = await import('../runtime/server/serve.js');
       const { createCommandLogger } = await import('../runtime/server/logger.js');
+      (await import('../runtime/process/heap-growth.js')).boundHeapGrowth();
       const logger = createCommandLogger({ logFormat: flags.logFormat, quiet: flags.quiet, verbose: ctx.flags.verbose || ctx.flags.debug });
       const handle = await startServe({
         dataDir: ctx.flags.dataDir,

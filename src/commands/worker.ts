@@ -38,12 +38,14 @@ export function registerWorker(program: Command, getCtx: GetContext): void {
         throw new LbotError('invalid_argument', 'lbot worker needs the run stores on PostgreSQL', {
           hint: 'add --store postgres://… (or set LBOT_DATABASE_URL): the database the serve --queue instances use',
         });
-      const [{ openLocalHost }, { startQueueWorker }, { createCommandLogger }, { startDelivery }] = await Promise.all([
+      const [{ openLocalHost }, { startQueueWorker }, { createCommandLogger }, { startDelivery }, { boundHeapGrowth }] = await Promise.all([
         import('../runtime/local-host.js'),
         import('../runtime/queue/worker.js'),
         import('../runtime/server/logger.js'),
         import('../runtime/delivery/start.js'),
+        import('../runtime/process/heap-growth.js'),
       ]);
+      boundHeapGrowth();
       const logger = createCommandLogger({ logFormat: flags.logFormat, quiet: flags.quiet, verbose: ctx.flags.verbose || ctx.flags.debug });
       const warn = (m: string) => logger.warn({ event: 'warning' }, m);
       const configFile = ctx.configFile();

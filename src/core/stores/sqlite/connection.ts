@@ -17,6 +17,8 @@ export class StoreDb {
   readonly #statements = new Map<string, Database.Statement>();
   #window: ReturnType<typeof setTimeout> | null = null;
   #broken: LbotError | null = null;
+  /** One transaction wrapper for every write: better-sqlite3 builds four functions per `transaction()`. */
+  readonly #transaction: Database.Transaction<(fn: () => void) => void>;
 
   constructor(
     readonly db: Database.Database,
@@ -25,7 +27,9 @@ export class StoreDb {
     readonly now: () => number,
     /** How long a group of writes may wait for its commit; 0 commits every write at once. */
     readonly commitWindowMs = 0,
-  ) {}
+  ) {
+    this.#transaction = db.transaction((fn: () => void) => fn());
+  }
 
   /** A prepared statement, cached by its SQL text (dynamic filters produce a handful of variants). */
   prepare(sql: string): Database.Statement {
@@ -93,6 +97,10 @@ export class StoreDb {
    * the commit has happened (durably, in the WAL) when this returns.
    */
   write<T>(doing: string, fn: () => T): T {
-    return this.run(doing, () => this.db.transaction(fn).immediate());
+    return this.run(doing, () => {
+      let out!: T;
+      this.#transaction.immediate(() => (out = fn()));
+      return out;
+    });
   }
 }
