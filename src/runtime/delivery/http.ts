@@ -23,15 +23,28 @@ async function boundedText(res: Response): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/**
+ * One exchange, answer body included, within `timeoutMs`. One controller and one cleared timer: an
+ * AbortSignal.timeout joined by AbortSignal.any stays alive with its listener until it fires.
+ */
 export async function exchange(req: OutboundRequest, timeoutMs = REQUEST_TIMEOUT_MS, signal?: AbortSignal): Promise<PlatformAnswer> {
-  const timeout = AbortSignal.timeout(timeoutMs);
-  const res = await fetch(req.url, {
-    method: req.method,
-    headers: req.headers,
-    body: req.method === 'GET' ? undefined : req.body,
-    redirect: 'manual',
-    signal: signal ? AbortSignal.any([timeout, signal]) : timeout,
-  });
-  const text = await boundedText(res);
-  return { status: res.status, header: (name) => res.headers.get(name), json: tryParseJson(text) ?? null, text };
+  const ctl = new AbortController();
+  const timer = setTimeout(() => ctl.abort(new DOMException(`the platform API did not answer within ${timeoutMs} ms`, 'TimeoutError')), timeoutMs);
+  const onAbort = () => ctl.abort(signal?.reason);
+  if (signal?.aborted) onAbort();
+  else signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    const res = await fetch(req.url, {
+      method: req.method,
+      headers: req.headers,
+      body: req.method === 'GET' ? undefined : req.body,
+      redirect: 'manual',
+      signal: ctl.signal,
+    });
+    const text = await boundedText(res);
+    return { status: res.status, header: (name) => res.headers.get(name), json: tryParseJson(text) ?? null, text };
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', onAbort);
+  }
 }
