@@ -16,7 +16,7 @@ import type { ApiCallAudit } from '../../../src/core/stores/types.js';
 import { openSqliteStores, type SqliteStores } from '../../../src/core/stores/sqlite/open.js';
 import { systemClock } from '../../../src/runtime/clock.js';
 import { createModelProvider } from '../../../src/runtime/models/providers.js';
-import { binding, descriptor, envelope } from './fixtures.js';
+import { binding, descriptor, envelope, scriptedConnection } from './fixtures.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -47,10 +47,8 @@ function setup(
   const auditAtAnswer = (run_id: string) => committed.runs.get(run_id)?.api_calls ?? [];
   const seen: Seen[] = [];
   const warnings: string[] = [];
-  const connection = (handler: ProxyCallHandler): PluginConnection => ({
-    identity: 'acme/scripted',
-    pgid: null,
-    async run(params, onResult) {
+  const connection = (handler: ProxyCallHandler): PluginConnection =>
+    scriptedConnection(async (params, onResult) => {
       for (const c of calls) {
         const call = {
           caller_plugin: 'acme/scripted',
@@ -73,15 +71,7 @@ function setup(
       onResult({ type: 'message.completed', data: { message: { role: 'assistant', content: 'done' } } });
       onResult({ type: 'run.completed', data: {} });
       return { status: 'completed' };
-    },
-    cancel: () => undefined,
-    activeRuns: () => [],
-    stderrTail: () => '',
-    accepting: true,
-    close: async () => undefined,
-    kill: async () => undefined,
-    exited: new Promise(() => undefined),
-  });
+    });
   const launcher: PluginLauncher = { start: async (_spec, handler) => connection(handler) };
   const d = descriptor();
   const catalog: RunnerCatalog = {

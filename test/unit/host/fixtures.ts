@@ -3,6 +3,7 @@ import { ModelConfigSchema, type ModelConfig } from '../../../src/core/config.js
 import { BindingSchema, type Binding, type BindingInput } from '../../../src/core/protocol/binding.js';
 import { EventEnvelopeSchema, type EventEnvelope, type EventEnvelopeInput } from '../../../src/core/protocol/event.js';
 import { CapabilitiesSchema, ConfigItemSchema, ContextPolicySchema, PermissionsSchema, type RunnerDescriptor } from '../../../src/core/protocol/manifest.js';
+import type { PluginConnection } from '../../../src/core/host/ports.js';
 
 export const RUNNER_ID = 'plugin:acme/scripted/default';
 
@@ -52,3 +53,19 @@ export const models: ModelConfig[] = [
   ModelConfigSchema.parse({ id: 'm-other', provider: 'fake', reply: 'OTHER' }),
   ModelConfigSchema.parse({ id: 'm-rerank', provider: 'fake', model_type: 'rerank' }),
 ];
+
+/** A plugin connection of acme/scripted whose runs do what `run` does; the rest idles. */
+export function scriptedConnection(run: PluginConnection['run']): PluginConnection {
+  return {
+    identity: 'acme/scripted',
+    pgid: null,
+    run,
+    cancel: () => undefined,
+    activeRuns: () => [],
+    stderrTail: () => '',
+    accepting: true,
+    close: async () => undefined,
+    kill: async () => undefined,
+    exited: new Promise(() => undefined),
+  };
+}

@@ -6,11 +6,11 @@ import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { ConfigSchema } from '../../../src/core/config.js';
 import { createHost } from '../../../src/core/host/host.js';
-import type { Clock, PluginConnection, PluginLauncher, RunnerCatalog } from '../../../src/core/host/ports.js';
+import type { Clock, PluginLauncher, RunnerCatalog } from '../../../src/core/host/ports.js';
 import { asAsyncStores } from '../../../src/core/stores/async.js';
 import { openSqliteStores } from '../../../src/core/stores/sqlite/open.js';
 import { createModelProvider } from '../../../src/runtime/models/providers.js';
-import { binding, descriptor, envelope } from './fixtures.js';
+import { binding, descriptor, envelope, scriptedConnection } from './fixtures.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -43,29 +43,12 @@ function hostWith(clock: Clock, reply: 'completed' | 'results-only') {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'lbot-timers-'));
   dirs.push(dataDir);
   const stores = openSqliteStores(dataDir);
-  const connection: PluginConnection = {
-    identity: 'acme/scripted',
-    pgid: null,
-    async run(_params, onResult) {
-      onResult({ type: 'message.completed', data: { message: { role: 'assistant', content: 'done' } } });
-      onResult({ type: 'run.completed', data: {} });
-      return { status: 'completed' };
-    },
-    cancel: () => undefined,
-    activeRuns: () => [],
-    stderrTail: () => '',
-    accepting: true,
-    close: async () => undefined,
-    kill: async () => undefined,
-    exited: new Promise(() => undefined),
-  };
-  // The results end the run, but the reply to `run` never comes: the host waits out the grace.
-  if (reply === 'results-only')
-    connection.run = (_params, onResult) => {
-      onResult({ type: 'message.completed', data: { message: { role: 'assistant', content: 'done' } } });
-      onResult({ type: 'run.completed', data: {} });
-      return new Promise(() => undefined);
-    };
+  // 'results-only': the results end the run, but the reply to `run` never comes, so the host waits out the grace.
+  const connection = scriptedConnection((_params, onResult) => {
+    onResult({ type: 'message.completed', data: { message: { role: 'assistant', content: 'done' } } });
+    onResult({ type: 'run.completed', data: {} });
+    return reply === 'completed' ? Promise.resolve({ status: 'completed' }) : new Promise(() => undefined);
+  });
   const launcher: PluginLauncher = { start: async () => connection };
   const d = descriptor();
   const catalog: RunnerCatalog = {
