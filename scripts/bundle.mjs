@@ -5,6 +5,7 @@
 // the heavy ones only some commands need (fastify, ink, the model and MCP SDKs, pg …). Dynamic imports stay
 // lazy: each becomes its own chunk, and code the entries share is one chunk, loaded once per process.
 import { readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
 import { build } from 'esbuild';
 
 const ENTRIES = [
@@ -22,6 +23,21 @@ const external = Object.keys(pkg.dependencies)
   .filter((name) => !BUNDLED.has(name))
   .flatMap((name) => [name, `${name}/*`]);
 
+const englishOnly = {
+  name: 'zod-english-only',
+  setup(b) {
+    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, ({ importer, resolveDir }) =>
+      importer.includes(`${path.sep}zod${path.sep}`)
+        ? { path: path.join(resolveDir, '../locales/en-only'), namespace: 'zod-locales', pluginData: path.join(resolveDir, '../locales') }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'zod-locales' }, ({ pluginData }) => ({
+      contents: "export { default as en } from './en.js';",
+      resolveDir: pluginData,
+    }));
+  },
+};
+
 // Chunk names carry a content hash: a rebuild starts from an empty directory so no stale chunk is left.
 rmSync('dist/bundle', { recursive: true, force: true });
 await build({
@@ -37,6 +53,7 @@ await build({
   external,
   // commander is CommonJS: its require() of node built-ins needs a real require in an ES module.
   banner: { js: "import { createRequire as __lbotRequire } from 'node:module'; const require = __lbotRequire(import.meta.url);" },
+  plugins: [englishOnly],
   legalComments: 'none',
   logLevel: 'warning',
 });
