@@ -23,14 +23,16 @@ const external = Object.keys(pkg.dependencies)
   .filter((name) => !BUNDLED.has(name))
   .flatMap((name) => [name, `${name}/*`]);
 
+// zod's namespace re-exports all of its ~40 locales (366 kB, half of the zod chunk), which every lbot process
+// would parse at start. lbot speaks English, the locale zod installs by default: `z.locales` holds just `en`.
 const englishOnly = {
   name: 'zod-english-only',
   setup(b) {
-    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, ({ importer, resolveDir }) =>
-      importer.includes(`${path.sep}zod${path.sep}`)
-        ? { path: path.join(resolveDir, '../locales/en-only'), namespace: 'zod-locales', pluginData: path.join(resolveDir, '../locales') }
-        : undefined,
-    );
+    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, ({ importer, resolveDir }) => {
+      if (!importer.includes(`${path.sep}zod${path.sep}`)) return undefined;
+      const locales = path.join(resolveDir, '../locales');
+      return { path: path.join(locales, 'en-only'), namespace: 'zod-locales', pluginData: locales };
+    });
     b.onLoad({ filter: /.*/, namespace: 'zod-locales' }, ({ pluginData }) => ({
       contents: "export { default as en } from './en.js';",
       resolveDir: pluginData,
