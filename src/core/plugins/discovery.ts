@@ -1,7 +1,6 @@
 // Reads runner plugins from a plugins directory: manifest.yaml + component YAMLs → runner descriptors.
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import {
   ComponentManifestSchema,
@@ -14,6 +13,7 @@ import {
   type RunnerDescriptor,
 } from '../protocol/index.js';
 import type { PluginSpec } from '../host/ports.js';
+import { parseManifestYaml } from './manifest-yaml.js';
 import { isLangbotExecution, setAsideUnrecognized, unrecognizedNote } from './langbot-manifest.js';
 
 /** What the host needs to start a discovered plugin; the binding adds `env`. */
@@ -57,7 +57,7 @@ async function readYamlFile(file: string): Promise<{ ok: true; value: unknown } 
     return { ok: false, reason: `cannot read ${path.basename(file)}: ${err instanceof Error ? err.message : String(err)}` };
   }
   try {
-    return { ok: true, value: parseYaml(text) as unknown };
+    return { ok: true, value: parseManifestYaml(text) };
   } catch (err) {
     const msg = err instanceof Error ? err.message.split('\n')[0] : String(err);
     return { ok: false, reason: `${path.basename(file)} is not valid YAML: ${msg}` };
