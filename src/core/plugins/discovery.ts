@@ -49,9 +49,14 @@ async function isDirectory(p: string): Promise<boolean> {
   }
 }
 
+/** A manifest or component file is a few hundred bytes; anything past this is not one. */
+const MAX_YAML_BYTES = 256 * 1024;
+
 async function readYamlFile(file: string): Promise<{ ok: true; value: unknown } | { ok: false; reason: string }> {
   let text: string;
   try {
+    const { size } = await stat(file);
+    if (size > MAX_YAML_BYTES) return { ok: false, reason: `${path.basename(file)} is ${size} bytes, more than the ${MAX_YAML_BYTES} a manifest may have` };
     text = await readFile(file, 'utf8');
   } catch (err) {
     return { ok: false, reason: `cannot read ${path.basename(file)}: ${err instanceof Error ? err.message : String(err)}` };

@@ -175,6 +175,24 @@ describe('discoverPlugins', () => {
     expect(warnings).toHaveLength(4);
   });
 
+  it('skips a hostile package: an oversized manifest, an alias bomb in a component', async () => {
+    await writePlugin('huge', `${stringify(pluginManifest('acme', 'huge'))}# ${'x'.repeat(300 * 1024)}\n`);
+    const bomb = ['apiVersion: langbot/v1', 'kind: AgentRunner', 'metadata: {name: default}', 'l0: &l0 [x, x, x, x, x, x, x, x]'];
+    for (let i = 1; i <= 8; i++)
+      bomb.push(
+        `l${i}: &l${i} [${Array(8)
+          .fill(`*l${i - 1}`)
+          .join(', ')}]`,
+      );
+    await writePlugin('bomb', pluginManifest('acme', 'bomb'), { 'default.yaml': `${bomb.join('\n')}\nspec: *l8\n` });
+    await writePlugin('fine', pluginManifest('acme', 'fine'), { 'default.yaml': component('default') });
+    const { runners, warnings } = await discoverPlugins(root);
+    expect(runners.map((r) => r.id)).toEqual(['plugin:acme/fine/default']);
+    expect(warnings.find((w) => w.includes('huge'))).toMatch(/manifest\.yaml is \d+ bytes, more than the 262144 a manifest may have/);
+    expect(warnings.find((w) => w.includes('bomb'))).toMatch(/default\.yaml is not valid YAML: aliases of mappings or sequences are not supported/);
+    expect(warnings).toHaveLength(2);
+  });
+
   it('returns nothing for a missing plugins dir', async () => {
     expect(await discoverPlugins(path.join(root, 'nope'))).toEqual({ runners: [], plugins: new Map(), warnings: [] });
   });
