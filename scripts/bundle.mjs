@@ -1,7 +1,8 @@
 // Bundles lbot's process entry points into dist/bundle/ (same paths as under src/): the CLI, the SDK with
 // its plugin bootstraps, and the box helpers. lbot's own modules and the dependencies every command line
-// loads (zod, yaml, commander) become a few files, so start-up stops paying for resolving and compiling
-// hundreds of modules. Every other dependency stays a plain import from node_modules: native addons, and
+// loads (zod, the two YAML parsers, commander, and the small croner, leven and lowdb: an import of a package
+// of its own costs 2–4 ms of resolving and loading) become a few files, so start-up stops paying for
+// resolving and compiling hundreds of modules. Every other dependency stays a plain import from node_modules: native addons, and
 // the heavy ones only some commands need (fastify, ink, the model and MCP SDKs, pg …). Dynamic imports stay
 // lazy: each becomes its own chunk, and code the entries share is one chunk, loaded once per process.
 import { readFileSync, rmSync } from 'node:fs';
@@ -17,7 +18,7 @@ const ENTRIES = [
   'runtime/box/supervisor',
   'runtime/box/quota-watcher',
 ];
-const BUNDLED = new Set(['zod', 'yaml', 'commander']);
+const BUNDLED = new Set(['zod', 'yaml', 'commander', 'js-yaml', 'croner', 'leven', 'lowdb']);
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 const external = Object.keys(pkg.dependencies)
   .filter((name) => !BUNDLED.has(name))
@@ -40,6 +41,33 @@ const englishOnly = {
   },
 };
 
+// zod compiles a parser for each object schema with `new Function` on its first parse. That pays for schemas
+// parsed many times (a runner's proxy calls, serve's requests) and is pure cost for the hundreds parsed once or
+// twice while a process starts. The compile now waits until a schema's own parse count passes HOT_PARSES;
+// until then the schema parses on zod's interpreted path, which gives the same result. The edit is checked
+// against zod's source text, so a zod release that moves it fails the build instead of losing the change.
+const HOT_PARSES = 8;
+const FASTPASS_EDITS = [
+  ['    let fastpass;\n', '    let fastpass;\n    let parses = 0;\n'],
+  [
+    'if (jit && fastEnabled && ctx?.async === false && ctx.jitless !== true) {',
+    `if (jit && fastEnabled && ctx?.async === false && ctx.jitless !== true && (fastpass !== undefined || ++parses > ${HOT_PARSES})) {`,
+  ],
+];
+const zodLazyFastpass = {
+  name: 'zod-lazy-fastpass',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]core[\\/]schemas\.js$/ }, ({ path: file }) => {
+      let contents = readFileSync(file, 'utf8');
+      for (const [from, to] of FASTPASS_EDITS) {
+        if (contents.split(from).length !== 2) throw new Error(`zod-lazy-fastpass: ${file} no longer has exactly one ${JSON.stringify(from)}`);
+        contents = contents.replace(from, to);
+      }
+      return { contents, loader: 'js' };
+    });
+  },
+};
+
 // Chunk names carry a content hash: a rebuild starts from an empty directory so no stale chunk is left.
 rmSync('dist/bundle', { recursive: true, force: true });
 await build({
@@ -55,7 +83,7 @@ await build({
   external,
   // commander is CommonJS: its require() of node built-ins needs a real require in an ES module.
   banner: { js: "import { createRequire as __lbotRequire } from 'node:module'; const require = __lbotRequire(import.meta.url);" },
-  plugins: [englishOnly],
+  plugins: [englishOnly, zodLazyFastpass],
   legalComments: 'none',
   logLevel: 'warning',
 });

@@ -1,9 +1,9 @@
 // What a light command loads at start-up (issue 21): `--version` no zod or config, and `config get`,
 // `runner list` none of the heavy libraries (model SDKs, MCP, HTTP server, logging, UI, databases). A module
 // that starts importing one of them at top level shows up here, long before a benchmark would notice.
-// Packages are checked on the shipped bundle (bin/lbot.js; zod, yaml and commander are inside it, the heavy
-// libraries stay imports of their own); lbot's own modules on tsc's output, one file a module, whose
-// dynamic imports the bundle keeps as its chunks.
+// Packages are checked on the shipped bundle (bin/lbot.js; zod, the YAML parsers, commander and a few small
+// libraries are inside it, the heavy libraries stay imports of their own); lbot's own modules on tsc's
+// output, one file a module, whose dynamic imports the bundle keeps as its chunks.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
