@@ -54,10 +54,10 @@ describe('parseManifestYaml', () => {
   });
 
   it('refuses duplicate keys', () => {
-    expect(() => parseManifestYaml('kind: Plugin\nkind: AgentRunner\n')).toThrow(/duplicated mapping key/);
+    expect(() => parseManifestYaml('kind: Plugin\nkind: AgentRunner\n')).toThrow('duplicated mapping key at line 2, column 1');
   });
 
   it('refuses a document that is not YAML', () => {
-    expect(() => parseManifestYaml('metadata: [unclosed\n')).toThrow();
+    expect(() => parseManifestYaml('kind: Plugin\nmetadata: [unclosed\n')).toThrow('unexpected end of the stream within a flow collection at line 3, column 1');
   });
 });
