@@ -22,5 +22,5 @@ for (let i = 1; i <= n; i++) {
   await call(i);
   samples.push(performance.now() - t);
 }
-process.stderr.write(JSON.stringify(samples));
-process.exit(0);
+// Exit once the samples are flushed: a pipe write still pending at process.exit is lost.
+process.stderr.write(JSON.stringify(samples), () => process.exit(0));
