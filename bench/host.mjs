@@ -49,9 +49,8 @@ a.ratio = ratio(a.lbot_run_ms, a.floor_ms);
 // making BENCH_CALLS calls) and each p50 is taken over all its rounds. The bare child runs with the V8 flags
 // lbot gives a runner, so the floor is as fast as the same VM settings make it.
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
-const perRound = CALLS;
 const cfg = path.join(tmp, 'cfg.json');
-writeFileSync(cfg, JSON.stringify({ calls: perRound }));
+writeFileSync(cfg, JSON.stringify({ calls: CALLS }));
 const lbotRound = () => {
   const r = spawnSync(
     process.execPath,
@@ -76,7 +75,7 @@ const lbotRound = () => {
 };
 const bareRound = () =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...PLUGIN_NODE_FLAGS, path.join(root, 'bench', 'bare-echo-child.mjs'), String(perRound)], {
+    const child = spawn(process.execPath, [...PLUGIN_NODE_FLAGS, path.join(root, 'bench', 'bare-echo-child.mjs'), String(CALLS)], {
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let err = '';
@@ -108,7 +107,7 @@ console.log(
   `  (a) lbot run, one event, echo runner: median ${fmt(a.lbot_run_ms)} ms; floor (2× node -e 0): ${fmt(a.floor_ms)} ms; ratio ${a.ratio}× (target ≤ 3×)`,
 );
 console.log(
-  `  (b) state.get round trip, warm runner: p50 ${fmt(b.lbot_p50_ms)} ms p99 ${fmt(b.lbot_p99_ms)} ms; bare JSON-RPC echo p50 ${fmt(b.bare_p50_ms)} ms; ratio ${b.ratio}× (target ≤ 2×; ${ROUNDS} alternating rounds of ${perRound} calls)`,
+  `  (b) state.get round trip, warm runner: p50 ${fmt(b.lbot_p50_ms)} ms p99 ${fmt(b.lbot_p99_ms)} ms; bare JSON-RPC echo p50 ${fmt(b.bare_p50_ms)} ms; ratio ${b.ratio}× (target ≤ 2×; ${ROUNDS} alternating rounds of ${CALLS} calls)`,
 );
 report(
   'host',
