@@ -22,7 +22,6 @@ export function defaultLogFormat(stream: { isTTY?: boolean }): LogFormat {
 
 export function createServeLogger(opts: ServeLoggerOptions): ServeLogger {
   const out = opts.stream ?? process.stderr;
-  const destination: DestinationStream = opts.format === 'json' ? { write: (line) => void out.write(line) } : prettyStream(out, opts.color === true);
   return pino(
     {
       level: opts.level,
@@ -31,8 +30,18 @@ export function createServeLogger(opts: ServeLoggerOptions): ServeLogger {
       // Fastify's request serializer would log headers; the request line logs method, path and status only.
       serializers: { err: pino.stdSerializers.err },
     },
-    destination,
+    opts.format === 'pretty' ? prettyStream(out, opts.color === true) : opts.stream ? { write: (line) => void out.write(line) } : asyncStderr(),
   );
+}
+
+/**
+ * JSON lines to stderr through pino's own buffered destination. process.stderr writes a pipe or a file
+ * synchronously, one write(2) per line, and serve logs three lines a run (about 40 µs of each run under load);
+ * buffered, the lines written while one write is in flight go out together. pino flushes what is left
+ * synchronously when the process exits; a process killed with SIGKILL can lose its last lines.
+ */
+function asyncStderr(): DestinationStream {
+  return pino.destination({ dest: 2, sync: false });
 }
 
 /**

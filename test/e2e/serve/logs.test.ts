@@ -117,6 +117,23 @@ describe('serve --log-format json', () => {
   });
 });
 
+describe('serve log on stop', () => {
+  it('writes every record, the last ones included, before the process exits', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'lbot-logs-stop-'));
+    const s = await startServe({ dataDir: dir, pluginsDir: plugins.pluginsDir, args: ['--log-format', 'json'] });
+    try {
+      // A burst of requests whose lines are buffered while earlier writes are in flight.
+      await Promise.all(Array.from({ length: 50 }, () => s.request('GET', '/v1/runs')));
+    } finally {
+      await s.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
+    const log = records(s.stderr());
+    expect(log.filter((r) => r.event === 'request')).toHaveLength(50);
+    expect(log.at(-1)).toMatchObject({ event: 'serve.stopped' });
+  });
+});
+
 describe('the pretty format', () => {
   it('renders one record a line: time, level, event, message and the other fields', () => {
     const line = prettyLine(
