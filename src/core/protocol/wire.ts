@@ -2,7 +2,7 @@
 // host ↔ plugin methods other than the proxy API.
 import { z } from 'zod';
 import { isRecord } from '../json.js';
-import { JsonObjectSchema } from './event.js';
+import { JsonObjectSchema, type JsonObject } from './event.js';
 import { RunContextSchema } from './context.js';
 import { RunResultSchema } from './results.js';
 import { AgentApiErrorSchema, ModelStreamChunkSchema } from './proxy.js';
@@ -19,19 +19,25 @@ export const RPC_ERROR_CODES = {
 } as const;
 
 const IdSchema = z.union([z.string(), z.number().int()]);
+/**
+ * The params of a request or notification: an object, checked as one and kept as it is. The method's own
+ * schema checks its fields next; a record schema here would copy every key of every line first (about 5 µs
+ * a line before the JIT has warmed, on both ends of the channel).
+ */
+const ParamsSchema = z.custom<JsonObject>(isRecord, { message: 'params must be an object' });
 
 export const RpcRequestSchema = z.strictObject({
   jsonrpc: z.literal('2.0'),
   id: IdSchema,
   method: z.string().min(1),
-  params: JsonObjectSchema.default({}),
+  params: ParamsSchema.default({}),
 });
 export type RpcRequest = z.infer<typeof RpcRequestSchema>;
 
 export const RpcNotificationSchema = z.strictObject({
   jsonrpc: z.literal('2.0'),
   method: z.string().min(1),
-  params: JsonObjectSchema.default({}),
+  params: ParamsSchema.default({}),
 });
 export type RpcNotification = z.infer<typeof RpcNotificationSchema>;
 

@@ -31,6 +31,7 @@ const invalid: unknown[] = [
   { jsonrpc: '2.0', id: 1, method: '', params: {} },
   { jsonrpc: '2.0', id: 1, method: 'm', params: [] },
   { jsonrpc: '2.0', method: 'm', params: 'x' },
+  { jsonrpc: '2.0', method: 'm', params: null },
   { jsonrpc: '2.0', method: 'm', extra: true },
   { jsonrpc: '2.0', id: 1, result: 1, extra: true },
   { jsonrpc: '2.0', id: {}, method: 'm' },
@@ -51,5 +52,15 @@ describe('parseRpcMessage', () => {
       expect(RpcMessageSchema.safeParse(v).success, JSON.stringify(v)).toBe(false);
       expect(parseRpcMessage(v).success, JSON.stringify(v)).toBe(false);
     }
+  });
+
+  it('keeps the params a line was parsed to, a __proto__ key as plain data', () => {
+    const value: unknown = JSON.parse('{"jsonrpc":"2.0","id":1,"method":"state.get","params":{"__proto__":{"polluted":true},"key":"k"}}');
+    const parsed = parseRpcMessage(value);
+    if (!parsed.success || !('params' in parsed.data)) throw new Error('expected a request');
+    const params = parsed.data.params;
+    expect(Object.getPrototypeOf(params)).toBe(Object.prototype);
+    expect(Object.keys(params)).toEqual(['__proto__', 'key']);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 });
