@@ -92,6 +92,16 @@ describe('knowledge store', () => {
     expect(cosineDistance(a, vectorBlob([1]))).toBeNull();
   });
 
+  it('loads the vector functions on the first vector search, not when the database opens', () => {
+    const kb = seeded();
+    const db = kb.store.db;
+    expect(() => db.prepare('SELECT vec_version()')).toThrow(/no such function/);
+    expect(kb.searchVector('docs', [1, 0, 0], [], 2).map((h) => Math.round(h.score * 100))).toEqual([100, 99]);
+    expect(db.prepare('SELECT vec_version() AS v').get()).toEqual({ v: expect.stringMatching(/^v\d/) });
+    // Once per connection: a second search finds them installed.
+    expect(installVectorFunctions(db)).toBe('sqlite-vec');
+  });
+
   it('reopens an existing data dir with the knowledge tables migrated once', () => {
     seeded();
     const dir = stores?.dataDir ?? '';

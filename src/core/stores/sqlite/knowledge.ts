@@ -7,7 +7,7 @@ import type { StoreDb } from './connection.js';
 import { filterSql } from './knowledge-filters.js';
 import { isUniqueViolation } from './store-errors.js';
 import { ftsMatch } from '../../knowledge/fusion.js';
-import { signBits, vectorBlob } from './vector-functions.js';
+import { installVectorFunctions, signBits, vectorBlob } from './vector-functions.js';
 import { VectorIndex, type IndexedVector } from './vector-index.js';
 
 /** Chunks the sign-bit scan keeps (at least ten times the results asked for). */
@@ -211,6 +211,7 @@ export class SqliteKnowledgeStore implements KnowledgeStore {
       return rowsOf(this.store.prepare(sql).all(...params)).map((r) => ({ row: num(r, 'row'), score: 1 - num(r, 'distance') }));
     };
     return this.store.run('searching a knowledge base by vector', () => {
+      installVectorFunctions(this.store.db);
       // A filter may pass few chunks: those are ranked exactly. Otherwise the compact sign bits are scanned by
       // Hamming distance for candidates, which exact cosine then ranks (exact outright on a base this small).
       if (filters.length) return exact(null);

@@ -19,7 +19,6 @@ import { SqliteStorageStore } from './storage.js';
 import { reasonOf, storeUnavailable, toStoreError } from './store-errors.js';
 import { SqliteTranscript } from './transcript.js';
 import { icontains } from './transcript-search.js';
-import { installVectorFunctions } from './vector-functions.js';
 
 export const DB_FILE_NAME = 'lbot.db';
 export const ARTIFACTS_DIR_NAME = 'artifacts';
@@ -100,7 +99,6 @@ function openDatabase(file: string): Database.Database {
     db.pragma('cache_size = -4000');
     db.pragma('journal_size_limit = 67108864');
     db.function('lbot_icontains', { deterministic: true }, icontains);
-    installVectorFunctions(db);
     for (const f of DB_FILES(file)) tightenPrivateFile(f);
     return db;
   } catch (err) {

@@ -1,7 +1,8 @@
 // Vector distance inside SQLite: sqlite-vec's native `vec_distance_cosine` when its binary loads, else the same
 // function in JavaScript (slower, same results), so a platform without the binary still answers hybrid queries.
+import { createRequire } from 'node:module';
 import type Database from 'better-sqlite3';
-import { load } from 'sqlite-vec';
+import { z } from 'zod';
 
 export type VectorEngine = 'sqlite-vec' | 'javascript';
 
@@ -43,14 +44,28 @@ export function hammingDistance(a: unknown, b: unknown): number | null {
   return n;
 }
 
+const requireCjs = createRequire(import.meta.url);
+const SqliteVecSchema = z.object({ load: z.custom<(db: Database.Database) => void>((v) => typeof v === 'function') });
+const installed = new WeakMap<Database.Database, VectorEngine>();
+
 /**
- * Makes `vec_distance_cosine(a, b)`, `vec_distance_hamming(a, b)` and `vec_bit(blob)` callable on `db`; says which
- * implementation answers.
+ * Makes `vec_distance_cosine(a, b)`, `vec_distance_hamming(a, b)` and `vec_bit(blob)` callable on `db` (once per
+ * connection); says which implementation answers. Called before a vector query, not when the database opens:
+ * importing sqlite-vec and loading its binary take a few milliseconds of every start, and most processes (a
+ * `lbot run` of a runner that never searches a knowledge base) never query a vector.
  */
 export function installVectorFunctions(db: Database.Database): VectorEngine {
+  const known = installed.get(db);
+  if (known) return known;
+  const engine = loadVectorFunctions(db);
+  installed.set(db, engine);
+  return engine;
+}
+
+function loadVectorFunctions(db: Database.Database): VectorEngine {
   if (process.env.LBOT_SQLITE_VEC !== 'off') {
     try {
-      load(db);
+      SqliteVecSchema.parse(requireCjs('sqlite-vec')).load(db);
       return 'sqlite-vec';
     } catch {
       // No binary for this platform, or extension loading is disabled: fall through to JavaScript.
