@@ -36,9 +36,9 @@ export function createServeLogger(opts: ServeLoggerOptions): ServeLogger {
 
 /**
  * JSON lines to stderr through pino's own buffered destination. process.stderr writes a pipe or a file
- * synchronously, one write(2) per line, and serve logs three lines a run (about 40 µs of each run under load);
- * buffered, the lines written while one write is in flight go out together. pino flushes what is left
- * synchronously when the process exits; a process killed with SIGKILL can lose its last lines.
+ * synchronously, one write(2) per line, and serve logs three lines a run; buffered, the lines written while
+ * one write is in flight go out together. pino flushes what is left synchronously when the process exits; a
+ * process killed with SIGKILL can lose its last lines.
  */
 function asyncStderr(): DestinationStream {
   return pino.destination({ dest: 2, sync: false });
