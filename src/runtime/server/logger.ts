@@ -21,6 +21,8 @@ export function defaultLogFormat(stream: { isTTY?: boolean }): LogFormat {
 }
 
 export function createServeLogger(opts: ServeLoggerOptions): ServeLogger {
+  const out = opts.stream ?? process.stderr;
+  const destination: DestinationStream = opts.format === 'json' ? { write: (line) => void out.write(line) } : prettyStream(out, opts.color === true);
   return pino(
     {
       level: opts.level,
@@ -29,19 +31,8 @@ export function createServeLogger(opts: ServeLoggerOptions): ServeLogger {
       // Fastify's request serializer would log headers; the request line logs method, path and status only.
       serializers: { err: pino.stdSerializers.err },
     },
-    destinationOf(opts),
+    destination,
   );
-}
-
-/** Where the records go: rendered for a terminal, as JSON lines to the caller's stream, or to stderr. */
-function destinationOf(opts: ServeLoggerOptions): DestinationStream {
-  const { stream } = opts;
-  if (opts.format === 'pretty') return prettyStream(stream ?? process.stderr, opts.color === true);
-  if (stream) return { write: (line) => void stream.write(line) };
-  // stderr through pino's own buffered destination: process.stderr writes a pipe or a file synchronously, one
-  // write(2) per line, and serve logs three lines a run; buffered, the lines written while one write is in flight
-  // go out together. pino flushes the rest when the process exits; one killed with SIGKILL can lose its last lines.
-  return pino.destination({ dest: 2, sync: false });
 }
 
 /**
