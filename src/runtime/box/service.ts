@@ -179,7 +179,11 @@ export class BoxService {
       if (outcome.status === 'timed_out') {
         await this.#store.drop(sid);
       } else {
-        await checkQuotaAfter(spec, backend, record, () => this.#store.drop(sid));
+        // This command reports the breach, so a stop the watcher recorded for it meanwhile is not reported again.
+        await checkQuotaAfter(spec, backend, record, async () => {
+          await this.#store.drop(sid);
+          clearQuotaStop(this.layout, sid);
+        });
       }
       if (outcome.watchdog_note !== null) outcome.stderr.push(Buffer.from(`\n${outcome.watchdog_note}\n`));
       return { outcome, spec, backend: backend.name };
