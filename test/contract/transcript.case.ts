@@ -54,6 +54,14 @@ export function transcriptContract(name: string, open: OpenStore<{ transcript: A
       expect(typeof page.items[0]?.created_at).toBe('number');
     });
 
+    it('returns from append the item a read gives back', async () => {
+      const long = 'w'.repeat(4100);
+      const item = await s.transcript.append(transcriptRow({ content: long, thread_id: 't1', metadata: { actor_id: 'u1' } }));
+      const page = await s.transcript.page({ conversation_id: 'c1', limit: 10, direction: 'backward', include_artifacts: true });
+      expect(page.items).toEqual([item]);
+      expect(item.content).toHaveLength(4000);
+    });
+
     it('AC-044: content over 4000 chars is cut to 3997 + "..."; content_json keeps everything', async () => {
       const long = 'z'.repeat(5000);
       const item = await s.transcript.append(transcriptRow({ content: long, content_json: { role: 'assistant', content: long } }));

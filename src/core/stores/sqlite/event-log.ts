@@ -1,5 +1,4 @@
 // The event log on SQLite (runner-protocol.md §8.1): one row per run, paged newest first by row id.
-import { LbotError } from '../../errors.js';
 import type { EventRecord } from '../../protocol/proxy.js';
 import type { ConversationSummary, EventLog, EventLogAppend, EventPageQuery, Page } from '../types.js';
 import { jsonObject, jsonObjectOrNull, jsonText, num, numOrNull, rowOrNull, rowsOf, text, textOrNull, type Row } from './columns.js';
@@ -14,7 +13,7 @@ const INSERT = `INSERT INTO event_log (
   @event_id, @event_type, @event_time, @source, @bot_id, @workspace_id, @conversation_id, @thread_id,
   @actor_type, @actor_id, @actor_name, @subject_type, @subject_id, @input_summary, @input_json, @raw_ref,
   @run_id, @runner_id, @created_at, @metadata_json
-) RETURNING *`;
+)`;
 
 export function toEventRecord(row: Row): EventRecord {
   const id = num(row, 'id');
@@ -49,35 +48,37 @@ export function toEventRecord(row: Row): EventRecord {
 export class SqliteEventLog implements EventLog {
   constructor(readonly store: StoreDb) {}
 
+  /** The record is built from what was written, not read back: hosts append on every run and ignore it. */
   append(record: EventLogAppend): EventRecord {
-    return this.store.run('appending to the event log', () => {
-      const row = rowOrNull(
-        this.store.prepare(INSERT).get({
-          event_id: record.event_id,
-          event_type: record.event_type,
-          event_time: record.event_time,
-          source: record.source,
-          bot_id: record.bot_id,
-          workspace_id: record.workspace_id,
-          conversation_id: record.conversation_id,
-          thread_id: record.thread_id,
-          actor_type: record.actor_type,
-          actor_id: record.actor_id,
-          actor_name: record.actor_name,
-          subject_type: record.subject_type,
-          subject_id: record.subject_id,
-          input_summary: record.input_text === null ? null : truncateChars(record.input_text, EVENT_SUMMARY_MAX_CHARS),
-          input_json: record.input_json === null ? null : jsonText(record.input_json),
-          raw_ref: record.raw_ref,
-          run_id: record.run_id,
-          runner_id: record.runner_id,
-          created_at: this.store.now(),
-          metadata_json: jsonText(record.metadata),
-        }),
-      );
-      if (!row) throw new LbotError('internal', 'INSERT into event_log returned no row');
-      return toEventRecord(row);
-    });
+    const columns = {
+      event_id: record.event_id,
+      event_type: record.event_type,
+      event_time: record.event_time,
+      source: record.source,
+      bot_id: record.bot_id,
+      workspace_id: record.workspace_id,
+      conversation_id: record.conversation_id,
+      thread_id: record.thread_id,
+      actor_type: record.actor_type,
+      actor_id: record.actor_id,
+      actor_name: record.actor_name,
+      subject_type: record.subject_type,
+      subject_id: record.subject_id,
+      input_summary: record.input_text === null ? null : truncateChars(record.input_text, EVENT_SUMMARY_MAX_CHARS),
+      raw_ref: record.raw_ref,
+      run_id: record.run_id,
+      runner_id: record.runner_id,
+      created_at: this.store.now(),
+    };
+    const id = this.store.run('appending to the event log', () =>
+      Number(
+        this.store
+          .prepare(INSERT)
+          .run({ ...columns, input_json: record.input_json === null ? null : jsonText(record.input_json), metadata_json: jsonText(record.metadata) })
+          .lastInsertRowid,
+      ),
+    );
+    return { id, seq: id, cursor: String(id), ...columns, input_json: record.input_json, metadata: record.metadata };
   }
 
   page(query: EventPageQuery): Page<EventRecord> {

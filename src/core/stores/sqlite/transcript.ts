@@ -1,6 +1,5 @@
 // The conversation transcript on SQLite (runner-protocol.md §8.2): seq = row id, cursor paging, trigram search.
 import { randomUUID } from 'node:crypto';
-import { LbotError } from '../../errors.js';
 import type { TranscriptItem } from '../../protocol/proxy.js';
 import type { Transcript, TranscriptAppend, TranscriptPage, TranscriptPageQuery, TranscriptSearchQuery } from '../types.js';
 import { jsonObject, jsonObjectList, jsonObjectOrNull, jsonText, num, numOrNull, rowOrNull, rowsOf, text, textOrNull, type Row } from './columns.js';
@@ -65,12 +64,16 @@ function itemFilters(query: TranscriptSearchQuery): { sql: string; params: strin
 export class SqliteTranscript implements Transcript {
   constructor(readonly store: StoreDb) {}
 
-  #values(item: TranscriptAppend): { content: string | null; params: Record<string, unknown> } {
+  #values(item: TranscriptAppend): { content: string | null; transcript_id: string; created_at: number; params: Record<string, unknown> } {
     const content = item.content === null ? null : truncateChars(item.content, TRANSCRIPT_CONTENT_MAX_CHARS);
+    const transcript_id = newTranscriptId();
+    const created_at = this.store.now();
     return {
       content,
+      transcript_id,
+      created_at,
       params: {
-        transcript_id: newTranscriptId(),
+        transcript_id,
         event_id: item.event_id,
         conversation_id: item.conversation_id,
         thread_id: item.thread_id,
@@ -81,7 +84,7 @@ export class SqliteTranscript implements Transcript {
         artifact_refs_json: jsonText(item.artifact_refs),
         run_id: item.run_id,
         runner_id: item.runner_id,
-        created_at: this.store.now(),
+        created_at,
         metadata_json: jsonText(item.metadata),
       },
     };
@@ -91,15 +94,29 @@ export class SqliteTranscript implements Transcript {
     if (content !== null) this.store.prepare(INSERT_FTS).run(id, conversationTag(conversation_id), content);
   }
 
+  /** The item is built from what was written, not read back: hosts append on every run and ignore it. */
   append(item: TranscriptAppend): TranscriptItem {
-    const { content, params } = this.#values(item);
-    const row = this.store.write('appending to the transcript', () => {
-      const inserted = rowOrNull(this.store.prepare(`${INSERT} RETURNING *`).get(params));
-      if (!inserted) throw new LbotError('internal', 'INSERT into transcript returned no row');
-      this.#index(num(inserted, 'id'), item.conversation_id, content);
-      return inserted;
+    const { content, transcript_id, created_at, params } = this.#values(item);
+    const seq = this.store.write('appending to the transcript', () => {
+      const id = Number(this.store.prepare(INSERT).run(params).lastInsertRowid);
+      this.#index(id, item.conversation_id, content);
+      return id;
     });
-    return toItem(row, true);
+    return {
+      transcript_id,
+      event_id: item.event_id,
+      conversation_id: item.conversation_id,
+      thread_id: item.thread_id,
+      role: item.role,
+      item_type: item.item_type,
+      content,
+      content_json: item.content_json,
+      artifact_refs: item.artifact_refs,
+      seq,
+      cursor: String(seq),
+      created_at,
+      metadata: item.metadata,
+    };
   }
 
   /** Appends many items in one transaction (imports, benchmarks); returns how many were written. */
