@@ -64,28 +64,31 @@ function itemFilters(query: TranscriptSearchQuery): { sql: string; params: strin
 export class SqliteTranscript implements Transcript {
   constructor(readonly store: StoreDb) {}
 
-  #values(item: TranscriptAppend): { content: string | null; transcript_id: string; created_at: number; params: Record<string, unknown> } {
-    const content = item.content === null ? null : truncateChars(item.content, TRANSCRIPT_CONTENT_MAX_CHARS);
-    const transcript_id = newTranscriptId();
-    const created_at = this.store.now();
+  /** The item as written (without its seq) and the statement's parameters. */
+  #values(item: TranscriptAppend): { written: Omit<TranscriptItem, 'seq' | 'cursor'>; params: Record<string, unknown> } {
+    const written = {
+      transcript_id: newTranscriptId(),
+      event_id: item.event_id,
+      conversation_id: item.conversation_id,
+      thread_id: item.thread_id,
+      role: item.role,
+      item_type: item.item_type,
+      content: item.content === null ? null : truncateChars(item.content, TRANSCRIPT_CONTENT_MAX_CHARS),
+      content_json: item.content_json,
+      artifact_refs: item.artifact_refs,
+      created_at: this.store.now(),
+      metadata: item.metadata,
+    };
+    const { content_json, artifact_refs, metadata, ...columns } = written;
     return {
-      content,
-      transcript_id,
-      created_at,
+      written,
       params: {
-        transcript_id,
-        event_id: item.event_id,
-        conversation_id: item.conversation_id,
-        thread_id: item.thread_id,
-        role: item.role,
-        item_type: item.item_type,
-        content,
-        content_json: item.content_json === null ? null : jsonText(item.content_json),
-        artifact_refs_json: jsonText(item.artifact_refs),
+        ...columns,
+        content_json: content_json === null ? null : jsonText(content_json),
+        artifact_refs_json: jsonText(artifact_refs),
         run_id: item.run_id,
         runner_id: item.runner_id,
-        created_at,
-        metadata_json: jsonText(item.metadata),
+        metadata_json: jsonText(metadata),
       },
     };
   }
@@ -96,27 +99,13 @@ export class SqliteTranscript implements Transcript {
 
   /** The item is built from what was written, not read back: hosts append on every run and ignore it. */
   append(item: TranscriptAppend): TranscriptItem {
-    const { content, transcript_id, created_at, params } = this.#values(item);
+    const { written, params } = this.#values(item);
     const seq = this.store.write('appending to the transcript', () => {
       const id = Number(this.store.prepare(INSERT).run(params).lastInsertRowid);
-      this.#index(id, item.conversation_id, content);
+      this.#index(id, item.conversation_id, written.content);
       return id;
     });
-    return {
-      transcript_id,
-      event_id: item.event_id,
-      conversation_id: item.conversation_id,
-      thread_id: item.thread_id,
-      role: item.role,
-      item_type: item.item_type,
-      content,
-      content_json: item.content_json,
-      artifact_refs: item.artifact_refs,
-      seq,
-      cursor: String(seq),
-      created_at,
-      metadata: item.metadata,
-    };
+    return { ...written, seq, cursor: String(seq) };
   }
 
   /** Appends many items in one transaction (imports, benchmarks); returns how many were written. */
@@ -125,8 +114,8 @@ export class SqliteTranscript implements Transcript {
       let n = 0;
       const insert = this.store.prepare(INSERT);
       for (const item of items) {
-        const { content, params } = this.#values(item);
-        this.#index(insert.run(params).lastInsertRowid, item.conversation_id, content);
+        const { written, params } = this.#values(item);
+        this.#index(insert.run(params).lastInsertRowid, item.conversation_id, written.content);
         n++;
       }
       return n;
