@@ -13,6 +13,7 @@ import { ApiError } from '../../core/host/api-error.js';
 import type { Message } from '../../core/protocol/context.js';
 import type { ModelReply, ModelUsage } from '../../core/protocol/proxy.js';
 import { boundedFetch, type BodyLimits } from './bounded-fetch.js';
+import { httpFetch } from './http-transport.js';
 import { StreamCutError } from './upstream-error.js';
 import { checkReplySize, contentText, ToolCallAccumulator, usageOf, type ChatBackend, type ChatRequest, type LlmTool } from './wire.js';
 
@@ -125,7 +126,7 @@ function clientFor(model: ModelConfig, apiKey: string | undefined, baseURL: stri
     maxRetries: model.max_retries,
     timeout: model.timeout_ms,
     logLevel: 'off',
-    fetch: boundedFetch(model.id, limits),
+    fetch: boundedFetch(model.id, limits, httpFetch),
     organization: null,
     project: null,
   });
