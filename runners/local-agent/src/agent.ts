@@ -115,9 +115,11 @@ async function* loop(ctx: RunnerContext, api: RunnerApi, cfg: LocalAgentConfig, 
   let committed: string[] = models;
   let retriedOverflow = false;
   let round = 0;
+  // The host's copy of the messages sent so far: each turn sends only what the loop appended since.
+  let context: TurnRequest['context'] = null;
   for (;;) {
-    const req: TurnRequest = { messages, tools, remove_think: cfg['remove-think'] };
-    let reply: { message: Message; model_id: string } | null = null;
+    const req: TurnRequest = { messages, tools, remove_think: cfg['remove-think'], context };
+    let reply: { message: Message; model_id: string; context_id: string | null } | null = null;
     let streamedText = '';
     try {
       for await (const event of turnWithFallback(api, committed, req, { stream: true, signal: d.signal, warn: d.warn })) {
@@ -126,7 +128,7 @@ async function* loop(ctx: RunnerContext, api: RunnerApi, cfg: LocalAgentConfig, 
           yield delta(event.text);
         } else {
           d.usage.add(event.reply.usage);
-          reply = { message: event.reply.message, model_id: event.model_id };
+          reply = { message: event.reply.message, model_id: event.model_id, context_id: event.reply.context_id ?? null };
         }
       }
     } catch (err) {
@@ -137,6 +139,7 @@ async function* loop(ctx: RunnerContext, api: RunnerApi, cfg: LocalAgentConfig, 
         const inRun = messages.slice(prefix);
         built = await fit(true);
         messages.splice(0, messages.length, ...built.messages, ...inRun);
+        context = null;
         continue;
       }
       throw err;
@@ -144,6 +147,7 @@ async function* loop(ctx: RunnerContext, api: RunnerApi, cfg: LocalAgentConfig, 
     if (!reply) throw new TurnError(new Error('the model call ended without a reply'), committed[0] ?? '', streamedText !== '');
     // The first model that answered serves the rest of the run.
     committed = [reply.model_id];
+    context = reply.context_id ? { id: reply.context_id, sent: messages.length } : null;
     const answer = reply.message;
     const calls: ToolCall[] = answer.tool_calls ?? [];
     const content = typeof answer.content === 'string' ? answer.content : '';

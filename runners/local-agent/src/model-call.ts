@@ -4,7 +4,11 @@ import { ApiCallError, type Message, type ModelReply, type ModelUsage, type Runn
 
 export type LlmTool = { name: string; description: string; parameters: Record<string, unknown> };
 
-export type TurnRequest = { messages: Message[]; tools: LlmTool[]; remove_think: boolean };
+/**
+ * One turn's request. `context`: the first `sent` messages are held by the host as context `id` (an earlier
+ * call's answer), so only the ones after them are sent (docs/protocol.md "Model contexts").
+ */
+export type TurnRequest = { messages: Message[]; tools: LlmTool[]; remove_think: boolean; context?: { id: string; sent: number } | null };
 
 /** What a turn yields: the text so far while streaming, then the whole reply. */
 export type TurnEvent = { kind: 'text'; text: string } | { kind: 'reply'; reply: ModelReply; model_id: string };
@@ -80,23 +84,32 @@ async function* streamed(run: (onText: (text: string) => void) => Promise<ModelR
   }
 }
 
-/** One call to one model: streamed when `stream`, else plain. */
+const contextUnknown = (err: unknown) => err instanceof ApiCallError && err.details.reason === 'context_unknown';
+
+/** One call to one model: streamed when `stream`, else plain. A context the host no longer holds is sent whole once. */
 export function callModel(api: RunnerApi, model_id: string, req: TurnRequest, opts: { stream: boolean; signal: AbortSignal }): AsyncGenerator<TurnEvent> {
-  const args = { model_id, messages: req.messages, tools: req.tools, remove_think: req.remove_think };
-  if (opts.stream) {
-    return streamed(
-      (onText) =>
-        api.models.streamReply(
+  const base = { model_id, tools: req.tools, remove_think: req.remove_think };
+  const whole = { ...base, messages: req.messages, keep_context: true };
+  const continued = req.context ? { ...base, messages: req.messages.slice(req.context.sent), context_id: req.context.id } : null;
+  const send = (args: typeof whole | NonNullable<typeof continued>, onText: (text: string) => void): Promise<ModelReply> =>
+    opts.stream
+      ? api.models.streamReply(
           args,
           (chunk) => {
             if (typeof chunk.content === 'string') onText(chunk.content);
           },
           { signal: opts.signal },
-        ),
-      model_id,
-    );
-  }
-  return streamed(() => api.call('models.invoke', args, { signal: opts.signal }), model_id);
+        )
+      : api.call('models.invoke', args, { signal: opts.signal });
+  return streamed(async (onText) => {
+    if (!continued) return await send(whole, onText);
+    try {
+      return await send(continued, onText);
+    } catch (err) {
+      if (!contextUnknown(err)) throw err;
+      return await send(whole, onText);
+    }
+  }, model_id);
 }
 
 /** A failure of a model turn, with whether any output reached the user before it. */

@@ -9,6 +9,7 @@ import type { AsyncStores } from '../stores/async.js';
 import { STATE_VALUE_LIMIT_BYTES } from './api/state.js';
 import { registerAttachments } from './attachments.js';
 import { AuditBuffer } from './audit-buffer.js';
+import { ModelContexts } from './model-contexts.js';
 import { incomingEventRow } from './event-record.js';
 import type { Host, HostDeps, RunOutcome, RunRequest } from './host-types.js';
 import { PluginPool } from './plugin-pool.js';
@@ -76,11 +77,13 @@ export function createHost(deps: HostDeps): Host {
     }
   };
   const audits = new AuditBuffer(deps.stores.runs, auditFailed);
+  const contexts = new ModelContexts();
   const router = new ProxyRouter({
     sessions,
     env: {
       stores: deps.stores,
       models: deps.models,
+      contexts,
       toolsFor: (run_id) => tables.get(run_id),
       knowledge: deps.knowledge ?? NO_KNOWLEDGE,
       clock: deps.clock,
@@ -128,6 +131,7 @@ export function createHost(deps: HostDeps): Host {
     for (const w of run.warnings) warnRun(run_id, w);
     if (run.tools) tables.set(run_id, run.tools);
     sessions.register(session);
+    contexts.open(run_id);
     try {
       req.onStarted?.(run_id);
       deps.observer?.onRunStarted?.({ run_id, runner_id, event_id: event.event_id, event_type: event.event_type });
@@ -165,6 +169,7 @@ export function createHost(deps: HostDeps): Host {
       outcome.error = e;
     } finally {
       sessions.unregister(run_id);
+      contexts.drop(run_id);
       tables.delete(run_id);
       processors.delete(run_id);
       await audits.flush();

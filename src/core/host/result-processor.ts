@@ -40,11 +40,15 @@ export type ProcessorDeps = {
   warn(message: string): void;
 };
 
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 export class ResultProcessor {
   #pendingRefs: JsonObject[] = [];
   /** The writes and deliveries of the results handled so far, in order; it never rejects. */
   #chain: Promise<void> = Promise.resolve();
   #writeError: { err: unknown } | null = null;
+  /** Ops appended and not yet finished. */
+  #queued = 0;
   #onWriteError: ((err: unknown) => void) | null = null;
   #terminal: Terminal | null = null;
   #produced = 0;
@@ -81,15 +85,21 @@ export class ResultProcessor {
     if (this.#writeError) throw this.#writeError.err;
   }
 
-  /** Appends `op` to the chain; a failure stops the chain and is reported once. */
+  /**
+   * Appends `op` to the chain; a failure stops the chain and is reported once. An idle chain starts on the
+   * next turn of the event loop: a runner writes its notices and its next call in one write, and the call
+   * (a model request) is sent upstream before the notices' records are written, not after.
+   */
   #then(op: () => Promise<void> | void): void {
-    this.#chain = this.#chain.then(async () => {
-      if (this.#writeError) return;
+    const after = this.#queued++ === 0 ? this.#chain.then(nextTurn) : this.#chain;
+    this.#chain = after.then(async () => {
       try {
-        await op();
+        if (!this.#writeError) await op();
       } catch (err) {
         this.#writeError = { err };
         this.#onWriteError?.(err);
+      } finally {
+        this.#queued--;
       }
     });
   }

@@ -125,5 +125,7 @@ export const ModelReplySchema = z.looseObject({
   usage: ModelUsageSchema.nullable().default(null),
   finish_reason: z.string().nullable().default(null),
   model: z.string().nullable().default(null),
+  /** The context of this call's messages, when it continued one or asked to keep one (docs/protocol.md "Model contexts"). */
+  context_id: z.string().optional(),
 });
 export type ModelReply = z.infer<typeof ModelReplySchema>;

@@ -58,6 +58,10 @@ const ModelCallParams = {
   extra_args: JsonObjectSchema.default({}),
   /** Overrides the model's configured `remove_think` for this call (§7.2). */
   remove_think: z.boolean().optional(),
+  /** `messages` continue the context an earlier call of this run answered (docs/protocol.md "Model contexts"). */
+  context_id: z.string().min(1).max(64).optional(),
+  /** Answer a `context_id` for this call's whole message list (implied by `context_id`). */
+  keep_context: z.boolean().optional(),
 };
 
 /** A manifest grant: `[group, operation]`; state has none (§6.6), storage and files are checked as resources. */

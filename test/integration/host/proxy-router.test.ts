@@ -6,6 +6,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../../../src/core/host/api-error.js';
 import type { Clock, ProxyCall } from '../../../src/core/host/ports.js';
+import { ModelContexts } from '../../../src/core/host/model-contexts.js';
 import { ProxyRouter } from '../../../src/core/host/proxy-router.js';
 import { buildResources } from '../../../src/core/host/resources.js';
 import { authorizedIds, SessionRegistry, type RunSession } from '../../../src/core/host/session.js';
@@ -19,6 +20,9 @@ let stores: SqliteStores;
 let nowMs: number;
 let sessions: SessionRegistry;
 let router: ProxyRouter;
+let contexts: ModelContexts;
+/** The message lists the model provider was called with, in order. */
+let upstream: unknown[][];
 
 const clock: Clock = { now: () => nowMs, after: () => () => {} };
 
@@ -27,11 +31,21 @@ beforeEach(async () => {
   stores = openSqliteStores(dir);
   nowMs = 1_700_000_000_000;
   sessions = new SessionRegistry();
+  contexts = new ModelContexts();
+  upstream = [];
+  const provider = createModelProvider(models);
   router = new ProxyRouter({
     sessions,
     env: {
       stores,
-      models: createModelProvider(models),
+      models: {
+        ...provider,
+        invoke: (req) => {
+          upstream.push(req.messages);
+          return provider.invoke(req);
+        },
+      },
+      contexts,
       toolsFor: () => undefined,
       knowledge: { list: async () => [], retrieve: async () => [] },
       clock,
@@ -102,6 +116,7 @@ function start(
     started_at: nowMs / 1000,
   });
   sessions.register(session);
+  contexts.open(run_id);
   return session;
 }
 
@@ -229,6 +244,45 @@ describe('proxy router', () => {
     expect(calls).toHaveLength(6);
     expect(calls.at(-1)).toMatchObject({ action: 'models.invoke', resource: 'm-fake', decision: 'allowed', code: null });
     expect(calls.at(-3)).toMatchObject({ action: 'models.invoke', resource: 'm-other', decision: 'denied', code: 'unauthorized' });
+  });
+
+  it('a model call continues a context of its own run with only the new messages; foreign, unknown and ended contexts are refused', async () => {
+    start('run-a', 'a');
+    start('run-b', 'b');
+    const user = { role: 'user', content: 'hi' };
+    const first = (await call('a', 'models.invoke', { run_id: 'run-a', model_id: 'm-fake', messages: [user], keep_context: true })) as { context_id?: string };
+    expect(first.context_id).toMatch(/^[0-9a-f-]{36}$/);
+    const added = [
+      { role: 'assistant', content: 'FAKE_PONG' },
+      { role: 'user', content: 'again' },
+    ];
+    const second = (await call('a', 'models.invoke', { run_id: 'run-a', model_id: 'm-fake', messages: added, context_id: first.context_id })) as {
+      context_id?: string;
+    };
+    // The provider saw the whole conversation; a continued context answers the next one.
+    expect(upstream.at(-1)).toEqual([user, ...added]);
+    expect(second.context_id).toBeDefined();
+    expect(second.context_id).not.toBe(first.context_id);
+    // A call without either gets no context.
+    expect(await call('a', 'models.invoke', { run_id: 'run-a', model_id: 'm-fake', messages: [user] })).not.toHaveProperty('context_id');
+
+    // Another plugin's run cannot read run-a's conversation through its context id.
+    const foreign = await refusal(call('b', 'models.invoke', { run_id: 'run-b', model_id: 'm-fake', messages: [], context_id: first.context_id }));
+    expect([foreign.code, foreign.reason]).toEqual(['invalid_argument', 'context_unknown']);
+    expect((await refusal(call('a', 'models.invoke', { run_id: 'run-a', model_id: 'm-fake', messages: [], context_id: 'made-up' }))).reason).toBe(
+      'context_unknown',
+    );
+    // The delta is checked like a whole list.
+    expect(
+      (await refusal(call('a', 'models.invoke', { run_id: 'run-a', model_id: 'm-fake', messages: [{ content: 'no role' }], context_id: second.context_id })))
+        .code,
+    ).toBe('invalid_argument');
+    expect(audit('run-b').at(-1)).toMatchObject({ action: 'models.invoke', decision: 'denied', code: 'invalid_argument' });
+
+    contexts.drop('run-a');
+    expect((await refusal(call('a', 'models.invoke', { run_id: 'run-a', model_id: 'm-fake', messages: [], context_id: second.context_id }))).reason).toBe(
+      'context_unknown',
+    );
   });
 
   it('makes out-of-scope events look exactly like missing ones (AC-032)', async () => {

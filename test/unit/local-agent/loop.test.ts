@@ -12,7 +12,7 @@ type Step = {
   failAfterChunk?: ApiCallError;
   hang?: boolean;
 };
-type StreamParams = { model_id: string; messages: Message[]; tools: Array<{ name: string }> };
+type StreamParams = { model_id: string; messages: Message[]; tools: Array<{ name: string }>; context_id?: string; keep_context?: boolean };
 
 const upstream = (message: string, extra: Record<string, unknown> = {}) =>
   new ApiCallError('models.stream', { code: 'runtime_error', message, retryable: true, details: { reason: 'downstream_error', ...extra } });
@@ -26,8 +26,13 @@ function fakeHost(opts: {
   state?: Map<string, unknown>;
   summary?: string;
   countFails?: boolean;
+  /** The host forgets every context (as after an eviction): a continued call is refused context_unknown. */
+  forgetContexts?: boolean;
 }) {
   const calls: Array<{ model_id: string; messages: Message[]; tools: string[] }> = [];
+  // Model contexts as the host keeps them: `calls` gets the whole conversation, `sent` what went over the wire.
+  const contexts = new Map<string, Message[]>();
+  const sent: Array<{ context_id: string | null; messages: number }> = [];
   const toolCalls: Array<{ name: string; params: Record<string, unknown> }> = [];
   const details: string[] = [];
   const invokes: Message[][] = [];
@@ -63,7 +68,19 @@ function fakeHost(opts: {
       return { result: await fn(p.parameters), tool_response: null };
     },
     'models.stream': async (p: StreamParams, t) => {
-      calls.push({ model_id: p.model_id, messages: structuredClone(p.messages), tools: p.tools.map((x) => x.name) });
+      sent.push({ context_id: p.context_id ?? null, messages: p.messages.length });
+      const base = p.context_id === undefined ? [] : opts.forgetContexts ? undefined : contexts.get(p.context_id);
+      if (!base)
+        throw new ApiCallError('models.stream', {
+          code: 'invalid_argument',
+          message: 'context unknown',
+          retryable: false,
+          details: { reason: 'context_unknown' },
+        });
+      const whole = [...base, ...p.messages];
+      const context_id = p.context_id !== undefined || p.keep_context ? `ctx-${contexts.size}` : undefined;
+      if (context_id) contexts.set(context_id, structuredClone(whole));
+      calls.push({ model_id: p.model_id, messages: structuredClone(whole), tools: p.tools.map((x) => x.name) });
       const queue = queues[p.model_id] ?? queues['*'] ?? [];
       const step = queue.shift() ?? { content: 'done' };
       if (step.fail) throw step.fail;
@@ -81,6 +98,7 @@ function fakeHost(opts: {
         usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 },
         finish_reason: tool_calls ? 'tool_calls' : 'stop',
         model: p.model_id,
+        ...(context_id ? { context_id } : {}),
       };
     },
     'models.invoke': (p) => {
@@ -118,7 +136,7 @@ function fakeHost(opts: {
       return { success: true };
     },
   };
-  return { handlers, calls, toolCalls, details, invokes };
+  return { handlers, calls, toolCalls, details, invokes, sent };
 }
 
 const MODELS = [
@@ -261,6 +279,27 @@ describe('local agent loop', () => {
     const messages = rs.filter((r) => r.type === 'message.completed');
     expect(String((messages.at(-1)?.data?.message as { content?: string }).content)).toContain('limit of 2 tool-call rounds');
     expect(last(rs)).toMatchObject({ type: 'run.completed', data: { finish_reason: 'tool_limit' } });
+  });
+
+  it('after the first turn sends only the messages added since, continuing the host context; a forgotten context is sent whole', async () => {
+    const forever = { tool_calls: [{ id: 'loop', name: 'exec', arguments: { command: 'true' } }] };
+    const h = fakeHost({ steps: [forever, forever, forever], tools: { exec: () => 'again' } });
+    await runInProcess(plugin, 'default', context({ 'max-tool-iterations': 2 }), { api: h.handlers });
+    const whole = h.calls.map((c) => c.messages.length);
+    // Each later call sent the assistant's tool call and its result: two messages, on top of the last context.
+    expect(h.sent).toEqual([
+      { context_id: null, messages: whole[0] },
+      { context_id: 'ctx-0', messages: 2 },
+      { context_id: 'ctx-1', messages: 2 },
+    ]);
+    // What the model saw is the whole conversation, each turn extending the one before.
+    for (let i = 1; i < h.calls.length; i++) expect(h.calls[i]?.messages.slice(0, whole[i - 1])).toEqual(h.calls[i - 1]?.messages);
+
+    const lost = fakeHost({ steps: [forever, { content: 'done' }], tools: { exec: () => 'again' }, forgetContexts: true });
+    const rs = await runInProcess(plugin, 'default', context({}), { api: lost.handlers });
+    expect(last(rs)).toMatchObject({ type: 'run.completed' });
+    expect(lost.sent.map((x) => x.context_id)).toEqual([null, 'ctx-0', null]);
+    expect(lost.calls.at(-1)?.messages).toHaveLength((lost.calls[0]?.messages.length ?? 0) + 2);
   });
 
   it('cancel mid-stream stops the stream and ends without a terminal result', async () => {

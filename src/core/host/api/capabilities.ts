@@ -1,5 +1,5 @@
 // Models, tools, knowledge bases, files and platform actions: calls into host capabilities (§7.2–§7.4, §7.10–§7.11).
-import type { ProxyParams, ProxyResult } from '../../protocol/proxy.js';
+import type { ModelReply, ProxyParams, ProxyResult } from '../../protocol/proxy.js';
 import { ApiError, toApiError } from '../api-error.js';
 import type { ModelCall } from '../ports.js';
 import type { HandlerCall } from './types.js';
@@ -9,19 +9,37 @@ import { normalizeFilters } from '../../protocol/knowledge.js';
 import { firstIssue } from '../../zod-issue.js';
 import { isResourceAllowed } from '../session.js';
 
-/** The provider's view of a chat call: the run deadline and signal travel with it. */
-function modelCall(session: HandlerCall<unknown>['session'], params: ProxyParams<'models.invoke'>, signal: AbortSignal): ModelCall {
-  const { model_id, messages, tools, extra_args, remove_think } = params;
+/** The provider's view of a chat call: the whole message list, the run deadline and signal travel with it. */
+function modelCall(
+  session: HandlerCall<unknown>['session'],
+  params: ProxyParams<'models.invoke'>,
+  messages: ModelCall['messages'],
+  signal: AbortSignal,
+): ModelCall {
+  const { model_id, tools, extra_args, remove_think } = params;
   return { model_id, messages, tools, extra_args, remove_think, deadline_at: session.deadline_at, signal };
 }
 
-export async function modelsInvoke({ session, params, env, signal }: HandlerCall<ProxyParams<'models.invoke'>>): Promise<ProxyResult<'models.invoke'>> {
-  return await env.models.invoke(modelCall(session, params, signal));
+/** Runs a chat call over the whole message list of its context, answering the context it makes when one is kept. */
+async function withContext(
+  { session, params, env }: HandlerCall<ProxyParams<'models.invoke'>>,
+  call: (messages: ModelCall['messages']) => Promise<ModelReply>,
+): Promise<ModelReply> {
+  const { messages, keep } = env.contexts.resolve(session.run_id, params);
+  const reply = await call(messages);
+  return keep ? { ...reply, context_id: keep() } : reply;
 }
 
-export async function modelsStream({ session, params, env, signal, notify }: HandlerCall<ProxyParams<'models.stream'>>): Promise<ProxyResult<'models.stream'>> {
+export async function modelsInvoke(c: HandlerCall<ProxyParams<'models.invoke'>>): Promise<ProxyResult<'models.invoke'>> {
+  return await withContext(c, (messages) => c.env.models.invoke(modelCall(c.session, c.params, messages, c.signal)));
+}
+
+export async function modelsStream(c: HandlerCall<ProxyParams<'models.stream'>>): Promise<ProxyResult<'models.stream'>> {
+  const { session, params, env, signal, notify } = c;
   const stream_id = params.stream_id ?? `${session.run_id}:${params.model_id}`;
-  return await env.models.stream(modelCall(session, params, signal), (chunk) => notify('models.stream/chunk', { run_id: session.run_id, stream_id, chunk }));
+  return await withContext(c, (messages) =>
+    env.models.stream(modelCall(session, params, messages, signal), (chunk) => notify('models.stream/chunk', { run_id: session.run_id, stream_id, chunk })),
+  );
 }
 
 export async function modelsRerank({ session, params, env, signal }: HandlerCall<ProxyParams<'models.rerank'>>): Promise<ProxyResult<'models.rerank'>> {

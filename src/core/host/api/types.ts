@@ -3,10 +3,13 @@ import type { AsyncStores } from '../../stores/async.js';
 import type { KnowledgePort, ModelProvider, ToolProvider, Clock } from '../ports.js';
 import type { RunSession } from '../session.js';
 import type { JsonObject } from '../../protocol/event.js';
+import type { ModelContexts } from '../model-contexts.js';
 
 export type HandlerEnv = {
   stores: AsyncStores;
   models: ModelProvider;
+  /** The message contexts of live runs' model calls. */
+  contexts: ModelContexts;
   /** The tool table of a run (built at run start), or undefined when the run has none. */
   toolsFor(run_id: string): ToolProvider | undefined;
   knowledge: KnowledgePort;
