@@ -19,8 +19,8 @@ const agents = {
   'https:': new https.Agent({ keepAlive: true, timeout: IDLE_SOCKET_MS }),
 };
 
-function abortError(signal: AbortSignal): unknown {
-  return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
+function abortError(signal: AbortSignal | undefined): unknown {
+  return signal?.reason ?? new DOMException('This operation was aborted', 'AbortError');
 }
 
 /** The headers of a request as node:http takes them, names in lower case. */
@@ -97,7 +97,7 @@ function webBody(res: http.IncomingMessage, signal: AbortSignal | undefined): Re
         res.on('close', () => {
           if (!res.complete) fail(Object.assign(new Error('terminated: the connection closed before the body ended'), { code: 'ECONNRESET' }));
         });
-        onAbort = () => fail(abortError(signal as AbortSignal));
+        onAbort = () => fail(abortError(signal));
         signal?.addEventListener('abort', onAbort, { once: true });
       },
       pull() {
@@ -129,7 +129,7 @@ export const httpFetch: typeof fetch = (input, init = {}) => {
     const req = request(url, { method: init.method ?? 'GET', headers, agent });
     const onAbort = () => {
       req.destroy();
-      reject(abortError(signal as AbortSignal));
+      reject(abortError(signal));
     };
     signal?.addEventListener('abort', onAbort, { once: true });
     req.on('error', (err) => {
