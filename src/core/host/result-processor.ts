@@ -86,12 +86,13 @@ export class ResultProcessor {
   }
 
   /**
-   * Appends `op` to the chain; a failure stops the chain and is reported once. An idle chain starts on the
-   * next turn of the event loop: a runner writes its notices and its next call in one write, and the call
-   * (a model request) is sent upstream before the notices' records are written, not after.
+   * Appends `op` to the chain; a failure stops the chain and is reported once. `later`: an idle chain starts
+   * the op on the next turn of the event loop. A runner writes its tool notices and its next call in one
+   * write, and the call (a model request) then goes upstream before the notices' records are written, not
+   * after; messages and deltas are not held back, their delivery waits on nothing.
    */
-  #then(op: () => Promise<void> | void): void {
-    const after = this.#queued++ === 0 ? this.#chain.then(nextTurn) : this.#chain;
+  #then(op: () => Promise<void> | void, later = false): void {
+    const after = this.#queued++ === 0 && later ? this.#chain.then(nextTurn) : this.#chain;
     this.#chain = after.then(async () => {
       try {
         if (!this.#writeError) await op();
@@ -192,7 +193,7 @@ export class ResultProcessor {
         this.#then(async () => {
           await this.logEvent('action.requested', `Action requested (not executed): ${a.data.action}`, { ...a.data }, null);
           await this.d.observe({ at, type, data, executed: false, note: 'platform actions are recorded, never executed' });
-        });
+        }, true);
         return;
       }
       default: {
@@ -201,7 +202,7 @@ export class ResultProcessor {
         this.#then(async () => {
           await this.logEvent(type, `${type}: ${name}`, data, callId ? { subject_type: 'tool_call', subject_id: callId } : null);
           await this.d.observe({ at, type, data });
-        });
+        }, true);
       }
     }
   }
