@@ -8,12 +8,10 @@ import { ApiError } from '../../../src/core/host/api-error.js';
 import type { Clock, ProxyCall } from '../../../src/core/host/ports.js';
 import { ModelContexts } from '../../../src/core/host/model-contexts.js';
 import { ProxyRouter } from '../../../src/core/host/proxy-router.js';
-import { buildResources } from '../../../src/core/host/resources.js';
-import { authorizedIds, SessionRegistry, type RunSession } from '../../../src/core/host/session.js';
-import { buildScopeKeys } from '../../../src/core/host/state-scope.js';
+import { SessionRegistry, type RunSession } from '../../../src/core/host/session.js';
 import { openSqliteStores, type SqliteStores } from '../../../src/core/stores/sqlite/open.js';
 import { createModelProvider } from '../../../src/runtime/models/providers.js';
-import { binding, descriptor, envelope, models } from '../../unit/host/fixtures.js';
+import { binding, descriptor, envelope, models, runSession } from '../../unit/host/fixtures.js';
 
 let dir: string;
 let stores: SqliteStores;
@@ -78,35 +76,7 @@ function start(
   };
   const b = binding({ runner_id: d.id, resource_policy: { allowed_model_uuids: ['m-fake'] } });
   const event = envelope({ event_id: `ev-${run_id}`, conversation_id: opts.conversation === undefined ? 'c1' : opts.conversation });
-  const resources = buildResources(d, b, {}, { models, knowledgeBases: [], tools: [] }, () => {});
-  const session: RunSession = {
-    run_id,
-    runner_id: d.id,
-    binding_id: b.binding_id,
-    plugin_identity: `acme/${plugin}`,
-    event_id: event.event_id,
-    conversation_id: event.conversation_id,
-    resources,
-    permissions: d.permissions,
-    state_policy: b.state_policy,
-    scope_keys: buildScopeKeys(d.id, b.binding_id, event),
-    state_columns: {
-      runner_id: d.id,
-      binding_identity: b.binding_id,
-      bot_id: null,
-      workspace_id: null,
-      conversation_id: event.conversation_id,
-      thread_id: null,
-      actor_type: 'user',
-      actor_id: 'u1',
-      subject_type: null,
-      subject_id: null,
-    },
-    deadline_at: opts.deadline_at ?? null,
-    started_at: nowMs / 1000,
-    last_activity_at: nowMs / 1000,
-    authorized: authorizedIds(resources),
-  };
+  const session = runSession(run_id, d, b, event, { plugin_identity: `acme/${plugin}`, deadline_at: opts.deadline_at ?? null, startedAt: nowMs / 1000 });
   stores.runs.create({
     run_id,
     runner_id: d.id,

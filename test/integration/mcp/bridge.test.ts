@@ -11,14 +11,12 @@ import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Clock } from '../../../src/core/host/ports.js';
 import { ProxyRouter } from '../../../src/core/host/proxy-router.js';
-import { buildResources } from '../../../src/core/host/resources.js';
-import { authorizedIds, SessionRegistry, type RunSession } from '../../../src/core/host/session.js';
-import { buildScopeKeys } from '../../../src/core/host/state-scope.js';
+import { SessionRegistry, type RunSession } from '../../../src/core/host/session.js';
 import { openSqliteStores, type SqliteStores } from '../../../src/core/stores/sqlite/open.js';
 import { BridgeServer } from '../../../src/runtime/mcp/bridge-server.js';
 import { createModelProvider } from '../../../src/runtime/models/providers.js';
 import { LBOT_BIN } from '../../helpers/serve.js';
-import { binding, descriptor, envelope, models } from '../../unit/host/fixtures.js';
+import { binding, descriptor, envelope, models, runSession } from '../../unit/host/fixtures.js';
 
 let dir: string;
 let stores: SqliteStores;
@@ -61,36 +59,8 @@ function startRun(run_id: string): RunSession {
   const d = { ...descriptor({ permissions: { history: ['page', 'search'], events: ['get'] } }), id: 'plugin:acme/harness/default', plugin_name: 'harness' };
   const b = binding({ runner_id: d.id });
   const event = envelope({ event_id: `ev-${run_id}`, conversation_id: 'c1' });
-  const resources = buildResources(d, b, {}, { models, knowledgeBases: [], tools: [] }, () => {});
   const now = Date.now() / 1000;
-  const session: RunSession = {
-    run_id,
-    runner_id: d.id,
-    binding_id: b.binding_id,
-    plugin_identity: 'acme/harness',
-    event_id: event.event_id,
-    conversation_id: event.conversation_id,
-    resources,
-    permissions: d.permissions,
-    state_policy: b.state_policy,
-    scope_keys: buildScopeKeys(d.id, b.binding_id, event),
-    state_columns: {
-      runner_id: d.id,
-      binding_identity: b.binding_id,
-      bot_id: null,
-      workspace_id: null,
-      conversation_id: event.conversation_id,
-      thread_id: null,
-      actor_type: 'user',
-      actor_id: 'u1',
-      subject_type: null,
-      subject_id: null,
-    },
-    deadline_at: null,
-    started_at: now,
-    last_activity_at: now,
-    authorized: authorizedIds(resources),
-  };
+  const session = runSession(run_id, d, b, event, { plugin_identity: 'acme/harness', startedAt: now });
   stores.events.append({
     event_id: event.event_id,
     event_type: 'message.received',

@@ -4,6 +4,9 @@ import { BindingSchema, type Binding, type BindingInput } from '../../../src/cor
 import { EventEnvelopeSchema, type EventEnvelope, type EventEnvelopeInput } from '../../../src/core/protocol/event.js';
 import { CapabilitiesSchema, ConfigItemSchema, ContextPolicySchema, PermissionsSchema, type RunnerDescriptor } from '../../../src/core/protocol/manifest.js';
 import type { PluginConnection } from '../../../src/core/host/ports.js';
+import { buildResources } from '../../../src/core/host/resources.js';
+import { authorizedIds, type RunSession } from '../../../src/core/host/session.js';
+import { buildScopeKeys } from '../../../src/core/host/state-scope.js';
 
 export const RUNNER_ID = 'plugin:acme/scripted/default';
 
@@ -53,6 +56,46 @@ export const models: ModelConfig[] = [
   ModelConfigSchema.parse({ id: 'm-other', provider: 'fake', reply: 'OTHER' }),
   ModelConfigSchema.parse({ id: 'm-rerank', provider: 'fake', model_type: 'rerank' }),
 ];
+
+/** The session of a live run of `d` under `b` for `event`, its resources built from `models` as the host builds them. */
+export function runSession(
+  run_id: string,
+  d: RunnerDescriptor,
+  b: Binding,
+  event: EventEnvelope,
+  opts: { plugin_identity: string; deadline_at?: number | null; startedAt?: number },
+): RunSession {
+  const resources = buildResources(d, b, {}, { models, knowledgeBases: [], tools: [] }, () => {});
+  const started = opts.startedAt ?? Date.now() / 1000;
+  return {
+    run_id,
+    runner_id: d.id,
+    binding_id: b.binding_id,
+    plugin_identity: opts.plugin_identity,
+    event_id: event.event_id,
+    conversation_id: event.conversation_id,
+    resources,
+    permissions: d.permissions,
+    state_policy: b.state_policy,
+    scope_keys: buildScopeKeys(d.id, b.binding_id, event),
+    state_columns: {
+      runner_id: d.id,
+      binding_identity: b.binding_id,
+      bot_id: null,
+      workspace_id: null,
+      conversation_id: event.conversation_id,
+      thread_id: null,
+      actor_type: 'user',
+      actor_id: 'u1',
+      subject_type: null,
+      subject_id: null,
+    },
+    deadline_at: opts.deadline_at ?? null,
+    started_at: started,
+    last_activity_at: started,
+    authorized: authorizedIds(resources),
+  };
+}
 
 /** A plugin connection of acme/scripted whose runs do what `run` does; the rest idles. */
 export function scriptedConnection(run: PluginConnection['run']): PluginConnection {

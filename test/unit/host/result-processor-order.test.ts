@@ -5,13 +5,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { buildResources } from '../../../src/core/host/resources.js';
 import { ResultProcessor } from '../../../src/core/host/result-processor.js';
-import { authorizedIds, type RunSession } from '../../../src/core/host/session.js';
-import { buildScopeKeys } from '../../../src/core/host/state-scope.js';
 import { asAsyncStores } from '../../../src/core/stores/async.js';
 import { openSqliteStores, type SqliteStores } from '../../../src/core/stores/sqlite/open.js';
-import { binding, descriptor, envelope, models } from './fixtures.js';
+import { binding, descriptor, envelope, runSession } from './fixtures.js';
 
 let dir: string;
 let stores: SqliteStores;
@@ -30,35 +27,7 @@ function processor(): { p: ResultProcessor; types: () => string[] } {
   const d = descriptor();
   const b = binding();
   const event = envelope();
-  const resources = buildResources(d, b, {}, { models, knowledgeBases: [], tools: [] }, () => {});
-  const session: RunSession = {
-    run_id: 'run-1',
-    runner_id: d.id,
-    binding_id: b.binding_id,
-    plugin_identity: 'acme/scripted',
-    event_id: event.event_id,
-    conversation_id: event.conversation_id,
-    resources,
-    permissions: d.permissions,
-    state_policy: b.state_policy,
-    scope_keys: buildScopeKeys(d.id, b.binding_id, event),
-    state_columns: {
-      runner_id: d.id,
-      binding_identity: b.binding_id,
-      bot_id: null,
-      workspace_id: null,
-      conversation_id: event.conversation_id,
-      thread_id: null,
-      actor_type: 'user',
-      actor_id: 'u1',
-      subject_type: null,
-      subject_id: null,
-    },
-    deadline_at: null,
-    started_at: 1,
-    last_activity_at: 1,
-    authorized: authorizedIds(resources),
-  };
+  const session = runSession('run-1', d, b, event, { plugin_identity: 'acme/scripted', startedAt: 1 });
   stores.runs.create({ run_id: 'run-1', runner_id: d.id, binding_id: b.binding_id, event_id: event.event_id, conversation_id: 'c1', started_at: 1 });
   const p = new ResultProcessor({
     session,
