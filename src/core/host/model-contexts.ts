@@ -30,8 +30,9 @@ export class ModelContexts {
       const bytes = this.#measure(req.messages, 0);
       return { messages: req.messages, keep: () => this.#store(run_id, { messages: req.messages, bytes }) };
     }
-    const base = this.#runs.get(run_id)?.get(req.context_id);
-    if (!base) {
+    const run = this.#runs.get(run_id);
+    const base = run?.get(req.context_id);
+    if (!run || !base) {
       throw new ApiError(
         'invalid_argument',
         `context ${req.context_id.slice(0, 64)} is not known to this run (it ended, was replaced by newer ones, or belongs to another run); send the whole message list`,
@@ -41,8 +42,9 @@ export class ModelContexts {
     }
     const bytes = this.#measure(req.messages, base.bytes);
     const messages = [...base.messages, ...req.messages];
-    // Touched: the context a run keeps using stays while older branches are dropped.
-    this.#touch(run_id, req.context_id, base);
+    // Used again, so newest: the context a run keeps using stays while older branches are dropped.
+    run.delete(req.context_id);
+    run.set(req.context_id, base);
     return { messages, keep: () => this.#store(run_id, { messages, bytes }) };
   }
 
@@ -72,13 +74,6 @@ export class ModelContexts {
       );
     }
     return bytes;
-  }
-
-  #touch(run_id: string, id: string, ctx: Context): void {
-    const run = this.#runs.get(run_id);
-    if (!run) return;
-    run.delete(id);
-    run.set(id, ctx);
   }
 
   /** Keeps `ctx` under a new id; a run that has ended keeps nothing (the id then names no context). */

@@ -1,7 +1,7 @@
 // The `fetch` the provider SDKs run on: node:http(s) over keep-alive agents instead of the global fetch.
 // undici's WHATWG fetch builds a Request, a fetch controller and several web streams per call, about
 // 0.3 ms of CPU for a small chat completion, as much as the host's own work on a model call
-// (docs/benchmarks.md "The model transport"). This keeps what the SDKs rely on from fetch: a Response
+// (docs/benchmarks.md "The model path"). This keeps what the SDKs rely on from fetch: a Response
 // with web headers and a streamed body that applies backpressure, abort through the signal
 // (an AbortError), `TypeError('fetch failed')` with the system error as its cause, and gzip, deflate
 // and br bodies decoded. Redirects are not followed: a provider endpoint answers where it is asked. A
