@@ -64,7 +64,8 @@ export class ModelContexts {
   }
 
   #measure(added: readonly Message[], base: number): number {
-    const bytes = base + (added.length === 0 ? 0 : JSON.stringify(added).length);
+    // UTF-8 bytes, as the line cap counts them: a string's length would count é as one.
+    const bytes = base + (added.length === 0 ? 0 : Buffer.byteLength(JSON.stringify(added)));
     if (bytes > MAX_CONTEXT_BYTES) {
       throw new ApiError(
         'payload_too_large',

@@ -66,5 +66,8 @@ describe('ModelContexts', () => {
     const err = refused(() => c.resolve('r1', { messages: [half], context_id: id }));
     expect([err.code, err.reason]).toEqual(['payload_too_large', 'context_too_large']);
     expect(refused(() => c.resolve('r1', { messages: [half, half], keep_context: true })).reason).toBe('context_too_large');
+    // Counted in UTF-8 bytes: two-byte characters fill the cap at half the characters.
+    const wide = msg('é'.repeat(MAX_CONTEXT_BYTES / 2 + 16));
+    expect(refused(() => c.resolve('r1', { messages: [wide], keep_context: true })).reason).toBe('context_too_large');
   });
 });
