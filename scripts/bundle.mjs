@@ -9,14 +9,12 @@ import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { build } from 'esbuild';
 
-const ENTRIES = [
-  'cli',
-  'sdk/index',
-  'sdk/plugin-main',
-  'sdk/resolve-lbot',
-  'runtime/dev/lazy-bootstrap',
-  'runtime/box/supervisor',
-  'runtime/box/quota-watcher',
+// Two groups, bundled apart: a process loads one of them, never both. The plugin side (the SDK and its
+// bootstraps) then shares no chunk with the CLI, so a plugin process resolves and loads a few files, not the
+// many small chunks the CLI's lazy commands split the shared code into.
+const GROUPS = [
+  ['cli', 'runtime/box/supervisor', 'runtime/box/quota-watcher'],
+  ['sdk/index', 'sdk/plugin-main', 'sdk/resolve-lbot', 'runtime/dev/lazy-bootstrap'],
 ];
 const BUNDLED = new Set(['zod', 'yaml', 'commander', 'js-yaml', 'croner', 'leven', 'lowdb']);
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
@@ -70,20 +68,22 @@ const zodLazyFastpass = {
 
 // Chunk names carry a content hash: a rebuild starts from an empty directory so no stale chunk is left.
 rmSync('dist/bundle', { recursive: true, force: true });
-await build({
-  entryPoints: ENTRIES.map((entry) => `src/${entry}.ts`),
-  outbase: 'src',
-  outdir: 'dist/bundle',
-  chunkNames: 'chunks/[name]-[hash]',
-  bundle: true,
-  splitting: true,
-  format: 'esm',
-  platform: 'node',
-  target: 'node20.12',
-  external,
-  // commander is CommonJS: its require() of node built-ins needs a real require in an ES module.
-  banner: { js: "import { createRequire as __lbotRequire } from 'node:module'; const require = __lbotRequire(import.meta.url);" },
-  plugins: [englishOnly, zodLazyFastpass],
-  legalComments: 'none',
-  logLevel: 'warning',
-});
+for (const entries of GROUPS) {
+  await build({
+    entryPoints: entries.map((entry) => `src/${entry}.ts`),
+    outbase: 'src',
+    outdir: 'dist/bundle',
+    chunkNames: 'chunks/[name]-[hash]',
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20.12',
+    external,
+    // commander is CommonJS: its require() of node built-ins needs a real require in an ES module.
+    banner: { js: "import { createRequire as __lbotRequire } from 'node:module'; const require = __lbotRequire(import.meta.url);" },
+    plugins: [englishOnly, zodLazyFastpass],
+    legalComments: 'none',
+    logLevel: 'warning',
+  });
+}
