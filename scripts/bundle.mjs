@@ -5,17 +5,26 @@
 // resolving and compiling hundreds of modules. Every other dependency stays a plain import from node_modules: native addons, and
 // the heavy ones only some commands need (fastify, ink, the model and MCP SDKs, pg …). Dynamic imports stay
 // lazy: each becomes its own chunk, and code the entries share is one chunk, loaded once per process.
-import { readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
-// Two groups, bundled apart: a process loads one of them, never both. The plugin side (the SDK and its
-// bootstraps) then shares no chunk with the CLI, so a plugin process resolves and loads a few files, not the
-// many small chunks the CLI's lazy commands split the shared code into.
+// Two groups, bundled apart: a process loads one of them, never both. The CLI with the box's helpers; and the
+// plugin side, whose code is one CommonJS file (sdk/runtime.cjs, below) that its small ES entries load through
+// sdk/runtime-loader, kept an import of its own so the process has one loader and one runtime.
 const GROUPS = [
-  ['cli', 'runtime/box/supervisor', 'runtime/box/quota-watcher'],
-  ['sdk/index', 'sdk/plugin-main', 'sdk/resolve-lbot', 'runtime/dev/lazy-bootstrap'],
+  { entries: ['cli', 'runtime/box/supervisor', 'runtime/box/quota-watcher'], splitting: true },
+  { entries: ['sdk/plugin-main', 'sdk/runtime-loader', 'sdk/resolve-lbot', 'runtime/dev/lazy-bootstrap'], splitting: false },
 ];
+const loaderStaysImport = {
+  name: 'runtime-loader-stays-import',
+  setup(b) {
+    b.onResolve({ filter: /runtime-loader\.js$/ }, ({ path: p, kind }) => (kind === 'entry-point' ? undefined : { path: p, external: true }));
+  },
+};
 const BUNDLED = new Set(['zod', 'yaml', 'commander', 'js-yaml', 'croner', 'leven', 'lowdb']);
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 const external = Object.keys(pkg.dependencies)
@@ -68,22 +77,56 @@ const zodLazyFastpass = {
 
 // Chunk names carry a content hash: a rebuild starts from an empty directory so no stale chunk is left.
 rmSync('dist/bundle', { recursive: true, force: true });
-for (const entries of GROUPS) {
+for (const { entries, splitting } of GROUPS) {
   await build({
     entryPoints: entries.map((entry) => `src/${entry}.ts`),
     outbase: 'src',
     outdir: 'dist/bundle',
     chunkNames: 'chunks/[name]-[hash]',
     bundle: true,
-    splitting: true,
+    splitting,
     format: 'esm',
     platform: 'node',
     target: 'node20.12',
     external,
     // commander is CommonJS: its require() of node built-ins needs a real require in an ES module.
     banner: { js: "import { createRequire as __lbotRequire } from 'node:module'; const require = __lbotRequire(import.meta.url);" },
-    plugins: [englishOnly, zodLazyFastpass],
+    plugins: [loaderStaysImport, englishOnly, zodLazyFastpass],
     legalComments: 'none',
     logLevel: 'warning',
   });
 }
+
+// The plugin side's code, one CommonJS file: sdk/runtime-loader runs it through `vm.Script` with the code cache
+// made below, which an ES module cannot have on Node.js 20. import.meta.url is the file's own URL.
+await build({
+  entryPoints: ['src/sdk/runtime.ts'],
+  outfile: 'dist/bundle/sdk/runtime.cjs',
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20.12',
+  external,
+  define: { 'import.meta.url': '__lbotImportMetaUrl' },
+  banner: { js: 'var __lbotImportMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
+  plugins: [englishOnly, zodLazyFastpass],
+  legalComments: 'none',
+  logLevel: 'warning',
+});
+
+// lbot/sdk: the SDK's exports, taken from that one runtime, so a runner and its bootstrap share every class.
+const runtime = createRequire(import.meta.url)(path.resolve('dist/bundle/sdk/runtime.cjs'));
+const bootstraps = new Set(['servePlugin', 'serveStandby']);
+const names = Object.keys(runtime).filter((n) => !bootstraps.has(n));
+writeFileSync(
+  'dist/bundle/sdk/index.js',
+  `// lbot/sdk (made by scripts/bundle.mjs): the exports of the plugin runtime (src/sdk/index.ts, types in dist/sdk).\nimport { runtime } from './runtime-loader.js';\nexport const { ${names.join(', ')} } = runtime;\n`,
+);
+
+// The code cache: made by a process that loads the runtime under the plugin's own node flags, since V8 takes a
+// cache only from the same node and flags.
+const { PLUGIN_NODE_FLAGS } = await import(pathToFileURL(path.resolve('dist/runtime/plugins/spawn.js')).href);
+const loader = pathToFileURL(path.resolve('dist/bundle/sdk/runtime-loader.js')).href;
+execFileSync(process.execPath, [...PLUGIN_NODE_FLAGS, '--input-type=module', '-e', `(await import(${JSON.stringify(loader)})).writeRuntimeCache();`], {
+  stdio: 'inherit',
+});

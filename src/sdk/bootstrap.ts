@@ -32,11 +32,17 @@ export function prepareSdkResolution(modulePath: string): void {
   if (!resolvesLbot(modulePath)) register(pathToFileURL(builtEntry('sdk/resolve-lbot')));
 }
 
+/**
+ * Imports an ES module by URL. The bootstrap entries pass their own `import()`: the plugin side's code may be
+ * loaded as a script (sdk/runtime-loader), where a dynamic import of its own has no module loader to go to.
+ */
+export type ImportModule = (url: string) => Promise<unknown>;
+
 /** Imports the plugin module and builds its `initialize` answer; exits with a clear message on failure. */
-export async function loadPluginModule(modulePath: string): Promise<{ plugin: Plugin; info: InitializeResult }> {
+export async function loadPluginModule(modulePath: string, importModule: ImportModule): Promise<{ plugin: Plugin; info: InitializeResult }> {
   let mod: unknown;
   try {
-    mod = await import(pathToFileURL(modulePath).href);
+    mod = await importModule(pathToFileURL(modulePath).href);
   } catch (err) {
     if (err instanceof SyntaxError) {
       // Node shows where a syntax error is (file:line, the source line and a caret under the column) only
