@@ -193,7 +193,15 @@ export class ProxyRouter {
     this.deps.sessions.touch(session.run_id, nowMs / 1000);
     // The table is indexed by the same key as the schema that parsed the params, so the pairing holds.
     const handler = handlers[method] as Handler<M>;
-    return await handler({ session, params: parsed.data as ProxyParams<M>, env: this.deps.env, signal: call.signal, notify: call.notify });
+    return await handler({
+      session,
+      params: parsed.data as ProxyParams<M>,
+      env: this.deps.env,
+      get signal() {
+        return call.signal;
+      },
+      notify: call.notify,
+    });
   }
 
   /**

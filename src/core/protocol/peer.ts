@@ -60,6 +60,33 @@ export class RpcReplyError extends Error {
   }
 }
 
+/**
+ * One request from the other end while it is answered. Its abort signal is made only when a handler asks for
+ * it: most answers (state, storage, history) never do, and an AbortController is a few microseconds a call.
+ */
+class Inbound {
+  #controller: AbortController | null = null;
+  #ended = false;
+
+  get ended(): boolean {
+    return this.#ended;
+  }
+
+  get signal(): AbortSignal {
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      if (this.#ended) this.#controller.abort();
+    }
+    return this.#controller.signal;
+  }
+
+  /** The peer ended: the answer will not be sent, and a handler's signal aborts. */
+  end(): void {
+    this.#ended = true;
+    this.#controller?.abort();
+  }
+}
+
 /** A request from the other end, as its handler sees it. */
 export type InboundRequest = {
   id: RpcId;
@@ -110,7 +137,7 @@ function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
 export class RpcPeer<S extends RpcSide> {
   readonly #opts: RpcPeerOptions;
   readonly #pending = new Map<number, Pending>();
-  readonly #inbound = new Map<string, AbortController>();
+  readonly #inbound = new Map<RpcId, Inbound>();
   #nextId = 1;
   #ended: Error | null = null;
 
@@ -192,7 +219,7 @@ export class RpcPeer<S extends RpcSide> {
   end(error: Error): void {
     this.#ended ??= error;
     this.failPending(error);
-    for (const controller of this.#inbound.values()) controller.abort();
+    for (const inbound of this.#inbound.values()) inbound.end();
     this.#inbound.clear();
   }
 
@@ -210,25 +237,32 @@ export class RpcPeer<S extends RpcSide> {
 
   #onRequest(message: RpcRequest): void {
     const { id, method, params } = message;
-    const key = JSON.stringify(id);
-    const controller = new AbortController();
+    const inbound = new Inbound();
     const after: Array<() => void> = [];
-    this.#inbound.set(key, controller);
+    this.#inbound.set(id, inbound);
     const answer = (outcome: { result: unknown } | { error: unknown }): void => {
       try {
-        if (!controller.signal.aborted) {
+        if (!inbound.ended) {
           if ('result' in outcome) this.#opts.send({ jsonrpc: '2.0', id, result: outcome.result ?? null });
           else this.#opts.send({ jsonrpc: '2.0', id, error: this.#errorOf(outcome.error) });
         }
       } catch (err) {
         this.#opts.onAnswerFailed?.(method, err);
       }
-      if (this.#inbound.get(key) === controller) this.#inbound.delete(key);
+      if (this.#inbound.get(id) === inbound) this.#inbound.delete(id);
       for (const fn of after) fn();
     };
     let outcome: unknown;
     try {
-      outcome = this.#opts.onRequest({ id, method, params, signal: controller.signal, afterAnswer: (fn) => after.push(fn) });
+      outcome = this.#opts.onRequest({
+        id,
+        method,
+        params,
+        get signal() {
+          return inbound.signal;
+        },
+        afterAnswer: (fn) => after.push(fn),
+      });
     } catch (err) {
       return answer({ error: err });
     }

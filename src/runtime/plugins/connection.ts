@@ -264,14 +264,16 @@ export class StdioPluginConnection implements PluginConnection {
     // The caller identity comes from the connection alone (runner-protocol.md §1.3).
     const params: Record<string, unknown> = { ...request.params };
     delete params.caller_plugin_identity;
-    const { signal } = request;
     const call: ProxyCall = {
       caller_plugin: this.identity,
       method,
       params,
-      signal,
+      // Read only by the handlers that can be cancelled: the signal is made on first use (protocol/peer.ts).
+      get signal() {
+        return request.signal;
+      },
       notify: (notifyMethod, notifyParams) => {
-        if (!signal.aborted) this.#peer.notifyRaw(notifyMethod, notifyParams);
+        if (!request.signal.aborted) this.#peer.notifyRaw(notifyMethod, notifyParams);
       },
     };
     if (isProxyMethod(method)) return Promise.resolve().then(() => this.#onApiCall(call));

@@ -115,6 +115,23 @@ describe('RpcPeer', () => {
     expect(sent).toHaveLength(1);
   });
 
+  it('aborts the signal a handler took before end(), and hands an aborted one to a handler that asks after it', () => {
+    const seen: InboundRequest[] = [];
+    const { p } = peer('host', (req) => {
+      seen.push(req);
+      return new Promise(() => undefined);
+    });
+    p.receive({ jsonrpc: '2.0', id: 1, method: 'state.get', params: {} });
+    p.receive({ jsonrpc: '2.0', id: 2, method: 'state.get', params: {} });
+    const early = seen[0]?.signal;
+    const aborts: unknown[] = [];
+    early?.addEventListener('abort', () => aborts.push('abort'));
+    expect(early?.aborted).toBe(false);
+    p.end(new Error('gone'));
+    expect(aborts).toEqual(['abort']);
+    expect(seen[1]?.signal.aborted).toBe(true);
+  });
+
   it('answers inbound requests: value, promise, RpcReplyError, other throws; afterAnswer runs after the answer', async () => {
     const order: string[] = [];
     const sent: Record<string, unknown>[] = [];
