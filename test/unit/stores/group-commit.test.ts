@@ -68,6 +68,23 @@ describe('group commit', () => {
     expect(keys(reader)).toEqual(['a']);
   });
 
+  it('two hosts in one process: a connection taking the write lock commits the other open group first', () => {
+    const { writer, reader } = pair(60_000);
+    // A second host on the same data dir in this process (two dev sessions): better-sqlite3 waits for the
+    // lock synchronously, so without this the first group's commit timer never ran and the write failed
+    // with store.locked after the busy timeout.
+    const second = openSqliteStores(writer.dataDir, { commitWindowMs: 60_000 });
+    open.push(second);
+    set(writer, 'a');
+    set(second, 'b');
+    expect(keys(reader)).toEqual(['a']);
+    set(writer, 'c');
+    expect(keys(reader)).toEqual(['a', 'b']);
+    second.commit();
+    writer.commit();
+    expect(keys(reader)).toEqual(['a', 'b', 'c']);
+  });
+
   it('without a window every write is committed when it returns', () => {
     const { writer, reader } = pair(0);
     set(writer, 'a');

@@ -4,6 +4,15 @@ import { LbotError } from '../../errors.js';
 import { toStoreError } from './store-errors.js';
 
 /**
+ * This process's connections that hold an open group of writes, by database file. A connection opening a group
+ * or a `write()` transaction commits the others' groups first: better-sqlite3 waits for a lock synchronously,
+ * so the other group's commit timer could not run before the busy timeout (two serve or dev hosts in one
+ * process). A single autocommit statement of a connection without a window is not covered: nothing says
+ * whether `run()` writes, and a read must not end another connection's group.
+ */
+const openGroups = new Map<string, Set<StoreDb>>();
+
+/**
  * The shared connection to `<data-dir>/lbot.db`.
  *
  * With a commit window (`lbot serve`, docs/host.md "Group commit"), the first call opens one
@@ -55,7 +64,11 @@ export class StoreDb {
   }
 
   #open(): void {
+    this.#commitOthers();
     this.db.exec('BEGIN IMMEDIATE');
+    let group = openGroups.get(this.file);
+    if (!group) openGroups.set(this.file, (group = new Set()));
+    group.add(this);
     this.#window = setTimeout(() => {
       try {
         this.commit();
@@ -65,12 +78,30 @@ export class StoreDb {
     }, this.commitWindowMs);
   }
 
+  #commitOthers(): void {
+    for (const other of openGroups.get(this.file) ?? []) {
+      if (other === this) continue;
+      try {
+        other.commit();
+      } catch {
+        // That connection is broken now and says so on its next call.
+      }
+    }
+  }
+
+  #leaveGroup(): void {
+    clearTimeout(this.#window ?? undefined);
+    this.#window = null;
+    const group = openGroups.get(this.file);
+    group?.delete(this);
+    if (group?.size === 0) openGroups.delete(this.file);
+  }
+
   /** Commits the open group of writes, if any; afterwards everything written so far is durable. */
   commit(): void {
     if (this.#broken) throw this.#broken;
     if (!this.#window) return;
-    clearTimeout(this.#window);
-    this.#window = null;
+    this.#leaveGroup();
     try {
       this.db.exec('COMMIT');
     } catch (err) {
@@ -80,8 +111,7 @@ export class StoreDb {
   }
 
   #break(err: unknown, doing: string): LbotError {
-    clearTimeout(this.#window ?? undefined);
-    this.#window = null;
+    this.#leaveGroup();
     const mapped = toStoreError(err, this.file, doing);
     this.#broken = new LbotError('store.unavailable', `${this.file}: writes already answered were lost while ${doing}; restart lbot`, {
       details: { path: this.file },
@@ -97,6 +127,7 @@ export class StoreDb {
    * the commit has happened (durably, in the WAL) when this returns.
    */
   write<T>(doing: string, fn: () => T): T {
+    if (!this.db.inTransaction) this.#commitOthers();
     return this.run(doing, () => {
       let out!: T;
       this.#transaction.immediate(() => (out = fn()));
