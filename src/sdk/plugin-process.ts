@@ -21,6 +21,17 @@ function prepare(target: string | undefined, usage: string, opts: { coalesce: bo
   return { sender, modulePath };
 }
 
+/** Ends the process once: the runs are stopped, then it exits when the lines already written are out. */
+function exitOnce(sender: LineWriter, stopAll: () => void): () => void {
+  let exiting = false;
+  return () => {
+    if (exiting) return;
+    exiting = true;
+    stopAll();
+    void sender.flush().then(() => process.exit(0));
+  };
+}
+
 export function servePlugin(target: string | undefined, importModule: ImportModule): void {
   serve(target, importModule).catch((err: unknown) => bootstrapFail(err instanceof Error && err.stack ? err.stack : String(err)));
 }
@@ -29,14 +40,7 @@ async function serve(target: string | undefined, importModule: ImportModule): Pr
   // A run's results and its next call, written in one turn, reach the host as one write.
   const { sender, modulePath } = prepare(target, 'plugin-main.js', { coalesce: true });
   const { plugin, info } = await loadPluginModule(modulePath, importModule);
-
-  let exiting = false;
-  const exit = (): void => {
-    if (exiting) return;
-    exiting = true;
-    server.stopAll();
-    void sender.flush().then(() => process.exit(0));
-  };
+  const exit = exitOnce(sender, () => server.stopAll());
   const server = createPluginServer({ plugin, info, send: (m) => sender.write(m), onShutdown: exit });
   readProtocolLines(process.stdin, { onLine: (line) => server.handleLine(line), onEnd: exit, onOverflow: channelOverflowed });
 }
@@ -45,13 +49,7 @@ export function serveStandby(target: string | undefined, importModule: ImportMod
   const { sender, modulePath } = prepare(target, 'lazy-bootstrap.js', { coalesce: false });
 
   let server: PluginServer | null = null;
-  let exiting = false;
-  const exit = (): void => {
-    if (exiting) return;
-    exiting = true;
-    server?.stopAll();
-    void sender.flush().then(() => process.exit(0));
-  };
+  const exit = exitOnce(sender, () => server?.stopAll());
   const load = async (): Promise<PluginServer> => {
     const { plugin, info } = await loadPluginModule(modulePath, importModule);
     return createPluginServer({ plugin, info, send: (m) => sender.write(m), onShutdown: exit });
