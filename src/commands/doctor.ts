@@ -1,5 +1,5 @@
-// `lbot doctor`: what works on this machine — Node, the data dir, the config, the plugin sandbox, python3,
-// and which box backends can run sandboxes. It runs on a config lbot cannot load, to say what is wrong.
+// `lbot doctor`: what works on this machine — Node, the data dir, the config, the plugin sandbox and runtime,
+// python3, and which box backends can run sandboxes. It runs on a config lbot cannot load, to say what is wrong.
 import type { Command } from 'commander';
 import { accessSync, constants, mkdirSync } from 'node:fs';
 import { ConfigSchema, type Config } from '../core/config.js';
@@ -8,16 +8,31 @@ import { EXIT } from './shared/exit-codes.js';
 import { tolerateBrokenConfig } from './shared/broken-config.js';
 import type { GetContext } from './shared/context.js';
 import * as shapes from '../core/shapes/index.js';
+import type { RuntimeProbe } from '../runtime/plugins/runtime-cache.js';
 
 /** `fail` makes the exit code 1; `warn` is something that works only in part (no python3: no Python runners). */
 type Check = { name: string; status: 'ok' | 'warn' | 'fail'; detail: string };
 
 const MARK: Record<Check['status'], string> = { ok: 'ok  ', warn: 'warn', fail: 'FAIL' };
 
+function runtimeCheck(probe: RuntimeProbe): Check {
+  const name = 'plugin_runtime';
+  if (!probe.ok)
+    return { name, status: 'fail', detail: `the plugin runtime does not load, so no runner can start: ${probe.error} (rebuild lbot: npm run build)` };
+  if (probe.cache === 'accepted') return { name, status: 'ok', detail: "plugin processes start from the build's code cache" };
+  return {
+    name,
+    status: 'warn',
+    detail: `${probe.cache === 'rejected' ? 'this node refuses the code cache lbot was built with' : 'lbot was built without its code cache'}: every plugin start compiles the SDK again (about 25 ms); rebuild lbot with this node (npm run build)`,
+  };
+}
+
 export function registerDoctor(program: Command, getCtx: GetContext): void {
   const doctor = program
     .command('doctor')
-    .description('check this machine: Node, data dir, config, plugin sandbox, python3, box backends (bwrap, docker, podman, host); exit 1 when a check fails')
+    .description(
+      'check this machine: Node, data dir, config, plugin sandbox and runtime, python3, box backends (bwrap, docker, podman, host); exit 1 when a check fails',
+    )
     .action(async () => {
       const ctx = getCtx();
       const checks: Check[] = [];
@@ -50,6 +65,8 @@ export function registerDoctor(program: Command, getCtx: GetContext): void {
       } catch (err) {
         checks.push({ name: 'plugin_sandbox', status: 'fail', detail: toLbotError(err).message });
       }
+      const { probePluginRuntime } = await import('../runtime/plugins/runtime-cache.js');
+      checks.push(runtimeCheck(await probePluginRuntime()));
       const python = findExecutable('python3');
       checks.push({
         name: 'python3',

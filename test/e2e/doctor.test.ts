@@ -27,7 +27,7 @@ describe('lbot doctor', () => {
     expect(json.exitCode).toBe(1);
     const report = JSON.parse(json.stdout) as Report;
     expect(report.ok).toBe(false);
-    expect(report.checks.map((c) => c.name)).toEqual(['node', 'data_dir', 'config', 'plugin_sandbox', 'python3']);
+    expect(report.checks.map((c) => c.name)).toEqual(['node', 'data_dir', 'config', 'plugin_sandbox', 'plugin_runtime', 'python3']);
     expect(report.checks.find((c) => c.name === 'config')?.status).toBe('fail');
     expect(report.box.backends.length).toBeGreaterThan(0);
   });
@@ -42,5 +42,7 @@ describe('lbot doctor', () => {
     expect(good.exitCode, good.stdout).toBe(0);
     const report = JSON.parse(good.stdout) as Report;
     expect(report.checks.find((c) => c.name === 'plugin_sandbox')).toMatchObject({ status: 'ok', detail: expect.stringContaining('plugins.isolation none') });
+    // The build made the plugin runtime's code cache with this node: plugin processes start from it.
+    expect(report.checks.find((c) => c.name === 'plugin_runtime')).toMatchObject({ status: 'ok', detail: expect.stringContaining('code cache') });
   });
 });
