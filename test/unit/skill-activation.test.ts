@@ -12,6 +12,7 @@ import {
   skillMountPlan,
 } from '../../src/core/skills/activation.js';
 import { boundSkills, renderAvailableSkills, renderSkillIndexPrompt, skillResources, type SkillCatalogEntry } from '../../src/core/skills/index.js';
+import { thrown } from '../helpers/thrown.js';
 
 const skill = (name: string, description = `${name} does things`): SkillCatalogEntry => ({
   name,
@@ -22,15 +23,7 @@ const skill = (name: string, description = `${name} does things`): SkillCatalogE
 });
 const catalog = [skill('hello-skill', 'Says hello'), skill('pdf', 'Fill <PDF> forms & more'), skill('unbound')];
 
-function refusal(fn: () => unknown): LbotError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof LbotError) return err;
-    throw err;
-  }
-  throw new Error('expected a refusal');
-}
+const refusal = (fn: () => unknown): LbotError => thrown(fn, LbotError);
 
 describe('skill index', () => {
   it('shows exactly the skills the binding names; unknown names are reported, an empty list binds none (§8 #22)', () => {

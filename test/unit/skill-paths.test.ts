@@ -3,16 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { LbotError } from '../../src/core/errors.js';
 import { checkEntryName, unixFileType, S_IFLNK } from '../../src/core/skills/archive-names.js';
 import { checkPackageRelPath } from '../../src/core/skills/file-path.js';
+import { thrown } from '../helpers/thrown.js';
 
-function refusal(fn: () => unknown): LbotError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof LbotError) return err;
-    throw err;
-  }
-  throw new Error('expected a refusal');
-}
+const refusal = (fn: () => unknown): LbotError => thrown(fn, LbotError);
 
 describe('archive entry names', () => {
   it('normalises safe names and recognises directories', () => {

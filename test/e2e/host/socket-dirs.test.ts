@@ -14,6 +14,7 @@ import { BoxLayout } from '../../../src/runtime/box/layout.js';
 import { createBoxService } from '../../../src/runtime/box/service.js';
 import { bwrapSkipReason } from '../../integration/box/helpers.js';
 import { dump, done, LBOT_BIN, reports, scenario } from './harness.js';
+import { thrown } from '../../helpers/thrown.js';
 
 const uid = process.getuid?.() ?? -1;
 const OTHER_UID = 65534;
@@ -52,15 +53,7 @@ function longDataDir(root: string): string {
   return path.join(root, 'd'.repeat(40), 'e'.repeat(40), 'data');
 }
 
-function refusal(fn: () => unknown): LbotError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof LbotError) return err;
-    throw err;
-  }
-  throw new Error('expected a refusal');
-}
+const refusal = (fn: () => unknown): LbotError => thrown(fn, LbotError);
 
 describe('the <tmp>/lbot-<uid> socket fallback refuses directories it cannot trust', () => {
   for (const kind of ['symlink', 'foreign', 'open'] as const) {

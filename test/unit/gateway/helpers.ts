@@ -3,16 +3,11 @@ import { expect } from 'vitest';
 import { LbotError } from '../../../src/core/errors.js';
 import type { NormalizeResult } from '../../../src/core/gateway/index.js';
 import type { EventEnvelope } from '../../../src/core/protocol/event.js';
+import { thrown } from '../../helpers/thrown.js';
 
 /** The LbotError `run` throws; fails the test when it returns. */
 export function refusal(run: () => unknown): LbotError {
-  try {
-    run();
-  } catch (err) {
-    if (err instanceof LbotError) return err;
-    throw err;
-  }
-  throw new Error('expected the payload to be refused');
+  return thrown(run, LbotError);
 }
 
 /** The envelope of an `event` result; fails the test for a challenge or a skip. */

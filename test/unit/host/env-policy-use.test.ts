@@ -19,17 +19,7 @@ import { systemClock } from '../../../src/runtime/clock.js';
 import { buildServerRecord } from '../../../src/runtime/mcp/config.js';
 import { createModelProvider } from '../../../src/runtime/models/providers.js';
 import { binding, descriptor, envelope } from './fixtures.js';
-
-/** The LbotError `fn` throws (fails the test when it does not throw one). */
-function thrown(fn: () => unknown): LbotError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof LbotError) return err;
-    throw err;
-  }
-  throw new Error('expected an LbotError');
-}
+import { thrown } from '../../helpers/thrown.js';
 
 const MARKER_IMPORT = "--import=data:text/javascript,import('node:fs').then(f=>f.writeFileSync('/tmp/pwned','x'))";
 
@@ -42,7 +32,7 @@ describe('box exec spec env', () => {
     [{ NODE_OPTIONS: MARKER_IMPORT }, ['NODE_OPTIONS']],
     [{ OK: '1', BASH_ENV: '/tmp/rc', GCONV_PATH: '/tmp/g', PYTHONPATH: '/tmp/p' }, ['BASH_ENV', 'GCONV_PATH', 'PYTHONPATH']],
   ])('refuses %j with env.denied naming every refused variable', (env, names) => {
-    const e = thrown(() => build(env));
+    const e = thrown(() => build(env), LbotError);
     expect(e.code).toBe('env.denied');
     expect(exitCodeFor(e.code)).toBe(4);
     expect(e.details).toMatchObject({ variables: names, where: 'box exec env' });
@@ -57,7 +47,7 @@ describe('config files', () => {
   const withBinding = (env: Record<string, string>) => ({ bindings: [{ binding_id: 'b1', runner_id: 'plugin:acme/scripted/default', env }] });
 
   it('a binding whose env names LD_PRELOAD fails the load with env.denied', () => {
-    const e = thrown(() => parseConfig(withBinding({ LD_PRELOAD: '/tmp/evil.so' }), '/data/lbot.config.json'));
+    const e = thrown(() => parseConfig(withBinding({ LD_PRELOAD: '/tmp/evil.so' }), '/data/lbot.config.json'), LbotError);
     expect(e.code).toBe('env.denied');
     expect(e.message).toContain('bindings.0 (b1).env');
     expect(e.details).toMatchObject({ variables: ['LD_PRELOAD'] });
@@ -65,8 +55,10 @@ describe('config files', () => {
 
   it('an MCP server whose env or box.env names an interpreter variable fails the load', () => {
     const server = (extra: Record<string, unknown>) => ({ mcp: { servers: [{ name: 'evil', command: ['node', 'x.js'], ...extra }] } });
-    expect(thrown(() => parseConfig(server({ env: { NODE_OPTIONS: MARKER_IMPORT } }), 'cfg')).message).toContain('mcp.servers.0 (evil).env');
-    expect(thrown(() => parseConfig(server({ in_box: true, box: { env: { PYTHONPATH: '/tmp' } } }), 'cfg')).message).toContain('mcp.servers.0 (evil).box.env');
+    expect(thrown(() => parseConfig(server({ env: { NODE_OPTIONS: MARKER_IMPORT } }), 'cfg'), LbotError).message).toContain('mcp.servers.0 (evil).env');
+    expect(thrown(() => parseConfig(server({ in_box: true, box: { env: { PYTHONPATH: '/tmp' } } }), 'cfg'), LbotError).message).toContain(
+      'mcp.servers.0 (evil).box.env',
+    );
   });
 
   it('ordinary env names still load', () => {
@@ -80,7 +72,10 @@ describe('config files', () => {
 
 describe('lbot mcp add', () => {
   it('refuses --env NODE_OPTIONS before a record exists', () => {
-    const e = thrown(() => buildServerRecord({ name: 'evil', command: ['node', 'x.js'], env: { NODE_OPTIONS: MARKER_IMPORT }, headers: {}, inBox: false }));
+    const e = thrown(
+      () => buildServerRecord({ name: 'evil', command: ['node', 'x.js'], env: { NODE_OPTIONS: MARKER_IMPORT }, headers: {}, inBox: false }),
+      LbotError,
+    );
     expect(e.code).toBe('env.denied');
     expect(e.details).toMatchObject({ variables: ['NODE_OPTIONS'] });
   });
@@ -88,7 +83,7 @@ describe('lbot mcp add', () => {
 
 describe('the runner side of a refused exec tool call', () => {
   it('is an invalid_argument AgentAPIError that still names env.denied and the variables', () => {
-    const e = thrown(() => buildSpec({ session_id: 's', cmd: 'true', env: { LD_PRELOAD: '/x.so' } }, { profile: getProfile('default') }));
+    const e = thrown(() => buildSpec({ session_id: 's', cmd: 'true', env: { LD_PRELOAD: '/x.so' } }, { profile: getProfile('default') }), LbotError);
     expect(toApiError(e).toWire()).toMatchObject({
       code: 'invalid_argument',
       details: { reason: 'env_denied', error_code: 'env.denied', variables: ['LD_PRELOAD'] },

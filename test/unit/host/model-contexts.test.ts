@@ -4,18 +4,11 @@ import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../../src/core/host/api-error.js';
 import { CONTEXTS_PER_RUN, MAX_CONTEXT_BYTES, ModelContexts } from '../../../src/core/host/model-contexts.js';
 import type { Message } from '../../../src/core/protocol/context.js';
+import { thrown } from '../../helpers/thrown.js';
 
 const msg = (content: string, role = 'user'): Message => ({ role, content });
 
-function refused(fn: () => unknown): ApiError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ApiError) return err;
-    throw err;
-  }
-  throw new Error('expected a refusal');
-}
+const refused = (fn: () => unknown): ApiError => thrown(fn, ApiError);
 
 describe('ModelContexts', () => {
   it('keeps nothing unless asked; a kept context is continued with the messages after it', () => {

@@ -3,18 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../../src/core/host/api-error.js';
 import { isSentinel, knowledgeBaseRefs, modelRefs, normalizeRunnerConfig } from '../../../src/core/host/runner-config.js';
 import { ConfigItemSchema, type ConfigItem } from '../../../src/core/protocol/manifest.js';
+import { thrown } from '../../helpers/thrown.js';
 
 const schema = (...items: unknown[]): ConfigItem[] => items.map((i) => ConfigItemSchema.parse(i));
 
-function configError(fn: () => unknown): ApiError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ApiError) return err;
-    throw err;
-  }
-  throw new Error('expected an ApiError');
-}
+const configError = (fn: () => unknown): ApiError => thrown(fn, ApiError);
 
 describe('normalizeRunnerConfig', () => {
   it('applies defaults only to absent keys and keeps undeclared keys', () => {
