@@ -127,8 +127,9 @@ export class StoreDb {
    * the commit has happened (durably, in the WAL) when this returns.
    */
   write<T>(doing: string, fn: () => T): T {
-    if (!this.db.inTransaction) this.#commitOthers();
     return this.run(doing, () => {
+      // Inside a group (opened by run()) the lock is held already; otherwise BEGIN IMMEDIATE takes it here.
+      if (!this.db.inTransaction) this.#commitOthers();
       let out!: T;
       this.#transaction.immediate(() => (out = fn()));
       return out;
