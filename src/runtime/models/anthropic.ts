@@ -10,8 +10,8 @@ import { parseJsonText } from '../../core/json-parse.js';
 import type { Message, ToolCall } from '../../core/protocol/context.js';
 import type { JsonObject } from '../../core/protocol/event.js';
 import type { ModelUsage } from '../../core/protocol/proxy.js';
-import { boundedFetch, type BodyLimits } from './bounded-fetch.js';
-import { httpFetch } from './http-transport.js';
+import { bodyCheck, type BodyLimits } from './bounded-fetch.js';
+import { createHttpFetch } from './http-transport.js';
 import { StreamCutError } from './upstream-error.js';
 import { checkReplySize, contentText, ToolCallAccumulator, usageOf, type ChatBackend, type ChatRequest, type LlmTool } from './wire.js';
 
@@ -152,7 +152,7 @@ export function createAnthropicBackend(model: ModelConfig, apiKey: string | unde
     maxRetries: model.max_retries,
     timeout: model.timeout_ms,
     logLevel: 'off',
-    fetch: boundedFetch(model.id, limits, httpFetch),
+    fetch: createHttpFetch(bodyCheck(model.id, limits)),
   });
   const body = (req: ChatRequest): MessageCreateParamsBase & Sampling => {
     const { system, messages } = toAnthropicMessages(req.messages);

@@ -10,6 +10,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Readable } from 'node:stream';
 import zlib from 'node:zlib';
+import { checkedResponse, failingBody, type BodyCheck, type ByteCounter } from './bounded-fetch.js';
 
 /** How long an idle keep-alive connection is kept: under the 5 s most HTTP servers close theirs after. */
 const IDLE_SOCKET_MS = 4_000;
@@ -65,7 +66,7 @@ function responseHeaders(raw: readonly string[]): Headers {
  * The body as a web stream: node's stream is paused while the reader has a chunk it has not taken, so a
  * slow consumer holds the socket back instead of buffering the upstream's answer.
  */
-function webBody(res: http.IncomingMessage, signal: AbortSignal | undefined): ReadableStream<Uint8Array> {
+function webBody(res: http.IncomingMessage, signal: AbortSignal | undefined, count: ByteCounter | null): ReadableStream<Uint8Array> {
   const source = decoded(res);
   let settled = false;
   let onAbort = () => {};
@@ -83,7 +84,12 @@ function webBody(res: http.IncomingMessage, signal: AbortSignal | undefined): Re
           res.destroy();
         };
         source.on('data', (chunk: Buffer) => {
-          controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+          if (settled) return;
+          const bytes = new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+          // Counted here, where the bytes arrive: a web stream around this one would cost a read per chunk.
+          const over = count?.(bytes);
+          if (over) return fail(over);
+          controller.enqueue(bytes);
           if ((controller.desiredSize ?? 0) <= 0) source.pause();
         });
         source.on('end', () => {
@@ -112,12 +118,26 @@ function webBody(res: http.IncomingMessage, signal: AbortSignal | undefined): Re
   );
 }
 
-/** `fetch` for the provider SDKs on node:http(s); see the head of this file. */
-export const httpFetch: typeof fetch = (input, init = {}) => {
-  const url = typeof input === 'string' ? new URL(input) : input instanceof URL ? input : null;
-  const agent = url?.protocol === 'http:' || url?.protocol === 'https:' ? agents[url.protocol] : undefined;
-  const body = bodyBytes(init.body);
-  if (!url || !agent || body === undefined) return globalThis.fetch(input, init);
+/**
+ * `fetch` for the provider SDKs on node:http(s); see the head of this file. `check` bounds each response
+ * body (bounded-fetch.ts): a refused body fails on its first read, a counted one errors once over its cap;
+ * either closes the connection.
+ */
+export function createHttpFetch(check?: BodyCheck): typeof fetch {
+  return (input, init = {}) => {
+    const url = typeof input === 'string' ? new URL(input) : input instanceof URL ? input : null;
+    const agent = url?.protocol === 'http:' || url?.protocol === 'https:' ? agents[url.protocol] : undefined;
+    const body = bodyBytes(init.body);
+    if (!url || !agent || body === undefined)
+      return check ? globalThis.fetch(input, init).then((res) => checkedResponse(res, check)) : globalThis.fetch(input, init);
+    return send(url, agent, body, init, check);
+  };
+}
+
+/** `fetch` on node:http(s) with no body caps. */
+export const httpFetch: typeof fetch = createHttpFetch();
+
+function send(url: URL, agent: http.Agent, body: string | Uint8Array | null, init: RequestInit, check: BodyCheck | undefined): Promise<Response> {
   const signal = init.signal ?? undefined;
   if (signal?.aborted) return Promise.reject(abortError(signal));
   const headers = headerRecord(init.headers);
@@ -142,7 +162,16 @@ export const httpFetch: typeof fetch = (input, init = {}) => {
       const empty = init.method === 'HEAD' || status === 204 || status === 205 || status === 304;
       if (empty) res.resume();
       try {
-        resolve(new Response(empty ? null : webBody(res, signal), { status, statusText: res.statusMessage ?? '', headers: responseHeaders(res.rawHeaders) }));
+        const headers = responseHeaders(res.rawHeaders);
+        const plan = empty ? null : (check?.(headers) ?? null);
+        let stream: ReadableStream<Uint8Array> | null = null;
+        if (plan && 'refuse' in plan) {
+          res.destroy();
+          stream = failingBody(plan.refuse);
+        } else if (!empty) {
+          stream = webBody(res, signal, plan?.count ?? null);
+        }
+        resolve(new Response(stream, { status, statusText: res.statusMessage ?? '', headers }));
       } catch (err) {
         res.destroy();
         reject(new TypeError('fetch failed', { cause: err }));
@@ -150,4 +179,4 @@ export const httpFetch: typeof fetch = (input, init = {}) => {
     });
     req.end(body ?? undefined);
   });
-};
+}

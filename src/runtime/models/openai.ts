@@ -12,40 +12,41 @@ import type { ModelConfig } from '../../core/config.js';
 import { ApiError } from '../../core/host/api-error.js';
 import type { Message } from '../../core/protocol/context.js';
 import type { ModelReply, ModelUsage } from '../../core/protocol/proxy.js';
-import { boundedFetch, type BodyLimits } from './bounded-fetch.js';
-import { httpFetch } from './http-transport.js';
+import { bodyCheck, type BodyLimits } from './bounded-fetch.js';
+import { createHttpFetch } from './http-transport.js';
 import { StreamCutError } from './upstream-error.js';
 import { checkReplySize, contentText, ToolCallAccumulator, usageOf, type ChatBackend, type ChatRequest, type LlmTool } from './wire.js';
 
-const UsageSchema = z.looseObject({ prompt_tokens: z.number().nullish(), completion_tokens: z.number().nullish() }).nullish();
-const WireToolCallSchema = z.looseObject({ id: z.string(), type: z.string().optional(), function: z.looseObject({ name: z.string(), arguments: z.string() }) });
-const ChatResponseSchema = z.looseObject({
+// Upstream replies are read field by field: the schemas drop the fields lbot does not read instead of copying them.
+const UsageSchema = z.object({ prompt_tokens: z.number().nullish(), completion_tokens: z.number().nullish() }).nullish();
+const WireToolCallSchema = z.object({ id: z.string(), type: z.string().optional(), function: z.object({ name: z.string(), arguments: z.string() }) });
+const ChatResponseSchema = z.object({
   model: z.string().nullish(),
   choices: z
     .array(
-      z.looseObject({
+      z.object({
         finish_reason: z.string().nullish(),
-        message: z.looseObject({ content: z.string().nullish(), tool_calls: z.array(WireToolCallSchema).nullish() }),
+        message: z.object({ content: z.string().nullish(), tool_calls: z.array(WireToolCallSchema).nullish() }),
       }),
     )
     .min(1, 'the reply has no choices'),
   usage: UsageSchema,
 });
-const ChunkSchema = z.looseObject({
+const ChunkSchema = z.object({
   model: z.string().nullish(),
   choices: z
     .array(
-      z.looseObject({
+      z.object({
         finish_reason: z.string().nullish(),
         delta: z
           .looseObject({
             content: z.string().nullish(),
             tool_calls: z
               .array(
-                z.looseObject({
+                z.object({
                   index: z.number().int().nonnegative(),
                   id: z.string().nullish(),
-                  function: z.looseObject({ name: z.string().nullish(), arguments: z.string().nullish() }).nullish(),
+                  function: z.object({ name: z.string().nullish(), arguments: z.string().nullish() }).nullish(),
                 }),
               )
               .nullish(),
@@ -56,12 +57,12 @@ const ChunkSchema = z.looseObject({
     .default([]),
   usage: UsageSchema,
 });
-const EmbeddingsSchema = z.looseObject({
+const EmbeddingsSchema = z.object({
   model: z.string().nullish(),
-  data: z.array(z.looseObject({ index: z.number().int().nonnegative(), embedding: z.array(z.number()) })),
-  usage: z.looseObject({ prompt_tokens: z.number().nullish(), total_tokens: z.number().nullish() }).nullish(),
+  data: z.array(z.object({ index: z.number().int().nonnegative(), embedding: z.array(z.number()) })),
+  usage: z.object({ prompt_tokens: z.number().nullish(), total_tokens: z.number().nullish() }).nullish(),
 });
-const RerankSchema = z.looseObject({ results: z.array(z.looseObject({ index: z.number().int(), relevance_score: z.number() })) });
+const RerankSchema = z.object({ results: z.array(z.object({ index: z.number().int(), relevance_score: z.number() })) });
 
 export const OPENAI_ERRORS = OpenAI;
 
@@ -126,7 +127,7 @@ function clientFor(model: ModelConfig, apiKey: string | undefined, baseURL: stri
     maxRetries: model.max_retries,
     timeout: model.timeout_ms,
     logLevel: 'off',
-    fetch: boundedFetch(model.id, limits, httpFetch),
+    fetch: createHttpFetch(bodyCheck(model.id, limits)),
     organization: null,
     project: null,
   });

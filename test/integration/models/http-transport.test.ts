@@ -8,7 +8,8 @@ import { createServer as createNetServer } from 'node:net';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { httpFetch } from '../../../src/runtime/models/http-transport.js';
+import { bodyCheck } from '../../../src/runtime/models/bounded-fetch.js';
+import { createHttpFetch, httpFetch } from '../../../src/runtime/models/http-transport.js';
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void;
 const servers: http.Server[] = [];
@@ -166,5 +167,38 @@ describe('httpFetch', () => {
     });
     const res = await httpFetch(url, { method: 'POST', body, duplex: 'half' } as RequestInit);
     expect(await res.text()).toBe('got streamed');
+  });
+
+  describe("with body caps (the providers' transport)", () => {
+    const capped = createHttpFetch(bodyCheck('m', { bodyBytes: 64, eventBytes: 32 }));
+
+    it('counts an event stream per line where the bytes arrive: short events pass, one over the cap ends the body and the connection', async () => {
+      const { url, connections } = await serve((_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write('data: short\n\n');
+        setTimeout(() => res.write(`data: ${'x'.repeat(100)}`), 20);
+      });
+      const reader = ((await capped(url)).body as ReadableStream<Uint8Array>).getReader();
+      expect(new TextDecoder().decode((await reader.read()).value)).toBe('data: short\n\n');
+      await expect(reader.read()).rejects.toMatchObject({ code: 'payload_too_large', reason: 'upstream_body_too_large' });
+      await expect.poll(() => connections[0]?.destroyed).toBe(true);
+    });
+
+    it('refuses a declared length over the cap before reading it, and counts a chunked body', async () => {
+      const { url, connections } = await serve((req, res) => {
+        if (req.url === '/declared') return void res.writeHead(200, { 'content-length': '100' }).end('x'.repeat(100));
+        res.writeHead(200);
+        res.end('y'.repeat(100));
+      });
+      const declared = await capped(`${url}/declared`);
+      await expect(declared.text()).rejects.toMatchObject({ code: 'payload_too_large' });
+      await expect.poll(() => connections[0]?.destroyed).toBe(true);
+      await expect((await capped(`${url}/chunked`)).text()).rejects.toMatchObject({ code: 'payload_too_large' });
+    });
+
+    it('passes a body within its declared length untouched', async () => {
+      const { url } = await serve((_req, res) => res.end('z'.repeat(40)));
+      expect(await (await capped(url)).text()).toBe('z'.repeat(40));
+    });
   });
 });
