@@ -207,6 +207,8 @@ export const ConfigSchema = z.looseObject({
   runs: z
     .looseObject({
       cancel_grace_ms: z.number().int().nonnegative().default(2000),
+      /** Group commit of the SQLite writes of `lbot run`: how long they may wait to share one commit; 0 commits each at once. */
+      commit_window_ms: z.number().int().nonnegative().max(1000).default(5),
       max_event_data_bytes: z
         .number()
         .int()

@@ -23,7 +23,7 @@ export type LocalHostOptions = {
   dataDir: string;
   /** A postgres:// URL for the run stores (--store / LBOT_DATABASE_URL); absent or null: SQLite in the data dir. */
   databaseUrl?: string | null | undefined;
-  /** Group commit of the SQLite writes over this many ms (serve); absent: every write commits at once. */
+  /** Group commit of the SQLite writes over this many ms (serve, run); absent: every write commits at once. */
   commitWindowMs?: number;
   /** A plugins directory (each subdirectory is a plugin)… */
   pluginsDir: string;

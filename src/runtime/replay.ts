@@ -67,6 +67,7 @@ export async function replayEvents(opts: ReplayOptions): Promise<ReplayResult> {
   const local = await openLocalHost({
     dataDir: opts.dataDir,
     databaseUrl: opts.databaseUrl,
+    commitWindowMs: opts.config.runs.commit_window_ms,
     pluginsDir: opts.pluginsDir,
     pluginDir: opts.pluginDir,
     config: opts.config,
@@ -78,7 +79,15 @@ export async function replayEvents(opts: ReplayOptions): Promise<ReplayResult> {
     await early?.close();
     throw err;
   });
-  try {
+  // What is printed tells the user what the stores hold: the group of writes commits before each line is passed
+  // on (docs/host.md "Group commit"), in order; the outcomes are returned once every line is out.
+  let told: Promise<void> = Promise.resolve();
+  const committed =
+    <A extends unknown[]>(tell: (...args: A) => void) =>
+    (...args: A): void => {
+      told = told.then(() => local.stores.commit()).then(() => tell(...args));
+    };
+  const replay = async (): Promise<ReplayResult> => {
     const outcomes: RunOutcome[] = [];
     for (const [i, { envelope, raw }] of events.entries()) {
       if (opts.signal.aborted) return { outcomes, skipped: events.length - i };
@@ -88,14 +97,22 @@ export async function replayEvents(opts: ReplayOptions): Promise<ReplayResult> {
         binding: dispatch({ ...named, event: envelope }),
         adapterParams,
         signal: opts.signal,
-        ...(opts.onDelivered ? { onDelivered: opts.onDelivered } : {}),
-        ...(opts.onObserved ? { onObserved: opts.onObserved } : {}),
-        ...(opts.onStarted ? { onStarted: opts.onStarted } : {}),
+        ...(opts.onDelivered ? { onDelivered: committed(opts.onDelivered) } : {}),
+        ...(opts.onObserved ? { onObserved: committed(opts.onObserved) } : {}),
+        ...(opts.onStarted ? { onStarted: committed(opts.onStarted) } : {}),
       });
       outcomes.push(outcome);
       if (outcome.status !== 'completed') return { outcomes, skipped: events.length - i - 1 };
     }
     return { outcomes, skipped: 0 };
+  };
+  try {
+    const result = await replay().catch(async (err: unknown) => {
+      await told.catch(() => undefined);
+      throw err;
+    });
+    await told;
+    return result;
   } finally {
     await local.close();
     await early?.close();

@@ -18,7 +18,7 @@ export type HostStores = AsyncStores & {
 /**
  * The stores of one host. `databaseUrl` null: everything in the data dir's SQLite file. Runs a crashed
  * process of this machine left `running` are marked interrupted first. `commitWindowMs`: group commit of
- * the SQLite writes (serve; see StoreDb).
+ * the SQLite writes (serve and run; see StoreDb).
  */
 export async function openHostStores(dataDir: string, databaseUrl: string | null, opts: { commitWindowMs?: number } = {}): Promise<HostStores> {
   const local = openSqliteStores(dataDir, opts);

@@ -402,4 +402,37 @@ describe('reliability and bad input', () => {
     const next = await s.run([say('after the crash'), done()]);
     expect(next.exitCode, next.stderr).toBe(0);
   });
+
+  it('what `lbot run` prints is committed first: killed right after a line, under the longest commit window, the stores hold it', async () => {
+    const s = await scenario();
+    // Writes may wait a whole second to share a commit; a printed line may not.
+    await s.writeConfig({ runs: { commit_window_ms: 1000 } });
+    const child = s.spawn(await s.runArgs([say('printed before the crash'), { sleep_ms: 30_000 }, done()], { json: true }));
+    const line = await firstLine(child, (l) => l.includes('message.completed'));
+    const plugins = childrenOf(child.pid ?? 0);
+    child.kill('SIGKILL');
+    await child;
+    for (const p of plugins) {
+      try {
+        process.kill(-p, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    const run_id = str(JSON.parse(line), 'run_id');
+    const db = new Database(dbFile(s), { readonly: true, fileMustExist: true });
+    try {
+      const results = db.prepare("SELECT body_json FROM run_items WHERE run_id = ? AND kind = 'result'").all(run_id);
+      expect(JSON.stringify(results)).toContain('printed before the crash');
+      const events = db.prepare('SELECT count(*) AS n FROM event_log WHERE run_id = ?').get(run_id);
+      expect(pick(events, 'n')).toBeGreaterThanOrEqual(1);
+    } finally {
+      db.close();
+    }
+    // The next process finds the run its predecessor left running and marks it interrupted.
+    const next = await s.run([say('after the crash'), done()]);
+    expect(next.exitCode, next.stderr).toBe(0);
+    const shown = await s.json(['runs', 'show', run_id]);
+    expect(str(shown, 'status')).toBe('interrupted');
+  });
 });

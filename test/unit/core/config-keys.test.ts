@@ -28,10 +28,10 @@ describe('config keys', () => {
     ]);
   });
 
-  it('bounds serve.commit_window_ms: 5 by default, a whole number of ms from 0 to 1000', () => {
-    expect(ConfigSchema.parse({}).serve.commit_window_ms).toBe(5);
-    for (const ok of [0, 1000]) expect(ConfigSchema.parse({ serve: { commit_window_ms: ok } }).serve.commit_window_ms).toBe(ok);
-    for (const bad of [-1, 1.5, 1001, '5', null]) expect(ConfigSchema.safeParse({ serve: { commit_window_ms: bad } }).success).toBe(false);
+  it.each(['serve', 'runs'] as const)('bounds %s.commit_window_ms: 5 by default, a whole number of ms from 0 to 1000', (section) => {
+    expect(ConfigSchema.parse({})[section].commit_window_ms).toBe(5);
+    for (const ok of [0, 1000]) expect(ConfigSchema.parse({ [section]: { commit_window_ms: ok } })[section].commit_window_ms).toBe(ok);
+    for (const bad of [-1, 1.5, 1001, '5', null]) expect(ConfigSchema.safeParse({ [section]: { commit_window_ms: bad } }).success).toBe(false);
   });
 
   it('refuses a typo naming the closest key and the keys that exist', () => {

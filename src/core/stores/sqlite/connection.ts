@@ -15,7 +15,7 @@ const openGroups = new Map<string, Set<StoreDb>>();
 /**
  * The shared connection to `<data-dir>/lbot.db`.
  *
- * With a commit window (`lbot serve`, docs/host.md "Group commit"), the first call opens one
+ * With a commit window (`lbot serve` and `lbot run`, docs/host.md "Group commit"), the first call opens one
  * transaction that every call joins until the window ends or `commit()` is called: the per-run writes
  * of many runs share one commit instead of paying one each. Whoever acknowledges anything outside
  * the process (an HTTP answer, a platform send, a poll offset) calls `commit()` first, so a crash

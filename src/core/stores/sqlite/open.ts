@@ -29,7 +29,7 @@ export const BUSY_TIMEOUT_MS = 10_000;
 export type SqliteStoresOptions = {
   /** Epoch milliseconds; defaults to the system clock. */
   clock?: { now(): number };
-  /** Group commit window in ms (`lbot serve`; see StoreDb); 0 or absent commits every write at once. */
+  /** Group commit window in ms (`lbot serve`, `lbot run`; see StoreDb); 0 or absent commits every write at once. */
   commitWindowMs?: number;
 };
 
