@@ -30,7 +30,8 @@ it('an answered exchange returns the answer and leaves no timer', async () => {
   const answer = await exchange({ method: 'GET', url: `${base}/ok`, headers: {}, body: '' }, 60_000);
   expect(answer.status).toBe(200);
   expect(answer.json).toEqual({ ok: true });
-  expect(timers()).toBe(before);
+  // No more timers than before (the worker's own may have ended meanwhile; a leak would add one).
+  expect(timers()).toBeLessThanOrEqual(before);
 });
 
 it('a body that never ends fails at the timeout with a TimeoutError', async () => {
