@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { execa } from 'execa';
+import { execa, type ResultPromise } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { withReason } from '../../helpers/skip.js';
 import { delta, done, dump, errorOf, eventPath, firstLine, LBOT_BIN, list, pick, reports, say, scenario, str, summaries, type Scenario } from './harness.js';
@@ -42,6 +42,20 @@ function childrenOf(pid: number): number[] {
       .map(Number);
   } catch {
     return [];
+  }
+}
+
+/** SIGKILLs `lbot run` as a crash would, then the process groups of the plugins it leaves behind. */
+async function crash(child: ResultPromise): Promise<void> {
+  const plugins = childrenOf(child.pid ?? 0);
+  child.kill('SIGKILL');
+  await child;
+  for (const p of plugins) {
+    try {
+      process.kill(-p, 'SIGKILL');
+    } catch {
+      // already gone
+    }
   }
 }
 
@@ -376,18 +390,7 @@ describe('reliability and bad input', () => {
       });
       void child.then(() => reject(new Error('lbot run ended before it was killed')));
     });
-    const pid = child.pid ?? 0;
-    const plugins = childrenOf(pid);
-    child.kill('SIGKILL');
-    await child;
-    // the plugin lost its host; stop its process group as well
-    for (const p of plugins) {
-      try {
-        process.kill(-p, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
+    await crash(child);
     expect(acknowledged.length).toBeGreaterThanOrEqual(200);
 
     const db = new Database(dbFile(s), { fileMustExist: true });
@@ -409,16 +412,7 @@ describe('reliability and bad input', () => {
     await s.writeConfig({ runs: { commit_window_ms: 1000 } });
     const child = s.spawn(await s.runArgs([say('printed before the crash'), { sleep_ms: 30_000 }, done()], { json: true }));
     const line = await firstLine(child, (l) => l.includes('message.completed'));
-    const plugins = childrenOf(child.pid ?? 0);
-    child.kill('SIGKILL');
-    await child;
-    for (const p of plugins) {
-      try {
-        process.kill(-p, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
+    await crash(child);
     const run_id = str(JSON.parse(line), 'run_id');
     const db = new Database(dbFile(s), { readonly: true, fileMustExist: true });
     try {
