@@ -134,9 +134,6 @@ export function createHttpFetch(check?: BodyCheck): typeof fetch {
   };
 }
 
-/** `fetch` on node:http(s) with no body caps. */
-export const httpFetch: typeof fetch = createHttpFetch();
-
 function send(url: URL, agent: http.Agent, body: string | Uint8Array | null, init: RequestInit, check: BodyCheck | undefined): Promise<Response> {
   const signal = init.signal ?? undefined;
   if (signal?.aborted) return Promise.reject(abortError(signal));
@@ -162,8 +159,8 @@ function send(url: URL, agent: http.Agent, body: string | Uint8Array | null, ini
       const empty = init.method === 'HEAD' || status === 204 || status === 205 || status === 304;
       if (empty) res.resume();
       try {
-        const headers = responseHeaders(res.rawHeaders);
-        const plan = empty ? null : (check?.(headers) ?? null);
+        const answered = responseHeaders(res.rawHeaders);
+        const plan = empty ? null : (check?.(answered) ?? null);
         let stream: ReadableStream<Uint8Array> | null = null;
         if (plan && 'refuse' in plan) {
           res.destroy();
@@ -171,7 +168,7 @@ function send(url: URL, agent: http.Agent, body: string | Uint8Array | null, ini
         } else if (!empty) {
           stream = webBody(res, signal, plan?.count ?? null);
         }
-        resolve(new Response(stream, { status, statusText: res.statusMessage ?? '', headers }));
+        resolve(new Response(stream, { status, statusText: res.statusMessage ?? '', headers: answered }));
       } catch (err) {
         res.destroy();
         reject(new TypeError('fetch failed', { cause: err }));

@@ -9,7 +9,10 @@ import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bodyCheck } from '../../../src/runtime/models/bounded-fetch.js';
-import { createHttpFetch, httpFetch } from '../../../src/runtime/models/http-transport.js';
+import { createHttpFetch } from '../../../src/runtime/models/http-transport.js';
+
+/** The transport without body caps. */
+const httpFetch = createHttpFetch();
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void;
 const servers: http.Server[] = [];
