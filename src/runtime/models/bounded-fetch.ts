@@ -1,6 +1,6 @@
-// The upstream body caps of the provider SDKs' fetch: every upstream body is counted while it is read, so a huge or endless
-// answer stops at a cap instead of being buffered whole (the SDKs read a non-streamed body in one go and
-// buffer a server-sent event until its line ends). A declared Content-Length over the cap is refused
+// The upstream body caps of the provider SDKs' fetch: every upstream body is counted while it is read, so a
+// huge or endless answer stops at a cap instead of being buffered whole (the SDKs read a non-streamed body in
+// one go and buffer a server-sent event until its line ends). A declared Content-Length over the cap is refused
 // before a byte is read; one within the cap bounds a plain body already (HTTP/1.1 framing stops the body there),
 // so that body passes untouched; without one (chunked) or compressed, the bytes themselves are counted.
 import { ApiError } from '../../core/host/api-error.js';
@@ -121,10 +121,4 @@ export async function checkedResponse(res: Response, check: BodyCheck): Promise<
     body = counted(res.body, plan.count);
   }
   return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
-}
-
-/** `fetch` whose response bodies are bounded by `limits` (a wrapper; the providers' transport counts inline). */
-export function boundedFetch(model_id: string, limits: BodyLimits = DEFAULT_LIMITS, inner: typeof fetch = globalThis.fetch): typeof fetch {
-  const check = bodyCheck(model_id, limits);
-  return async (input, init) => checkedResponse(await inner(input, init), check);
 }
