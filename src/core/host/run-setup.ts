@@ -16,7 +16,7 @@ import { computeDeadline } from './deadline.js';
 import { stateColumns } from './event-record.js';
 import type { HostDeps, RunRequest } from './host-types.js';
 import type { RunnerCatalog, ToolProvider } from './ports.js';
-import { buildResources } from './resources.js';
+import { buildResources, type KnowledgeBaseConfig } from './resources.js';
 import { lookupRunner } from './runner-lookup.js';
 import { normalizeRunnerConfig } from './runner-config.js';
 import { authorizedIds, type RunSession } from './session.js';
@@ -96,6 +96,12 @@ async function toolTable(
   return deps.tools({ binding, run_id, ...(vars ? { vars } : {}) });
 }
 
+/** The knowledge bases a runner may be granted: none to list when its manifest asks for no knowledge access. */
+async function knowledgeCatalog(deps: SetupDeps, descriptor: RunnerDescriptor): Promise<KnowledgeBaseConfig[]> {
+  if (!deps.knowledge || descriptor.permissions.knowledge_bases.length === 0) return [];
+  return (await deps.knowledge.list()).map((k) => ({ id: k.kb_id, name: k.kb_name, kb_type: k.kb_type }));
+}
+
 /** The state snapshots the binding's policy lets the runner see. */
 async function stateSnapshot(stores: AsyncStores, binding: Binding, event: EventEnvelope, scope_keys: ScopeKeys): Promise<RunState> {
   const state: RunState = { conversation: {}, actor: {}, subject: {}, runner: {} };
@@ -124,7 +130,7 @@ export async function prepareRun(deps: SetupDeps, req: RunRequest, target: RunTa
     config,
     {
       models: deps.config.models,
-      knowledgeBases: ((await deps.knowledge?.list()) ?? []).map((k) => ({ id: k.kb_id, name: k.kb_name, kb_type: k.kb_type })),
+      knowledgeBases: await knowledgeCatalog(deps, descriptor),
       tools: (await tools?.list()) ?? [],
     },
     (m) => warnings.push(m),
