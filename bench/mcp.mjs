@@ -1,6 +1,9 @@
 // MCP benchmark (issue 5): the round trip of `tools.call` from a runner through lbot to server-everything's
 // `echo`, against a direct SDK client call to the same server program, both measured in this run. Target:
 // the lbot path at most 1.5× the direct one. Run after `npm run build`; BENCH_MCP_CALLS sets the sample size.
+// Two informational figures put the target in scale: the same direct client through a relay process that only
+// forwards bytes, and through one that parses and re-encodes every line (bench/mcp-relay-child.mjs): what one
+// more process in the path costs before it does any of a host's work.
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,6 +18,13 @@ import { figure, fmt, median, percentile, ratio, report } from './stats.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const EVERYTHING = path.join(root, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
+const RELAY = path.join(root, 'bench', 'mcp-relay-child.mjs');
+/** The server's command line, straight or through a relay process. */
+const SERVER = {
+  direct: [EVERYTHING, 'stdio'],
+  bytes: [RELAY, 'bytes', process.execPath, EVERYTHING, 'stdio'],
+  lines: [RELAY, 'lines', process.execPath, EVERYTHING, 'stdio'],
+};
 const CALLS = Number(process.env.BENCH_MCP_CALLS ?? 500);
 const WARMUP = 50;
 const TARGET = 1.5;
@@ -54,7 +64,7 @@ export default definePlugin({ runners: { default: defineRunner({ async *run(ctx,
 `,
 );
 
-const directBefore = await directSamples();
+const directBefore = await directSamples(SERVER.direct, CALLS / 2);
 const config = parseConfig({ mcp: { servers: [{ name: 'everything', command: ['node', EVERYTHING, 'stdio'] }] } }, 'bench config');
 const warnings = [];
 const local = await openLocalHost({ dataDir, pluginsDir: path.dirname(pluginDir), pluginDir, config, warn: (m) => warnings.push(m) });
@@ -81,17 +91,20 @@ try {
 } finally {
   await local.close();
 }
-const direct = [...directBefore, ...(await directSamples())];
+const direct = [...directBefore, ...(await directSamples(SERVER.direct, CALLS / 2))];
+// The relays after the lbot run, so the processes they start and end do not come before the figure with a target.
+const viaBytes = await directSamples(SERVER.bytes, CALLS);
+const viaLines = await directSamples(SERVER.lines, CALLS);
 rmSync(tmp, { recursive: true, force: true });
 
-/** Direct SDK client calls to a fresh server-everything process (measured before and after the lbot run, to even out drift). */
-async function directSamples() {
+/** `n` timed SDK client calls, after a warm-up, to a fresh server-everything process started with `args`. */
+async function directSamples(args, n) {
   const client = new Client({ name: 'bench-direct', version: '1.0.0' });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [EVERYTHING, 'stdio'], stderr: 'ignore' }));
+  await client.connect(new StdioClientTransport({ command: process.execPath, args, stderr: 'ignore' }));
   const samples = [];
   try {
     for (let i = 0; i < WARMUP; i++) await client.callTool({ name: 'echo', arguments: { message: `ping ${i}` } });
-    for (let i = 0; i < CALLS / 2; i++) {
+    for (let i = 0; i < n; i++) {
       const t = performance.now();
       await client.callTool({ name: 'echo', arguments: { message: `ping ${i}` } });
       samples.push(performance.now() - t);
@@ -109,12 +122,15 @@ const result = {
   lbot_p95_ms: percentile(throughLbot, 95),
   direct_median_ms: median(direct),
   direct_p95_ms: percentile(direct, 95),
+  relay_bytes_median_ms: median(viaBytes),
+  relay_lines_median_ms: median(viaLines),
 };
 result.ratio = ratio(result.lbot_median_ms, result.direct_median_ms);
 result.target = TARGET;
 result.within_target = result.ratio <= TARGET;
 console.log(`tools.call echo through lbot (runner → host → server-everything): median ${fmt(result.lbot_median_ms)} ms, p95 ${fmt(result.lbot_p95_ms)} ms`);
 console.log(`direct SDK client call to server-everything echo:               median ${fmt(result.direct_median_ms)} ms, p95 ${fmt(result.direct_p95_ms)} ms`);
+console.log(`the direct client through a byte relay: median ${fmt(result.relay_bytes_median_ms)} ms; through a line relay: median ${fmt(result.relay_lines_median_ms)} ms`);
 console.log(`ratio ${result.ratio}× (target ≤ ${TARGET}×)`);
 report(
   'mcp',
@@ -127,6 +143,22 @@ report(
       baseline: result.direct_median_ms,
       baselineLabel: 'direct SDK client call',
       target: { of: 'ratio', op: '<=', limit: TARGET },
+    }),
+    figure({
+      name: 'mcp.relay_bytes',
+      label: 'direct SDK client call through a process forwarding bytes, median',
+      unit: 'ms',
+      value: result.relay_bytes_median_ms,
+      baseline: result.direct_median_ms,
+      baselineLabel: 'direct SDK client call',
+    }),
+    figure({
+      name: 'mcp.relay_lines',
+      label: 'direct SDK client call through a process parsing and re-encoding each line, median',
+      unit: 'ms',
+      value: result.relay_lines_median_ms,
+      baseline: result.direct_median_ms,
+      baselineLabel: 'direct SDK client call',
     }),
   ],
   result,

@@ -100,7 +100,11 @@ export function report(bench, figures, extra = {}) {
   for (const f of figures) {
     const against = f.baseline === null ? '' : ` vs ${show('value', f.baseline, f.unit)} (${f.baseline_label ?? 'baseline'})`;
     const checked =
-      f.targets[0] && f.targets[0].of !== 'value' && f.targets[0].actual !== null ? ` = ${show(f.targets[0].of, f.targets[0].actual, f.unit)}` : '';
+      f.targets[0] && f.targets[0].of !== 'value' && f.targets[0].actual !== null
+        ? ` = ${show(f.targets[0].of, f.targets[0].actual, f.unit)}`
+        : !f.targets[0] && f.ratio !== null
+          ? ` = ${show('ratio', f.ratio, f.unit)}`
+          : '';
     const targets = f.targets.map((t) => `${t.level} ${showTarget(t, f.unit)} ${verdict(t.met)}`).join('; ');
     console.log(
       `  ${f.name}: ${show('value', f.value, f.unit)}${against}${checked}${targets ? ` — ${targets}` : ''}${f.unavailable ? ` [${f.unavailable}]` : ''}`,
