@@ -16,9 +16,10 @@ import { BenchDocumentSchema, BenchReportSchema } from './schema.mjs';
 import { assemble, machineInfo, show, showMachine, showTarget } from './stats.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const helpers = new Set(['stats.mjs', 'schema.mjs', 'postgres.mjs', 'bare-echo-child.mjs', 'agent-direct-child.mjs', 'serve-floor-child.mjs']);
+/** Modules the benches share; a bench's helper process is named `*-child.mjs`. */
+const helpers = new Set(['stats.mjs', 'schema.mjs', 'postgres.mjs']);
 const available = readdirSync(here)
-  .filter((f) => f.endsWith('.mjs') && !helpers.has(f))
+  .filter((f) => f.endsWith('.mjs') && !f.endsWith('-child.mjs') && !helpers.has(f))
   .map((f) => f.replace(/\.mjs$/, ''))
   .sort();
 const TIMEOUT_MS = 10 * 60_000;

@@ -1,5 +1,6 @@
 // `lbot serve` under load (issue 6): POST /v1/runs?wait=1 with the echo runner at a fixed concurrency over
-// loopback, against a bare fastify handler answering a body of the same size (the floor). Both servers are
+// loopback, against a bare fastify handler answering a body of the same size (the floor), and, as a yardstick
+// between the two, the least durable host that runs its runner out of process (serve-durable-child.mjs). Both servers are
 // processes of their own; this process is only the client. Each server first answers BENCH_WARMUP untimed requests. Bounded in count and time; reports runs/s and
 // p50/p99 latency, and the resident memory of serve when idle and after BENCH_RSS_RUNS runs in all.
 import { spawn } from 'node:child_process';
@@ -117,6 +118,17 @@ const floorSend = async () => (await post(`${floorServer.url}/v1/runs`, headers,
 await load(floorSend, WARMUP);
 const floor = await load(floorSend);
 await floorServer.stop();
+// The yardstick between the two (serve-durable-child.mjs): one out-of-process hop and the run's rows, nothing else.
+const durableServer = await startServer([path.join(root, 'bench', 'serve-durable-child.mjs')]);
+let durableSent = 0;
+const durableSend = async () => {
+  const n = durableSent++;
+  const body = JSON.stringify({ event: { ...event, event_id: `durable-${n}`, conversation_id: `durable-conv-${n}` } });
+  return (await post(`${durableServer.url}/v1/runs`, headers, body)).status === 200;
+};
+await load(durableSend, WARMUP);
+const durable = await load(durableSend);
+await durableServer.stop();
 agent.destroy();
 rmSync(tmp, { recursive: true, force: true });
 
@@ -124,6 +136,7 @@ const share = ratio(lbot.per_s, floor.per_s);
 console.log(`serve benchmark, ${CONCURRENCY} concurrent, up to ${COUNT} requests after ${WARMUP} to warm up (servers in processes of their own)`);
 console.log(`  lbot serve (echo run per request): ${lbot.per_s} runs/s, p50 ${fmt(lbot.p50_ms)} ms, p99 ${fmt(lbot.p99_ms)} ms, errors ${lbot.errors}`);
 console.log(`  bare fastify (floor):              ${floor.per_s} req/s, p50 ${fmt(floor.p50_ms)} ms, p99 ${fmt(floor.p99_ms)} ms`);
+console.log(`  least durable host (yardstick):    ${durable.per_s} runs/s, p50 ${fmt(durable.p50_ms)} ms, p99 ${fmt(durable.p99_ms)} ms`);
 console.log(`  throughput share ${Math.round(share * 100)}% of the floor (target ≥ 25%); p99 ${ratio(lbot.p99_ms, floor.p99_ms)}× the floor's (target ≤ 3×)`);
 console.log(`  serve resident memory: ${fmt(rssIdle)} MB idle, ${fmt(rssAfter)} MB after ${runsInAll} runs (target ≤ ${RSS_LIMIT_MB} MB)`);
 report(
@@ -154,6 +167,14 @@ report(
       value: lbot.errors + more.errors,
       target: { of: 'value', op: '<=', limit: 0 },
     }),
+    figure({
+      name: 'serve.durable_floor',
+      label: `least durable out-of-process host runs/s, ${CONCURRENCY} concurrent`,
+      unit: 'runs/s',
+      value: durable.per_s,
+      baseline: floor.per_s,
+      baselineLabel: 'bare fastify req/s',
+    }),
     figure({ name: 'serve.rss_idle', label: 'serve resident memory, idle after one run', unit: 'MB', value: rssIdle }),
     figure({
       name: 'serve.rss_after',
@@ -165,5 +186,5 @@ report(
       target: { of: 'value', op: '<=', limit: RSS_LIMIT_MB },
     }),
   ],
-  { concurrency: CONCURRENCY, lbot, floor, share, rss_mb: { idle: rssIdle, after: rssAfter, runs: runsInAll } },
+  { concurrency: CONCURRENCY, lbot, floor, durable, share, rss_mb: { idle: rssIdle, after: rssAfter, runs: runsInAll } },
 );
