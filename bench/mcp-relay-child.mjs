@@ -2,6 +2,7 @@
 // can be. `bytes` forwards the bytes both ways untouched; `lines` also parses every JSON-RPC line and encodes it
 // again, the least a host that checks what crosses it must do. Usage: mcp-relay-child.mjs bytes|lines CMD ARGS...
 import { spawn } from 'node:child_process';
+import { readJsonLines } from './json-lines.mjs';
 
 const [mode, command, ...args] = process.argv.slice(2);
 if ((mode !== 'bytes' && mode !== 'lines') || !command) {
@@ -10,23 +11,10 @@ if ((mode !== 'bytes' && mode !== 'lines') || !command) {
 }
 const server = spawn(command, args, { stdio: ['pipe', 'pipe', 'ignore'] });
 
-/** Copies src to dst, line by line through JSON.parse and JSON.stringify in `lines` mode. */
+/** Copies src to dst, in `lines` mode one line at a time through JSON.parse and JSON.stringify. */
 function relay(src, dst) {
-  if (mode === 'bytes') {
-    src.on('data', (chunk) => dst.write(chunk));
-    return;
-  }
-  let pending = '';
-  src.setEncoding('utf8');
-  src.on('data', (chunk) => {
-    pending += chunk;
-    let end;
-    while ((end = pending.indexOf('\n')) >= 0) {
-      const line = pending.slice(0, end);
-      pending = pending.slice(end + 1);
-      if (line.trim()) dst.write(`${JSON.stringify(JSON.parse(line))}\n`);
-    }
-  });
+  if (mode === 'bytes') src.on('data', (chunk) => dst.write(chunk));
+  else readJsonLines(src, (message) => dst.write(`${JSON.stringify(message)}\n`));
 }
 relay(process.stdin, server.stdin);
 relay(server.stdout, process.stdout);

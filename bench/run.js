@@ -17,7 +17,7 @@ import { assemble, machineInfo, show, showMachine, showTarget } from './stats.mj
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** Modules the benches share; a bench's helper process is named `*-child.mjs`. */
-const helpers = new Set(['stats.mjs', 'schema.mjs', 'postgres.mjs']);
+const helpers = new Set(['stats.mjs', 'schema.mjs', 'postgres.mjs', 'json-lines.mjs']);
 const available = readdirSync(here)
   .filter((f) => f.endsWith('.mjs') && !f.endsWith('-child.mjs') && !helpers.has(f))
   .map((f) => f.replace(/\.mjs$/, ''))
