@@ -97,6 +97,14 @@ describe('report', () => {
     expect(lines.some((l) => l.includes('host.run') && l.includes('required ≤ 3× met') && l.includes('stretch ≤ 2× MISSED'))).toBe(true);
   });
 
+  it('prints the ratio of an informational figure against its baseline, with no verdict', () => {
+    const lines: string[] = [];
+    vi.spyOn(console, 'log').mockImplementation((line: string) => void lines.push(line));
+    const relay = fig({ name: 'mcp.relay_lines', unit: 'ms', value: 0.6, baseline: 0.48, baselineLabel: 'direct SDK client call' });
+    (report as (b: string, f: Figure[], e: object) => void)('mcp', [relay], {});
+    expect(lines).toContain('  mcp.relay_lines: 0.600 ms vs 0.480 ms (direct SDK client call) = 1.25×');
+  });
+
   it('refuses a report line whose figure lacks its unit or carries an unknown target kind', () => {
     const f = hostRun(250, 100) as unknown as Record<string, unknown>;
     const { unit: _unit, ...noUnit } = f;
