@@ -130,7 +130,9 @@ result.target = TARGET;
 result.within_target = result.ratio <= TARGET;
 console.log(`tools.call echo through lbot (runner → host → server-everything): median ${fmt(result.lbot_median_ms)} ms, p95 ${fmt(result.lbot_p95_ms)} ms`);
 console.log(`direct SDK client call to server-everything echo:               median ${fmt(result.direct_median_ms)} ms, p95 ${fmt(result.direct_p95_ms)} ms`);
-console.log(`the direct client through a byte relay: median ${fmt(result.relay_bytes_median_ms)} ms; through a line relay: median ${fmt(result.relay_lines_median_ms)} ms`);
+console.log(
+  `the direct client through a byte relay: median ${fmt(result.relay_bytes_median_ms)} ms; through a line relay: median ${fmt(result.relay_lines_median_ms)} ms`,
+);
 console.log(`ratio ${result.ratio}× (target ≤ ${TARGET}×)`);
 report(
   'mcp',
