@@ -94,17 +94,19 @@ export function show(of, x, unit) {
 export const showTarget = (t, unit) => `${OP[t.op]} ${t.of === 'share' ? show(t.of, t.limit, unit) : `${t.limit}${t.of === 'value' ? ` ${unit}` : '×'}`}`;
 const verdict = (met) => (met === null ? 'not measured' : met ? 'met' : 'MISSED');
 
+/** ` = 2.5×` or ` = 27%`: the quantity the required target checks, or an informational figure's ratio to its baseline. */
+function checkedPart(f) {
+  const t = f.targets[0];
+  if (t) return t.of !== 'value' && t.actual !== null ? ` = ${show(t.of, t.actual, f.unit)}` : '';
+  return f.ratio !== null ? ` = ${show('ratio', f.ratio, f.unit)}` : '';
+}
+
 /** Prints each figure on one line, then the bench's one JSON line (the line run.js reads). */
 export function report(bench, figures, extra = {}) {
   console.log(`figures (${bench}):`);
   for (const f of figures) {
     const against = f.baseline === null ? '' : ` vs ${show('value', f.baseline, f.unit)} (${f.baseline_label ?? 'baseline'})`;
-    const checked =
-      f.targets[0] && f.targets[0].of !== 'value' && f.targets[0].actual !== null
-        ? ` = ${show(f.targets[0].of, f.targets[0].actual, f.unit)}`
-        : !f.targets[0] && f.ratio !== null
-          ? ` = ${show('ratio', f.ratio, f.unit)}`
-          : '';
+    const checked = checkedPart(f);
     const targets = f.targets.map((t) => `${t.level} ${showTarget(t, f.unit)} ${verdict(t.met)}`).join('; ');
     console.log(
       `  ${f.name}: ${show('value', f.value, f.unit)}${against}${checked}${targets ? ` — ${targets}` : ''}${f.unavailable ? ` [${f.unavailable}]` : ''}`,
