@@ -88,11 +88,11 @@ const plugins = path.join(tmp, 'plugins');
 cpSync(path.join(root, 'fixtures', 'runners', 'echo'), path.join(plugins, 'echo'), { recursive: true });
 // Each request is a new event in a conversation of its own, like many chats at once: one conversation's events
 // run one at a time (run_policy enqueue) and a redelivered event_id is answered from its first run.
+/** The body of request `n`: a new event in a conversation of its own, ids prefixed with `prefix`. */
+const eventBody = (prefix, n, extra = {}) =>
+  JSON.stringify({ event: { ...event, event_id: `${prefix}-${n}`, conversation_id: `${prefix}-conv-${n}` }, ...extra });
 let sent = 0;
-const nextBody = () => {
-  const n = sent++;
-  return JSON.stringify({ event: { ...event, event_id: `bench-${n}`, conversation_id: `bench-conv-${n}` }, runner_id: 'plugin:acme/echo/default' });
-};
+const nextBody = () => eventBody('bench', sent++, { runner_id: 'plugin:acme/echo/default' });
 const serve = await startServer(
   [path.join(root, 'bin', 'lbot.js'), '--data-dir', path.join(tmp, 'data'), '--plugins', plugins, '--json', 'serve', '--port', '0'],
   { ...process.env, LBOT_API_TOKEN: 'bench-token', LBOT__SERVE__MAX_CONCURRENT_RUNS: '256', LBOT__SERVE__MAX_RUNS_PER_PLUGIN: '256' },
@@ -121,11 +121,7 @@ await floorServer.stop();
 // The yardstick between the two (serve-durable-child.mjs): one out-of-process hop and the run's rows, nothing else.
 const durableServer = await startServer([path.join(root, 'bench', 'serve-durable-child.mjs')]);
 let durableSent = 0;
-const durableSend = async () => {
-  const n = durableSent++;
-  const body = JSON.stringify({ event: { ...event, event_id: `durable-${n}`, conversation_id: `durable-conv-${n}` } });
-  return (await post(`${durableServer.url}/v1/runs`, headers, body)).status === 200;
-};
+const durableSend = async () => (await post(`${durableServer.url}/v1/runs`, headers, eventBody('durable', durableSent++))).status === 200;
 await load(durableSend, WARMUP);
 const durable = await load(durableSend);
 await durableServer.stop();
