@@ -16,6 +16,11 @@ export type ResourceCatalog = {
   tools: readonly ToolDescriptor[];
 };
 
+/** Whether a runner may be granted knowledge bases at all: its manifest asks for knowledge access. */
+export function mayUseKnowledge(descriptor: Pick<RunnerDescriptor, 'permissions'>): boolean {
+  return descriptor.permissions.knowledge_bases.length > 0;
+}
+
 /** Builds `ctx.resources`; `warn` receives one line per skipped reference. */
 export function buildResources(
   descriptor: Pick<RunnerDescriptor, 'permissions' | 'capabilities' | 'config_schema'>,
@@ -64,7 +69,7 @@ export function buildResources(
   }
 
   const knowledge_bases: Resources['knowledge_bases'] = [];
-  if (perms.knowledge_bases.length > 0) {
+  if (mayUseKnowledge(descriptor)) {
     const selected = capabilities.knowledge_retrieval ? knowledgeBaseRefs(descriptor.config_schema, config) : [];
     const seen = new Set<string>();
     for (const id of [...selected, ...(policy.allowed_kb_uuids ?? [])]) {

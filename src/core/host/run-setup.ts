@@ -16,7 +16,7 @@ import { computeDeadline } from './deadline.js';
 import { stateColumns } from './event-record.js';
 import type { HostDeps, RunRequest } from './host-types.js';
 import type { RunnerCatalog, ToolProvider } from './ports.js';
-import { buildResources, type KnowledgeBaseConfig } from './resources.js';
+import { buildResources, mayUseKnowledge, type KnowledgeBaseConfig } from './resources.js';
 import { lookupRunner } from './runner-lookup.js';
 import { normalizeRunnerConfig } from './runner-config.js';
 import { authorizedIds, type RunSession } from './session.js';
@@ -96,9 +96,9 @@ async function toolTable(
   return deps.tools({ binding, run_id, ...(vars ? { vars } : {}) });
 }
 
-/** The knowledge bases a runner may be granted: none to list when its manifest asks for no knowledge access. */
+/** The knowledge bases a runner may be granted: none to list when buildResources would grant it none. */
 async function knowledgeCatalog(deps: SetupDeps, descriptor: RunnerDescriptor): Promise<KnowledgeBaseConfig[]> {
-  if (!deps.knowledge || descriptor.permissions.knowledge_bases.length === 0) return [];
+  if (!deps.knowledge || !mayUseKnowledge(descriptor)) return [];
   return (await deps.knowledge.list()).map((k) => ({ id: k.kb_id, name: k.kb_name, kb_type: k.kb_type }));
 }
 
