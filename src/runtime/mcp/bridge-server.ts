@@ -44,6 +44,20 @@ function hash(text: string): Buffer {
   return createHash('sha256').update(text).digest();
 }
 
+const TOKEN_BYTES = 32;
+/** Tokens are cut from one CSPRNG draw per 64 runs (as `randomUUID` pools its own): serve issues one every run. */
+let tokenPool = Buffer.alloc(0);
+let tokenAt = 0;
+function newToken(): string {
+  if (tokenAt + TOKEN_BYTES > tokenPool.length) {
+    tokenPool = randomBytes(TOKEN_BYTES * 64);
+    tokenAt = 0;
+  }
+  const token = tokenPool.subarray(tokenAt, tokenAt + TOKEN_BYTES);
+  tokenAt += TOKEN_BYTES;
+  return token.toString('base64url');
+}
+
 /** The socket path of this process: under the data dir when it fits in sockaddr_un, else under `<tmp>/lbot-<uid>`. */
 export function bridgeSocketPath(dataDir: string, pid: number = process.pid): string {
   const local = path.join(dataDir, 'mcp', 'bridge', `${pid}.sock`);
@@ -93,7 +107,7 @@ export class BridgeServer {
   /** Issues the token of a starting run and returns its endpoint (listening starts on first use). */
   register(run_id: string): BridgeEndpoint {
     this.#listen();
-    const token = randomBytes(32).toString('base64url');
+    const token = newToken();
     this.#tokens.set(run_id, hash(token));
     this.#startSweep();
     return {

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { LbotError } from '../../../src/core/errors.js';
 import { openSqliteStores, type SqliteStores } from '../../../src/core/stores/sqlite/open.js';
 import { stateColumns } from '../../contract/state-store.case.js';
+import { transcriptRow } from '../../contract/transcript.case.js';
 
 const dirs: string[] = [];
 const open: SqliteStores[] = [];
@@ -65,6 +66,24 @@ describe('group commit', () => {
       }),
     ).toThrow('refused halfway');
     writer.commit();
+    expect(keys(reader)).toEqual(['a']);
+  });
+
+  it('a transcript append in a group is found by search once committed', () => {
+    const { writer, reader } = pair(60_000);
+    const item = writer.transcript.append(transcriptRow({ conversation_id: 'c9', content: 'the quarterly report is late' }));
+    writer.commit();
+    expect(reader.transcript.search({ conversation_id: 'c9', query: 'quarterly', top_k: 5 }).map((i) => i.seq)).toEqual([item.seq]);
+  });
+
+  it('a transcript append whose search entry fails leaves no row behind, and the group keeps its other writes', () => {
+    const { writer, reader } = pair(60_000);
+    set(writer, 'a');
+    // The search index gone: the row is inserted, then its index entry fails.
+    writer.transcript.store.db.exec('DROP TABLE transcript_fts');
+    expect(() => writer.transcript.append(transcriptRow({ conversation_id: 'c9', content: 'lost' }))).toThrow('no such table: transcript_fts');
+    writer.commit();
+    expect(reader.transcript.page({ conversation_id: 'c9', direction: 'backward', limit: 10, include_artifacts: false }).items).toEqual([]);
     expect(keys(reader)).toEqual(['a']);
   });
 

@@ -40,6 +40,11 @@ export class StoreDb {
     this.#transaction = db.transaction((fn: () => void) => fn());
   }
 
+  /** Whether every call joins a group of writes, a transaction open already (a commit window is set). */
+  get grouped(): boolean {
+    return this.commitWindowMs > 0;
+  }
+
   /** A prepared statement, cached by its SQL text (dynamic filters produce a handful of variants). */
   prepare(sql: string): Database.Statement {
     let stmt = this.#statements.get(sql);
@@ -54,7 +59,7 @@ export class StoreDb {
   run<T>(doing: string, fn: () => T): T {
     if (this.#broken) throw this.#broken;
     try {
-      if (this.commitWindowMs > 0 && !this.db.inTransaction) this.#open();
+      if (this.grouped && !this.db.inTransaction) this.#open();
       return fn();
     } catch (err) {
       // SQLite rolls a whole transaction back on some failures (a full disk, an I/O error).
