@@ -21,6 +21,7 @@ import { lookupRunner } from './runner-lookup.js';
 import { normalizeRunnerConfig } from './runner-config.js';
 import { authorizedIds, type RunSession } from './session.js';
 import { buildScopeKeys, type ScopeKeys } from './state-scope.js';
+import { timeOrderedId } from '../time-ordered-id.js';
 
 /** The runner a binding names and the config it receives; throws the coded pre-run errors. */
 export type RunTarget = { descriptor: RunnerDescriptor; identity: string; config: Record<string, unknown> };
@@ -119,7 +120,7 @@ async function stateSnapshot(stores: AsyncStores, binding: Binding, event: Event
 export async function prepareRun(deps: SetupDeps, req: RunRequest, target: RunTarget): Promise<PreparedRun> {
   const { binding } = req;
   const { descriptor, config } = target;
-  const run_id = req.run_id ?? randomUUID();
+  const run_id = req.run_id ?? timeOrderedId();
   const nowMs = deps.clock.now();
   const event = await withRawRef(deps.stores, req.event, req.raw, run_id, descriptor.id);
   const tools = await toolTable(deps, binding, descriptor, event, run_id);

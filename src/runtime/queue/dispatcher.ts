@@ -1,7 +1,6 @@
 // `serve --queue`: accepted runs go to the durable run queue instead of this process. One transaction
 // records the request (run_queue) and adds its graphile-worker job; `lbot worker` processes run it.
 // The run policy per conversation is decided here, under an advisory lock on the conversation's queue.
-import { randomUUID } from 'node:crypto';
 import { LbotError } from '../../core/errors.js';
 import type { RunOutcome } from '../../core/host/host.js';
 import type { AsyncRunStore } from '../../core/stores/async.js';
@@ -15,6 +14,7 @@ import { laneAndQueue } from './lane-name.js';
 import { listen, notify, RUN_CANCEL, RUN_CHANGED, type Listener } from './notifications.js';
 import { ADD_JOB_SQL, graphilePool, migrateQueue, RUN_TASK } from './schema.js';
 import { encodeRequest } from './request.js';
+import { timeOrderedId } from '../../core/time-ordered-id.js';
 
 export type QueueDispatcherOptions = {
   /** The postgres:// URL of the shared stores. */
@@ -89,7 +89,7 @@ export class QueueDispatcher implements RunGateway {
     if (this.#closed) throw new LbotError('cancelled', 'the server is shutting down');
     const { binding, event } = req;
     const { lane, queue } = laneAndQueue(binding, event);
-    const run_id = randomUUID();
+    const run_id = timeOrderedId();
     return this.o.db.write('accepting a run into the queue', async (q) => {
       const accepted = async () => {
         const row = await q.row('SELECT run_id FROM run_queue WHERE event_id = $1 AND binding_id = $2', [event.event_id, binding.binding_id]);

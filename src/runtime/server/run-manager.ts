@@ -1,5 +1,4 @@
 // Runs started over HTTP: concurrency limits, cancel handles, and the live result stream of each run.
-import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { LbotError } from '../../core/errors.js';
 import type { Host, RunOutcome, RunRequest } from '../../core/host/host.js';
@@ -16,6 +15,7 @@ export type StreamItem =
   ({ kind: 'delivered' } & Delivered) | { kind: 'observed'; run_id: string; notice: ObservedNotice } | { kind: 'summary'; outcome: RunOutcome };
 
 import type { RunGateway, StartRequest } from './run-gateway.js';
+import { timeOrderedId } from '../../core/time-ordered-id.js';
 
 /** A run the server answered an id for: waiting its turn in its conversation's lane, then running. */
 type LiveRun = {
@@ -123,7 +123,7 @@ export class RunManager implements RunGateway {
     let end!: (outcome: RunOutcome) => void;
     const done = new Promise<RunOutcome>((resolve) => (end = resolve));
     return {
-      run_id: randomUUID(),
+      run_id: timeOrderedId(),
       req,
       plugin: parts ? pluginIdentity(parts) : req.binding.runner_id,
       lane: laneOf(req.binding, req.event),

@@ -1,11 +1,11 @@
 // The conversation transcript on SQLite (runner-protocol.md §8.2): seq = row id, cursor paging, trigram search.
-import { randomUUID } from 'node:crypto';
 import type { TranscriptItem } from '../../protocol/proxy.js';
 import type { Transcript, TranscriptAppend, TranscriptPage, TranscriptPageQuery, TranscriptSearchQuery } from '../types.js';
 import { jsonObject, jsonObjectList, jsonObjectOrNull, jsonText, num, numOrNull, rowOrNull, rowsOf, text, textOrNull, type Row } from './columns.js';
 import type { StoreDb } from './connection.js';
 import { clampLimit, TRANSCRIPT_CONTENT_MAX_CHARS, truncateChars } from './text-limits.js';
 import { conversationTag, matchExpression, usesIndex } from './transcript-search.js';
+import { timeOrderedId } from '../../time-ordered-id.js';
 
 const INSERT = `INSERT INTO transcript (
   transcript_id, event_id, conversation_id, thread_id, role, item_type, content, content_json,
@@ -16,16 +16,6 @@ const INSERT = `INSERT INTO transcript (
 )`;
 const INSERT_FTS = 'INSERT INTO transcript_fts (rowid, conv_tag, content) VALUES (?, ?, ?)';
 const DELETE_ROW = 'DELETE FROM transcript WHERE id = ?';
-
-/**
- * A UUID whose first 48 bits are the millisecond clock (the UUIDv7 layout): ids created together
- * sit together in the UNIQUE index, which keeps appends cheap at millions of rows.
- */
-export function newTranscriptId(): string {
-  const hex = Date.now().toString(16).padStart(12, '0').slice(-12);
-  const random = randomUUID();
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-7${random.slice(15)}`;
-}
 
 export function toItem(row: Row, includeArtifacts: boolean): TranscriptItem {
   const seq = num(row, 'id');
@@ -68,7 +58,7 @@ export class SqliteTranscript implements Transcript {
   /** The item as written (without its seq) and the statement's parameters. */
   #values(item: TranscriptAppend): { written: Omit<TranscriptItem, 'seq' | 'cursor'>; params: Record<string, unknown> } {
     const written = {
-      transcript_id: newTranscriptId(),
+      transcript_id: timeOrderedId(),
       event_id: item.event_id,
       conversation_id: item.conversation_id,
       thread_id: item.thread_id,

@@ -5,7 +5,8 @@ import type { TranscriptItem } from '../../../core/protocol/proxy.js';
 import type { AsyncTranscript } from '../../../core/stores/async.js';
 import { jsonText, numOrNull } from '../../../core/stores/sqlite/columns.js';
 import { clampLimit, TRANSCRIPT_CONTENT_MAX_CHARS, truncateChars } from '../../../core/stores/sqlite/text-limits.js';
-import { newTranscriptId, toItem } from '../../../core/stores/sqlite/transcript.js';
+import { toItem } from '../../../core/stores/sqlite/transcript.js';
+import { timeOrderedId } from '../../../core/time-ordered-id.js';
 import type { TranscriptAppend, TranscriptPage, TranscriptPageQuery, TranscriptSearchQuery } from '../../../core/stores/types.js';
 import type { PgStoreDb } from './connection.js';
 
@@ -27,7 +28,7 @@ export class PgTranscript implements AsyncTranscript {
     const content = item.content === null ? null : truncateChars(item.content, TRANSCRIPT_CONTENT_MAX_CHARS);
     return this.db.run('appending to the transcript', async (q) => {
       const row = await q.row(INSERT, [
-        newTranscriptId(),
+        timeOrderedId(),
         item.event_id,
         item.conversation_id,
         item.thread_id,
