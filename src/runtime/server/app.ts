@@ -176,7 +176,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
 
   // Nothing is answered before what it reports is durable (the stores' commit window, docs/host.md).
   app.addHook('onSend', async () => {
-    await deps.stores.commitShared();
+    await deps.stores.commit();
   });
   app.get('/healthz', async () => ({ ok: true }));
   if (deps.admin) registerAdminRoutes(app, deps.admin);
@@ -296,7 +296,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     const write = (line: ResultLine | Record<string, unknown>) => {
       const text = sse ? `event: ${String(line.type)}\ndata: ${JSON.stringify(line)}\n\n` : `${JSON.stringify(line)}\n`;
       sending = sending.then(async () => {
-        await deps.stores.commitShared();
+        await deps.stores.commit();
         stream.write(text);
       });
     };

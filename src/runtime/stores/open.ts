@@ -13,24 +13,7 @@ export type HostStores = AsyncStores & {
   readonly backend: StoreBackend;
   readonly delivery: DeliveryStore;
   readonly knowledge: AsyncKnowledgeStore;
-  /**
-   * `commit()` shared by the callers of one turn of the event loop: it resolves once a commit made after the
-   * call has ended, so everything written before the call is durable. serve's answers wait on it: under load
-   * a commit per answer rewrote the same pages over and over, one commit per turn writes them once.
-   */
-  commitShared(): Promise<void>;
 };
-
-/** One commit for all the calls made before the next check phase of the event loop (`setImmediate`). */
-function sharedCommit(commit: () => Promise<void>): () => Promise<void> {
-  let next: Promise<void> | null = null;
-  return () =>
-    (next ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
-      // Calls from here on wait for a commit of their own: this one may start before their writes.
-      next = null;
-      return commit();
-    }));
-}
 
 /**
  * The stores of one host. `databaseUrl` null: everything in the data dir's SQLite file. Runs a crashed
@@ -50,10 +33,6 @@ export async function openHostStores(dataDir: string, databaseUrl: string | null
     local.close();
     throw err;
   }
-  const commit = async () => {
-    local.commit();
-    if (databaseUrl !== null) await run.commit();
-  };
   const stores: HostStores = {
     backend: databaseUrl === null ? 'sqlite' : 'postgres',
     events: run.events,
@@ -64,8 +43,10 @@ export async function openHostStores(dataDir: string, databaseUrl: string | null
     artifacts: run.artifacts,
     delivery: local.delivery,
     knowledge: run.knowledge,
-    commit,
-    commitShared: sharedCommit(commit),
+    commit: async () => {
+      local.commit();
+      if (databaseUrl !== null) await run.commit();
+    },
     close: async () => {
       if (databaseUrl !== null) await run.close();
       local.close();
