@@ -56,6 +56,7 @@ export function registerWorker(program: Command, getCtx: GetContext): void {
         config: configFile.config,
         warn,
         mcpMode: 'serve',
+        pluginWrites: 'loop',
       });
       const delivery = startDelivery({ store: local.stores.delivery, accounts: () => configFile.config.platforms, env: process.env, warn });
       try {

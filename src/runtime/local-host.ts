@@ -5,6 +5,7 @@ import { createHost, type Host, type ToolsRequest } from '../core/host/host.js';
 import type { ModelProvider, PluginLauncher, RunnerCatalog, ToolProvider } from '../core/host/ports.js';
 import type { HostObserver } from '../core/host/observer.js';
 import type { Binding } from '../core/protocol/binding.js';
+import type { Coalesce } from '../core/protocol/index.js';
 import { loadCatalog } from './catalog.js';
 import { LBOT_VERSION } from '../package-root.js';
 import { systemClock } from './clock.js';
@@ -34,6 +35,8 @@ export type LocalHostOptions = {
   tools?(req: ToolsRequest): Promise<ToolProvider | undefined>;
   /** Overrides plugins.isolation (a non-loopback serve turns auto into sandbox). */
   isolation?: IsolationMode | undefined;
+  /** How the lines to plugins are gathered into writes: `loop` where many runs start at once (serve, worker). */
+  pluginWrites?: Coalesce | undefined;
   /** Replaces the plugin launcher (`dev` keeps processes on standby; `run` hands over the process it started first). */
   launcher?: PluginLauncher | undefined;
   /** Replaces the catalog the host reads (`dev` serves the last good one). */

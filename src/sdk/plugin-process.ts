@@ -3,7 +3,7 @@
 // first protocol line arrives, so a process spawned ahead of time loads the code as it is when the host needs
 // it, after the edit that triggered the reload, with node and the SDK already warm.
 import path from 'node:path';
-import { LineWriter } from '../core/protocol/index.js';
+import { LineWriter, type Coalesce } from '../core/protocol/index.js';
 import { bootstrapFail, channelOverflowed, loadPluginModule, prepareSdkResolution, type ImportModule } from './bootstrap.js';
 import { createPluginServer, type PluginServer } from './server.js';
 import { readProtocolLines, redirectConsoleToStderr } from './stdio.js';
@@ -11,7 +11,7 @@ import { readProtocolLines, redirectConsoleToStderr } from './stdio.js';
 export type { ImportModule } from './bootstrap.js';
 
 /** Takes stdout for the protocol and resolves the plugin module's path; exits when none is given. */
-function prepare(target: string | undefined, usage: string, opts: { coalesce: boolean }): { sender: LineWriter; modulePath: string } {
+function prepare(target: string | undefined, usage: string, opts: { coalesce?: Coalesce }): { sender: LineWriter; modulePath: string } {
   if (!target) bootstrapFail(`usage: ${usage} <path of the plugin module>`, 2);
   // Taken before the runner's module loads: only this writer may use stdout.
   const sender = new LineWriter(process.stdout, opts);
@@ -38,7 +38,7 @@ export function servePlugin(target: string | undefined, importModule: ImportModu
 
 async function serve(target: string | undefined, importModule: ImportModule): Promise<void> {
   // A run's results and its next call, written in one turn, reach the host as one write.
-  const { sender, modulePath } = prepare(target, 'plugin-main.js', { coalesce: true });
+  const { sender, modulePath } = prepare(target, 'plugin-main.js', { coalesce: 'job' });
   const { plugin, info } = await loadPluginModule(modulePath, importModule);
   const exit = exitOnce(sender, () => server.stopAll());
   const server = createPluginServer({ plugin, info, send: (m) => sender.write(m), onShutdown: exit });
@@ -46,7 +46,7 @@ async function serve(target: string | undefined, importModule: ImportModule): Pr
 }
 
 export function serveStandby(target: string | undefined, importModule: ImportModule): void {
-  const { sender, modulePath } = prepare(target, 'lazy-bootstrap.js', { coalesce: false });
+  const { sender, modulePath } = prepare(target, 'lazy-bootstrap.js', {});
 
   let server: PluginServer | null = null;
   const exit = exitOnce(sender, () => server?.stopAll());

@@ -107,26 +107,33 @@ export class LineSplitter {
 }
 
 /**
+ * When a LineWriter hands its lines to the stream: at once (the default), or gathered into one write so the
+ * reader wakes once for them all. `job`: the lines of the running callback and its promise jobs, written
+ * when they are done (process.nextTick). `loop`: the lines of every callback the event loop runs before its
+ * check phase (setImmediate); a host that starts many runs at once sends them to the runner together.
+ */
+export type Coalesce = 'job' | 'loop';
+
+/**
  * Writes one JSON value per line; queues while the pipe is full and resumes on `drain`. The
  * stream's write is taken at construction, so code that replaces it later (a runner patching
- * process.stdout) cannot reach the channel. With `coalesce`, the lines written in one turn of the
- * event loop (its promise jobs included) go out as one write: the reader wakes once for them all.
+ * process.stdout) cannot reach the channel.
  */
 export class LineWriter {
   readonly #stream: Writable;
   readonly #write: (chunk: string, cb?: (err?: Error | null) => void) => boolean;
-  readonly #coalesce: boolean;
+  readonly #coalesce: Coalesce | undefined;
   #queue: string[] = [];
-  /** Lines of this turn not yet handed to the stream (coalesce only). */
+  /** Lines gathered and not yet handed to the stream (coalesce only). */
   #turn = '';
   #blocked = false;
   #closed = false;
   #flushed: (() => void)[] = [];
 
-  constructor(stream: Writable, opts: { coalesce?: boolean } = {}) {
+  constructor(stream: Writable, opts: { coalesce?: Coalesce | undefined } = {}) {
     this.#stream = stream;
     this.#write = stream.write.bind(stream);
-    this.#coalesce = opts.coalesce ?? false;
+    this.#coalesce = opts.coalesce;
     stream.on('drain', () => this.#drain());
     stream.on('error', () => {
       this.#closed = true;
@@ -139,9 +146,9 @@ export class LineWriter {
   write(message: unknown): void {
     if (this.#gone()) return;
     const line = `${JSON.stringify(message)}\n`;
-    if (!this.#coalesce) return this.#send(line);
-    // A tick queued from a promise job runs once the job queue is empty: after every line of this turn.
-    if (this.#turn === '') process.nextTick(() => this.#endTurn());
+    if (this.#coalesce === undefined) return this.#send(line);
+    // A tick queued from a promise job runs once the job queue is empty: after every line of this callback.
+    if (this.#turn === '') (this.#coalesce === 'job' ? process.nextTick : setImmediate)(() => this.#endTurn());
     this.#turn += line;
   }
 

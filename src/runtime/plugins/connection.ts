@@ -14,6 +14,7 @@ import {
   WIRE_METHODS,
   isProxyMethod,
   LineWriter,
+  type Coalesce,
   type LineSplitter,
   type ControlParamsInput,
   type ControlRequest,
@@ -46,6 +47,8 @@ export type ConnectionOptions = {
   graceMs?: number;
   /** Why the sandbox stopped the process (a limit), read once it exited. */
   exitNote?: () => string | null;
+  /** How the lines to the plugin are gathered into writes (LineWriter); default each at once. */
+  coalesce?: Coalesce | undefined;
 };
 
 export { RpcErrorReply, RpcTimeoutError };
@@ -71,7 +74,7 @@ export class StdioPluginConnection implements PluginConnection {
     this.identity = opts.identity;
     this.#onApiCall = opts.onApiCall;
     this.#shutdownTimeoutMs = opts.shutdownTimeoutMs ?? 1000;
-    this.#writer = new LineWriter(opts.child.stdin);
+    this.#writer = new LineWriter(opts.child.stdin, { coalesce: opts.coalesce });
     this.#reader = createFrameReader((frame) => this.#onFrame(frame));
     this.#process = new PluginProcessLifecycle({
       ...opts,

@@ -2,7 +2,7 @@
 // `initialize`; failures become runner.start_failed naming the command and stderr (AC-018).
 import { LbotError } from '../../core/errors.js';
 import type { PluginConnection, PluginLauncher, PluginSpec, ProxyCallHandler } from '../../core/host/ports.js';
-import { PROTOCOL_VERSION, RpcResultError, type InitializeResult } from '../../core/protocol/index.js';
+import { PROTOCOL_VERSION, RpcResultError, type Coalesce, type InitializeResult } from '../../core/protocol/index.js';
 import { LBOT_VERSION } from '../../package-root.js';
 import { RpcErrorReply, RpcTimeoutError, StdioPluginConnection, type PluginWarning } from './connection.js';
 import { buildPluginEnv } from './env.js';
@@ -30,6 +30,12 @@ export type PluginLauncherOptions = {
   langbotPython?: string | undefined;
   /** Called with every connection right after its process is spawned, before `initialize` or the LangBot handshake (cleanup checks). */
   onSpawn?: (connection: PluginConnection) => void;
+  /**
+   * How the lines to each plugin are gathered into writes (LineWriter). A host that starts many runs at once
+   * (serve, worker) takes `loop`: the run requests of one turn of the event loop reach the runner in one
+   * write, which cut serve's CPU per run by a tenth and its runner's by a third (docs/benchmarks.md).
+   */
+  coalesce?: Coalesce | undefined;
 };
 
 function tailNote(connection: StdioPluginConnection): string {

@@ -1,6 +1,7 @@
 // The one spawn path of both plugin wires: the sandbox wrap, the spawn in its own process group, the
 // connection around the child and the launcher's onSpawn hook (cleanup checks see every process).
 import type { PluginConnection, PluginSpec, ProxyCallHandler } from '../../core/host/ports.js';
+import type { Coalesce } from '../../core/protocol/index.js';
 import type { ConnectionOptions } from './connection.js';
 import type { PluginWarning } from './plugin-process.js';
 import type { PluginSandbox } from './sandbox.js';
@@ -13,6 +14,7 @@ export type SpawnOptions = {
   graceMs?: number | undefined;
   shutdownTimeoutMs?: number | undefined;
   onSpawn?: ((connection: PluginConnection) => void) | undefined;
+  coalesce?: Coalesce | undefined;
 };
 
 /** Spawns `cmd` for `spec` (sandboxed when a sandbox is given; `show` are extra read-only paths) and wraps it with `connect`. */
@@ -41,6 +43,7 @@ export function spawnConnection<C extends PluginConnection>(
     onStderr: onStderr ? (line) => onStderr(spec.identity, line) : undefined,
     graceMs: opts.graceMs,
     shutdownTimeoutMs: opts.shutdownTimeoutMs,
+    coalesce: opts.coalesce,
   });
   opts.onSpawn?.(connection);
   return { connection, command };

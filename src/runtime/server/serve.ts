@@ -147,6 +147,8 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
       warn: opts.warn,
       mcpMode: 'serve',
       isolation,
+      // Many runs start in one turn of the event loop: their requests reach a runner in one write.
+      pluginWrites: 'loop',
       follow,
       ...opts.hostHooks,
       observer,

@@ -132,7 +132,7 @@ describe('LineWriter', () => {
     expect(written).toEqual([`{"a":"${'x'.repeat(20)}"}\n`, '{"b":1}\n']);
   });
 
-  it('with coalesce, the lines of one turn go out as one write, in order, and flush() sends them', async () => {
+  const recording = () => {
     const written: string[] = [];
     const sink = new Writable({
       write(chunk: Buffer, _enc, cb) {
@@ -140,7 +140,12 @@ describe('LineWriter', () => {
         cb();
       },
     });
-    const w = new LineWriter(sink, { coalesce: true });
+    return { written, sink };
+  };
+
+  it('with coalesce job, the lines of one callback go out as one write, in order, and flush() sends them', async () => {
+    const { written, sink } = recording();
+    const w = new LineWriter(sink, { coalesce: 'job' });
     w.write({ a: 1 });
     await Promise.resolve();
     w.write({ b: 2 });
@@ -150,6 +155,26 @@ describe('LineWriter', () => {
     w.write({ c: 3 });
     await w.flush();
     expect(written).toEqual(['{"a":1}\n{"b":2}\n', '{"c":3}\n']);
+  });
+
+  it('with coalesce loop, the lines of every callback before the check phase go out as one write', async () => {
+    const timers = async (w: LineWriter) => {
+      // Two timers due together run in one timers phase, each a callback of its own.
+      await new Promise<void>((resolve) => {
+        setTimeout(() => w.write({ a: 1 }), 0);
+        setTimeout(() => {
+          w.write({ b: 2 });
+          resolve();
+        }, 0);
+      });
+      await new Promise((r) => setImmediate(r));
+    };
+    const loop = recording();
+    await timers(new LineWriter(loop.sink, { coalesce: 'loop' }));
+    expect(loop.written).toEqual(['{"a":1}\n{"b":2}\n']);
+    const job = recording();
+    await timers(new LineWriter(job.sink, { coalesce: 'job' }));
+    expect(job.written).toEqual(['{"a":1}\n', '{"b":2}\n']);
   });
 
   it('flush() resolves when the stream fails', async () => {
