@@ -147,7 +147,7 @@ export class LineWriter {
     if (this.#gone()) return;
     const line = `${JSON.stringify(message)}\n`;
     if (this.#coalesce === undefined) return this.#send(line);
-    // A tick queued from a promise job runs once the job queue is empty: after every line of this callback.
+    // `job`: a tick queued from a promise job runs once the job queue is empty, after every line of this callback.
     if (this.#turn === '') (this.#coalesce === 'job' ? process.nextTick : setImmediate)(() => this.#endTurn());
     this.#turn += line;
   }

@@ -33,7 +33,7 @@ export type PluginLauncherOptions = {
   /**
    * How the lines to each plugin are gathered into writes (LineWriter). A host that starts many runs at once
    * (serve, worker) takes `loop`: the run requests of one turn of the event loop reach the runner in one
-   * write, which cut serve's CPU per run by a tenth and its runner's by a third (docs/benchmarks.md).
+   * write: 4–9 % less of serve's CPU per run and about 30 % less of its runner's (docs/benchmarks.md).
    */
   coalesce?: Coalesce | undefined;
 };
