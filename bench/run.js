@@ -18,8 +18,10 @@ import { assemble, machineInfo, show, showMachine, showTarget } from './stats.mj
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** Modules the benches share; a bench's helper process is named `*-child.mjs`. */
 const helpers = new Set(['stats.mjs', 'schema.mjs', 'postgres.mjs', 'json-lines.mjs']);
+/** Tools run by hand, not by `npm run bench`. */
+const tools = new Set(['compare-serve.mjs']);
 const available = readdirSync(here)
-  .filter((f) => f.endsWith('.mjs') && !f.endsWith('-child.mjs') && !helpers.has(f))
+  .filter((f) => f.endsWith('.mjs') && !f.endsWith('-child.mjs') && !helpers.has(f) && !tools.has(f))
   .map((f) => f.replace(/\.mjs$/, ''))
   .sort();
 const TIMEOUT_MS = 10 * 60_000;
