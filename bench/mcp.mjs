@@ -67,7 +67,15 @@ export default definePlugin({ runners: { default: defineRunner({ async *run(ctx,
 const directBefore = await directSamples(SERVER.direct, CALLS / 2);
 const config = parseConfig({ mcp: { servers: [{ name: 'everything', command: ['node', EVERYTHING, 'stdio'] }] } }, 'bench config');
 const warnings = [];
-const local = await openLocalHost({ dataDir, pluginsDir: path.dirname(pluginDir), pluginDir, config, warn: (m) => warnings.push(m) });
+// The host as `lbot run` opens it: its writes grouped over the configured commit window.
+const local = await openLocalHost({
+  dataDir,
+  pluginsDir: path.dirname(pluginDir),
+  pluginDir,
+  config,
+  commitWindowMs: config.runs.commit_window_ms,
+  warn: (m) => warnings.push(m),
+});
 let throughLbot;
 try {
   const binding = BindingSchema.parse({ binding_id: 'bench', runner_id: 'plugin:bench/mcp-loop/default', resource_policy: { allowed_tool_names: ['echo'] } });
