@@ -3,20 +3,23 @@
 // loads (zod, the two YAML parsers, commander, and the small croner, leven and lowdb: an import of a package
 // of its own costs 2–4 ms of resolving and loading) become a few files, so start-up stops paying for
 // resolving and compiling hundreds of modules. Every other dependency stays a plain import from node_modules: native addons, and
-// the heavy ones only some commands need (fastify, ink, the model and MCP SDKs, pg …). Dynamic imports stay
-// lazy: each becomes its own chunk, and code the entries share is one chunk, loaded once per process.
+// the heavy ones only some commands need (fastify, ink, the model and MCP SDKs, pg …). The CLI and the plugin
+// side are each one CommonJS file run with a V8 code cache (below); the box helpers are ES modules whose shared
+// code is one chunk.
 import { execFileSync } from 'node:child_process';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
-// Two groups, bundled apart: a process loads one of them, never both. The CLI with the box's helpers; and the
-// plugin side, whose code is one CommonJS file (sdk/runtime.cjs, below) that its small ES entries load through
-// sdk/runtime-loader, kept an import of its own so the process has one loader and one runtime.
+// Two groups of ES entries, bundled apart: a process loads one of them, never both. The CLI's loader (its code is
+// one CommonJS file, cli.cjs, below), the box's helpers and the dev dashboard; and the plugin side, whose code is
+// one CommonJS file (sdk/runtime.cjs, below) that its small ES entries load through sdk/runtime-loader, kept an
+// import of its own so the process has one loader and one runtime.
 const GROUPS = [
-  { entries: ['cli', 'runtime/box/supervisor', 'runtime/box/quota-watcher'], splitting: true },
+  { entries: ['cli-loader', 'runtime/box/supervisor', 'runtime/box/quota-watcher', 'ui/dev-app'], splitting: true },
   { entries: ['sdk/plugin-main', 'sdk/runtime-loader', 'sdk/resolve-lbot', 'runtime/dev/lazy-bootstrap'], splitting: false },
 ];
 const loaderStaysImport = {
@@ -79,7 +82,7 @@ const zodLazyFastpass = {
 rmSync('dist/bundle', { recursive: true, force: true });
 for (const { entries, splitting } of GROUPS) {
   await build({
-    entryPoints: entries.map((entry) => `src/${entry}.ts`),
+    entryPoints: entries.map((entry) => (existsSync(`src/${entry}.ts`) ? `src/${entry}.ts` : `src/${entry}.tsx`)),
     outbase: 'src',
     outdir: 'dist/bundle',
     chunkNames: 'chunks/[name]-[hash]',
@@ -95,6 +98,57 @@ for (const { entries, splitting } of GROUPS) {
     legalComments: 'none',
     logLevel: 'warning',
   });
+}
+
+// The CLI, one CommonJS file: cli-loader runs it through `vm.Script` with the code cache made below (an ES module
+// cannot have one on Node.js 20), so a command neither compiles it again nor resolves a graph of chunks. Its
+// dynamic imports of lbot's own modules become lazy functions inside the file; the dev dashboard stays an ES
+// module of its own (ui/dev-app, above), since ink, which it renders with, cannot be require()d (top-level await).
+const devDashboardStaysImport = {
+  name: 'dev-dashboard-stays-import',
+  setup(b) {
+    b.onResolve({ filter: /[\\/]ui[\\/]dev-app\.js$/ }, ({ kind }) => (kind === 'dynamic-import' ? { path: './ui/dev-app.js', external: true } : undefined));
+  },
+};
+// gpt-tokenizer's CommonJS build of its model tables fails when required (`turbo is not defined`): the CLI takes
+// those two small modules from its ES build into the file instead (the encodings stay imports of their own).
+const tokenizerTablesFromEsm = {
+  name: 'tokenizer-tables-from-esm',
+  setup(b) {
+    b.onResolve({ filter: /^gpt-tokenizer\/(models|mapping)$/ }, ({ path: spec }) => ({
+      path: path.resolve('node_modules', 'gpt-tokenizer', 'esm', `${spec.slice('gpt-tokenizer/'.length)}.js`),
+    }));
+  },
+};
+await build({
+  entryPoints: ['src/cli.ts'],
+  outfile: 'dist/bundle/cli.cjs',
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20.12',
+  external,
+  define: { 'import.meta.url': '__lbotImportMetaUrl' },
+  banner: { js: 'var __lbotImportMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
+  plugins: [devDashboardStaysImport, tokenizerTablesFromEsm, englishOnly, zodLazyFastpass],
+  legalComments: 'none',
+  logLevel: 'warning',
+});
+// Code that `vm.Script` compiled can run `import()` only through an experimental option that warns when used; the
+// file's dynamic imports (of packages, and of the dev dashboard) go instead through `__lbotImport`, which
+// cli-loader hands the file: an `import()` of its own, from the same directory.
+{
+  const file = 'dist/bundle/cli.cjs';
+  const isExternal = (spec) => spec === './ui/dev-app.js' || external.some((e) => spec === e || (e.endsWith('/*') && spec.startsWith(e.slice(0, -1))));
+  let count = 0;
+  const code = readFileSync(file, 'utf8').replace(/\bimport\("([^"]+)"\)/g, (whole, spec) => {
+    if (!isExternal(spec)) return whole;
+    count++;
+    return `__lbotImport(${JSON.stringify(spec)})`;
+  });
+  if (!code.includes('__lbotImport("./ui/dev-app.js")')) throw new Error(`${file}: the dev dashboard's import() was not found`);
+  if (count === 0) throw new Error(`${file}: no dynamic import went through cli-loader`);
+  writeFileSync(file, code);
 }
 
 // The plugin side's code, one CommonJS file: sdk/runtime-loader runs it through `vm.Script` with the code cache
@@ -130,3 +184,21 @@ const loader = pathToFileURL(path.resolve('dist/bundle/sdk/runtime-loader.js')).
 execFileSync(process.execPath, [...PLUGIN_NODE_FLAGS, '--input-type=module', '-e', `(await import(${JSON.stringify(loader)})).writeRuntimeCache();`], {
   stdio: 'inherit',
 });
+
+// The CLI's code cache: made by a training run of one `lbot run` of the echo runner (in a temporary data dir,
+// plugins unsandboxed so the build needs no bubblewrap), so the cache holds what a command compiles, not only the
+// file's top level. A failed run leaves no cache: every command then compiles the file, as before it had one.
+const cliLoader = pathToFileURL(path.resolve('dist/bundle/cli-loader.js')).href;
+const trainingDir = mkdtempSync(path.join(os.tmpdir(), 'lbot-build-'));
+const argv = ['node', 'lbot', '--data-dir', path.join(trainingDir, 'data'), 'run', '--event', 'fixtures/events/msg.json', '--plugin', 'fixtures/runners/echo'];
+try {
+  execFileSync(process.execPath, ['--input-type=module', '-e', `await (await import(${JSON.stringify(cliLoader)})).writeCliCache(${JSON.stringify(argv)});`], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, LBOT__PLUGINS__ISOLATION: 'none' },
+  });
+} catch (err) {
+  rmSync('dist/bundle/cli.cache', { force: true });
+  process.stderr.write(`bundle: the CLI's training run failed, so it has no code cache: ${err instanceof Error ? err.message : String(err)}\n`);
+} finally {
+  rmSync(trainingDir, { recursive: true, force: true });
+}

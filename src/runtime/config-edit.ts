@@ -2,7 +2,6 @@
 // loads, so a slip in the editor never leaves lbot with a config it refuses.
 import { existsSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { execa } from 'execa';
 import { LbotError } from '../core/errors.js';
 import { checkConfigText, configFilePath } from '../core/stores/config-file.js';
 import { ensurePrivateDir, writePrivateFile } from '../core/stores/private-files.js';
@@ -21,6 +20,8 @@ export async function editConfig(dataDir: string, env: NodeJS.ProcessEnv = proce
   const before = existsSync(file) ? readFileSync(file, 'utf8') : '{}\n';
   writePrivateFile(draft, before);
   // The editor may carry its own arguments (`code --wait`): the shell splits them, the file path stays one word.
+  // An ES-only package, imported where it is used: the CLI's bundle is CommonJS (src/cli-loader.ts).
+  const { execa } = await import('execa');
   const editor = await execa('sh', ['-c', `${editorCommand(env)} "$1"`, 'lbot-config-edit', draft], { stdio: 'inherit', reject: false, env });
   if (editor.exitCode !== 0) {
     rmSync(draft, { force: true });

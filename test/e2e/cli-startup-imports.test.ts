@@ -104,7 +104,7 @@ describe('start-up imports', () => {
     expect(
       ['fastify', 'pino', 'ink', 'react', '@modelcontextprotocol/sdk', 'openai', '@anthropic-ai/sdk', 'sqlite-vec'].filter((p) => packages.has(p)),
     ).toEqual([]);
-    expect(own[0]).toBe('bundle/cli.js');
+    expect(own[0]).toBe('bundle/cli-loader.js');
     expect(
       own.every((m) => m.startsWith('bundle/')),
       own.join(' '),

@@ -6,7 +6,6 @@
 import { readdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { execa } from 'execa';
 import { z } from 'zod';
 import { LbotError } from '../../core/errors.js';
 import { BUILD_DIRS } from './watcher.js';
@@ -102,6 +101,8 @@ const ShownConfigSchema = z.looseObject({ compilerOptions: z.record(z.string(), 
 export async function buildTs(p: TsPlugin, trust: BuildTrust, signal?: AbortSignal): Promise<boolean> {
   const tsc = findTsc(p.dir, trust);
   if (!tsc) return false;
+  // An ES-only package, imported where it is used: the CLI's bundle is CommonJS (src/cli-loader.ts).
+  const { execa } = await import('execa');
   const run = (args: string[]) =>
     execa(process.execPath, [tsc, '-p', 'tsconfig.json', ...args], {
       cwd: p.dir,

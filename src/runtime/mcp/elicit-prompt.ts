@@ -1,6 +1,5 @@
 // Answers a server's form elicitation on the terminal: one question per field, Enter keeps the
 // default, Ctrl-C declines. Field labels come from the server and are printed without control characters.
-import { isCancel, select, text } from '@clack/prompts';
 import type { ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { printable, type ElicitationPrompt } from './client-capabilities.js';
@@ -16,6 +15,8 @@ const FieldSchema = z.looseObject({
 const MAX_FIELDS = 50;
 
 export const terminalPrompt: ElicitationPrompt = async (server, message, schema) => {
+  // An ES-only package, imported where it is used: the CLI's bundle is CommonJS (src/cli-loader.ts).
+  const { isCancel, select, text } = await import('@clack/prompts');
   process.stderr.write(`\nMCP server ${printable(server)} asks: ${message}\n`);
   const content: NonNullable<ElicitResult['content']> = {};
   for (const [key, raw] of Object.entries(schema.properties).slice(0, MAX_FIELDS)) {

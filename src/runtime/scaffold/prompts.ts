@@ -1,5 +1,4 @@
 // The interactive side of `lbot runner init` on a TTY: asks for what the flags did not say.
-import { cancel, intro, isCancel, outro, text } from '@clack/prompts';
 import { LbotError } from '../../core/errors.js';
 import { defaultPluginName, ID_SEGMENT } from './scaffold.js';
 
@@ -9,6 +8,7 @@ const segmentError = (value: string | undefined): string | undefined =>
   value && ID_SEGMENT.test(value) ? undefined : 'letters, digits, dots, dashes and underscores, starting with a letter or digit';
 
 async function ask(message: string, initialValue: string, validate?: (v: string | undefined) => string | undefined): Promise<string> {
+  const { cancel, isCancel, text } = await import('@clack/prompts');
   const answer = await text({ message, initialValue, ...(validate ? { validate } : {}) });
   if (isCancel(answer)) {
     cancel('nothing was written');
@@ -24,6 +24,8 @@ export async function promptScaffold(given: {
   author?: string | undefined;
   label?: string | undefined;
 }): Promise<ScaffoldAnswers> {
+  // An ES-only package, imported where it is used: the CLI's bundle is CommonJS (src/cli-loader.ts).
+  const { intro, outro } = await import('@clack/prompts');
   intro('lbot runner init');
   const dir = given.dir ?? (await ask('Directory of the new runner plugin', 'my-runner', (v) => (v ? undefined : 'a directory is required')));
   const name = given.name ?? (await ask('Plugin name (the middle part of the runner id)', defaultPluginName(dir), segmentError));

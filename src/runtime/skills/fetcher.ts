@@ -5,7 +5,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { execa } from 'execa';
 import { LbotError } from '../../core/errors.js';
 import type { DownloadRequest, GitCloneRequest, SkillFetcher } from '../../core/skills/fetcher.js';
 import { LBOT_VERSION } from '../../package-root.js';
@@ -159,6 +158,8 @@ type GitRun = { url: string; home: string; budget: CloneBudget; signal?: AbortSi
 async function git(args: string[], req: GitRun): Promise<string> {
   const deadline = AbortSignal.timeout(GIT_TIMEOUT_MS);
   const signal = AbortSignal.any([...(req.signal ? [req.signal] : []), deadline, req.budget.signal]);
+  // An ES-only package, imported where it is used: the CLI's bundle is CommonJS (src/cli-loader.ts).
+  const { execa } = await import('execa');
   const result = await execa('git', [...GIT_SAFE_CONFIG, ...args], {
     env: gitEnv(req.home),
     extendEnv: false,
