@@ -131,6 +131,10 @@ await build({
   define: { 'import.meta.url': '__lbotImportMetaUrl' },
   banner: { js: 'var __lbotImportMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
   plugins: [devDashboardStaysImport, tokenizerTablesFromEsm, englishOnly, zodLazyFastpass],
+  // A process keeps the whole file's source: 2.8 MB as written cost serve 10 MB of resident memory over the
+  // chunks it used to load, 2.0 MB without the spaces 7 MB. Names stay as written, for readable stacks.
+  minifyWhitespace: true,
+  minifySyntax: true,
   legalComments: 'none',
   logLevel: 'warning',
 });
