@@ -120,9 +120,8 @@ const tokenizerTablesFromEsm = {
     }));
   },
 };
-await build({
-  entryPoints: ['src/cli.ts'],
-  outfile: 'dist/bundle/cli.cjs',
+/** A CommonJS file a loader runs through `vm.Script` (the CLI, the plugin side); import.meta.url is its own URL. */
+const commonJsFile = {
   bundle: true,
   format: 'cjs',
   platform: 'node',
@@ -130,13 +129,18 @@ await build({
   external,
   define: { 'import.meta.url': '__lbotImportMetaUrl' },
   banner: { js: 'var __lbotImportMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
+  legalComments: 'none',
+  logLevel: 'warning',
+};
+await build({
+  ...commonJsFile,
+  entryPoints: ['src/cli.ts'],
+  outfile: 'dist/bundle/cli.cjs',
   plugins: [devDashboardStaysImport, tokenizerTablesFromEsm, englishOnly, zodLazyFastpass],
   // A process keeps the whole file's source: 2.8 MB as written cost serve 10 MB of resident memory over the
   // chunks it used to load, 2.0 MB without the spaces 7 MB. Names stay as written, for readable stacks.
   minifyWhitespace: true,
   minifySyntax: true,
-  legalComments: 'none',
-  logLevel: 'warning',
 });
 // Code that `vm.Script` compiled can run `import()` only through an experimental option that warns when used; the
 // file's dynamic imports (of packages, and of the dev dashboard) go instead through `__lbotImport`, which
@@ -158,18 +162,10 @@ await build({
 // The plugin side's code, one CommonJS file: sdk/runtime-loader runs it through `vm.Script` with the code cache
 // made below, which an ES module cannot have on Node.js 20. import.meta.url is the file's own URL.
 await build({
+  ...commonJsFile,
   entryPoints: ['src/sdk/runtime.ts'],
   outfile: 'dist/bundle/sdk/runtime.cjs',
-  bundle: true,
-  format: 'cjs',
-  platform: 'node',
-  target: 'node20.12',
-  external,
-  define: { 'import.meta.url': '__lbotImportMetaUrl' },
-  banner: { js: 'var __lbotImportMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
   plugins: [englishOnly, zodLazyFastpass],
-  legalComments: 'none',
-  logLevel: 'warning',
 });
 
 // lbot/sdk: the SDK's exports, taken from that one runtime, so a runner and its bootstrap share every class.
