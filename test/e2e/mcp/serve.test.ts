@@ -4,7 +4,7 @@
 // tool, and is refused once the run has ended.
 import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -196,7 +196,10 @@ describe('[serve] the MCP bridge for external harnesses', () => {
       (l) => l[0]?.status === 'connected',
       15_000,
     );
-    const runId = await startRun(f, [{ dump_context: true }, { sleep_ms: 8000 }, say('bye'), done()], ['echo']);
+    // The run holds until the bridge calls are done and the test opens the gate (a path in the plugin's own
+    // dir, which the runner sees as its working dir), however slow the machine.
+    const gate = path.join(f.plugins.dir('scripted'), 'gates', 'bridge-done');
+    const runId = await startRun(f, [{ dump_context: true }, { wait_file: 'gates/bridge-done' }, say('bye'), done()], ['echo']);
     const [ctxText] = await poll(
       () => texts(f, runId),
       (t) => t.length > 0,
@@ -242,6 +245,8 @@ describe('[serve] the MCP bridge for external harnesses', () => {
     expect(missing.isError).toBe(true);
     expect(text(missing)).toMatchObject({ error: { code: 'invalid_argument' } });
 
+    await mkdir(path.dirname(gate), { recursive: true });
+    await writeFile(gate, '');
     const run = await f.serve.waitRun(runId, 20_000);
     expect(run.status).toBe('completed');
     // The router audited the bridge calls in the run record like the runner's own.
