@@ -15,7 +15,7 @@ import {
   type ToolCall,
 } from 'lbot/sdk';
 import { parseConfig, type LocalAgentConfig } from './config.js';
-import { fitContext, loadHistory, readCheckpoint, type BuiltContext, type ContextParts } from './context.js';
+import { fetchHistory, fitContext, historyAfter, readCheckpoint, type BuiltContext, type ContextParts } from './context.js';
 import { isContextOverflow, turnWithFallback, TurnError, UsageTotal, type TurnRequest } from './model-call.js';
 import { EXEC_GUIDANCE, retrieveKnowledge, skillsMessage, skillsOf, withKnowledge } from './prompt.js';
 import { CountUnavailableError, createCounter } from './tokens.js';
@@ -84,11 +84,19 @@ async function* loop(ctx: RunnerContext, api: RunnerApi, cfg: LocalAgentConfig, 
   const first = models[0];
   if (first === undefined) throw new SetupError('No LLM model configured for the local-agent runner: set `model` in the binding config and grant it');
   const counter = createCounter(api, first, d.signal);
-  await counter.probe();
+  // These reads do not depend on each other: the runner sends them in one write and the host answers them
+  // together, so the first model call starts a few round trips sooner. A failure is raised in this order.
+  const [probed, tooled, checkpointed, fetched] = await Promise.allSettled([
+    counter.probe(),
+    loadTools(ctx, api, d.signal, d.warn),
+    readCheckpoint(ctx, api, d.signal),
+    fetchHistory(ctx, api, cfg, d.signal),
+  ]);
+  settled(probed);
   const window = Math.min(cfg['context-window-tokens'], counter.contextWindow ?? Number.POSITIVE_INFINITY);
   const budget = Math.max(1, window - cfg['context-reserve-tokens']);
 
-  const granted = await loadTools(ctx, api, d.signal, d.warn);
+  const granted = settled(tooled);
   const tools = [...granted.values()];
   const skills = skillsMessage(skillsOf(granted.get('activate')));
   const head: Message[] = [
@@ -96,16 +104,11 @@ async function* loop(ctx: RunnerContext, api: RunnerApi, cfg: LocalAgentConfig, 
     ...(skills ? [skills] : []),
     ...(granted.has('exec') ? [EXEC_GUIDANCE] : []),
   ];
+  const checkpoint = settled(checkpointed);
+  const history = historyAfter(ctx, settled(fetched), checkpoint);
   const text = userText(ctx);
   const knowledge = await retrieveKnowledge(ctx, api, cfg, text, { counter, budget: Math.floor(budget / 4), signal: d.signal, warn: d.warn });
-  const checkpoint = await readCheckpoint(ctx, api, d.signal);
-  const parts: ContextParts = {
-    head,
-    history: await loadHistory(ctx, api, cfg, checkpoint, d.signal),
-    user: { role: 'user', content: withKnowledge(text, knowledge) },
-    tools,
-    checkpoint,
-  };
+  const parts: ContextParts = { head, history, user: { role: 'user', content: withKnowledge(text, knowledge) }, tools, checkpoint };
   const fit = (harder: boolean): Promise<BuiltContext> =>
     fitContext(ctx, api, cfg, parts, { counter, budget, model_id: first, usage: d.usage, harder, signal: d.signal, warn: d.warn });
   let built = await fit(false);
@@ -191,6 +194,12 @@ async function* loop(ctx: RunnerContext, api: RunnerApi, cfg: LocalAgentConfig, 
       return;
     }
   }
+}
+
+/** The value of a settled call, or its failure thrown. */
+function settled<T>(result: PromiseSettledResult<T>): T {
+  if (result.status === 'rejected') throw result.reason;
+  return result.value;
 }
 
 /** `run.completed` with the usage of every model call of the run added up. */

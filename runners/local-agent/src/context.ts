@@ -8,18 +8,16 @@ import type { Counter } from './tokens.js';
 
 export type HistoryItem = { seq: number; message: Message };
 
-/** The history before this event, oldest first, after the checkpoint when there is one. */
-export async function loadHistory(
-  ctx: RunContext,
-  api: RunnerApi,
-  cfg: LocalAgentConfig,
-  checkpoint: Checkpoint | null,
-  signal: AbortSignal,
-): Promise<HistoryItem[]> {
+/** The conversation's recent transcript (one page), fetched before the checkpoint is known. */
+export async function fetchHistory(ctx: RunContext, api: RunnerApi, cfg: LocalAgentConfig, signal: AbortSignal): Promise<readonly TranscriptItem[]> {
   if (!ctx.context.available_apis.history_page || cfg['context-history-fetch-limit'] === 0) return [];
-  const page = await api.history.page({ limit: cfg['context-history-fetch-limit'] }, { signal });
+  return (await api.history.page({ limit: cfg['context-history-fetch-limit'] }, { signal })).items;
+}
+
+/** The history before this event, oldest first, after the checkpoint when there is one. */
+export function historyAfter(ctx: RunContext, items: readonly TranscriptItem[], checkpoint: Checkpoint | null): HistoryItem[] {
   const after = checkpoint?.through_seq ?? -1;
-  return page.items
+  return items
     .filter((item) => item.event_id !== ctx.event.event_id && (item.seq ?? 0) > after)
     .map((item) => toHistory(item))
     .filter((h): h is HistoryItem => h !== null)

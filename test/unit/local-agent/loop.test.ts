@@ -405,6 +405,46 @@ describe('local agent context', () => {
     state: { conversation: state },
   });
 
+  it('asks for the token probe, tools, checkpoint and history together; a failed count is the error reported', async () => {
+    const h = fakeHost({ steps: [{ content: '42' }], history: history.slice(2) });
+    const entered: string[] = [];
+    const seenByProbe: string[][] = [];
+    const handlers: ApiHandlers = {
+      ...h.handlers,
+      'models.count_tokens': async (p, t) => {
+        entered.push('models.count_tokens');
+        // One turn of the event loop: reads sent with this one have reached their handlers by now.
+        await new Promise((resolve) => setImmediate(resolve));
+        if (p.text === '') seenByProbe.push([...entered]);
+        return await h.handlers['models.count_tokens']!(p, t);
+      },
+    };
+    const noting =
+      <P, T, R>(method: string, inner: (p: P, t: T) => R) =>
+      (p: P, t: T): R => {
+        entered.push(method);
+        return inner(p, t);
+      };
+    handlers['tools.get_detail'] = noting('tools.get_detail', h.handlers['tools.get_detail']!);
+    handlers['state.get'] = noting('state.get', h.handlers['state.get']!);
+    handlers['history.page'] = noting('history.page', h.handlers['history.page']!);
+    await runInProcess(plugin, 'default', context({}, withHistory()), { api: handlers });
+    expect(seenByProbe[0]?.sort()).toEqual(['history.page', 'models.count_tokens', 'state.get', 'tools.get_detail']);
+    expect(h.calls).toHaveLength(1);
+
+    const failing = fakeHost({ steps: [{ content: 'never' }], countFails: true });
+    const rs = await runInProcess(plugin, 'default', context({}, withHistory()), {
+      api: {
+        ...failing.handlers,
+        'history.page': () => {
+          throw new ApiCallError('history.page', { code: 'internal', message: 'history store down', retryable: false, details: {} });
+        },
+      },
+    });
+    expect(last(rs)).toMatchObject({ type: 'run.failed', data: { code: 'runner.error' } });
+    expect(String(last(rs)?.data?.error)).toContain('cannot count tokens');
+  });
+
   it('pulls history through the API, without the current event', async () => {
     const h = fakeHost({ steps: [{ content: '42' }], history: history.slice(2) });
     await runInProcess(plugin, 'default', context({}, withHistory()), { api: h.handlers });
