@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { percentile } from './stats.mjs';
+import { inFlight, percentile } from './stats.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const CONCURRENCY = 64;
@@ -115,19 +115,11 @@ async function startServe(checkout, i) {
 }
 
 async function load(send, count, latencies) {
-  let next = 0;
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next < count) {
-        next++;
-        const t = performance.now();
-        await send();
-        latencies?.push(performance.now() - t);
-      }
-    }),
-  );
-  return (performance.now() - t0) / 1000;
+  return await inFlight(CONCURRENCY, count, async () => {
+    const t = performance.now();
+    await send();
+    latencies?.push(performance.now() - t);
+  });
 }
 
 const sides = [];

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { figure, fmt, percentile, ratio, report } from './stats.mjs';
+import { figure, fmt, inFlight, percentile, ratio, report } from './stats.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
@@ -64,22 +64,19 @@ async function startServer(args, env = process.env) {
 /** Fires COUNT requests with CONCURRENCY in flight, stopping early after MAX_MS. */
 async function load(send, count = COUNT, maxMs = MAX_MS) {
   const latencies = [];
-  let next = 0;
   let errors = 0;
   const deadline = Date.now() + maxMs;
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next < count && Date.now() < deadline) {
-        next++;
-        const t = performance.now();
-        const ok = await send().catch(() => false);
-        if (ok) latencies.push(performance.now() - t);
-        else errors++;
-      }
-    }),
+  const secs = await inFlight(
+    CONCURRENCY,
+    count,
+    async () => {
+      const t = performance.now();
+      const ok = await send().catch(() => false);
+      if (ok) latencies.push(performance.now() - t);
+      else errors++;
+    },
+    () => Date.now() < deadline,
   );
-  const secs = (performance.now() - t0) / 1000;
   return { done: latencies.length, errors, per_s: Math.round(latencies.length / secs), p50_ms: percentile(latencies, 50), p99_ms: percentile(latencies, 99) };
 }
 

@@ -8,6 +8,24 @@ export function percentile(values, p) {
 }
 export const median = (values) => percentile(values, 50);
 export const fmt = (ms) => (ms >= 100 ? ms.toFixed(0) : ms >= 1 ? ms.toFixed(2) : ms.toFixed(3));
+/**
+ * Calls `fn` `count` times with `concurrency` calls in flight, as a load client does; stops starting calls once
+ * `more()` is false. Resolves the seconds it took.
+ */
+export async function inFlight(concurrency, count, fn, more = () => true) {
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count && more()) {
+        next++;
+        await fn();
+      }
+    }),
+  );
+  return (performance.now() - t0) / 1000;
+}
+
 export function ratio(a, b) {
   return Math.round((a / b) * 100) / 100;
 }

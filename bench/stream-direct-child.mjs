@@ -3,6 +3,7 @@
 // time, after `warmup` untimed ones, and prints {first_chunk_ms, total_ms} (one entry per request) as JSON.
 import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
+import { inFlight } from './stats.mjs';
 
 const [baseURL, apiKey, bodyFile, count, concurrency, warmup] = process.argv.slice(2);
 const body = JSON.parse(readFileSync(bodyFile, 'utf8'));
@@ -20,15 +21,7 @@ async function once() {
 
 async function pool(n) {
   const out = [];
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Number(concurrency) }, async () => {
-      while (next < n) {
-        next++;
-        out.push(await once());
-      }
-    }),
-  );
+  await inFlight(Number(concurrency), n, async () => out.push(await once()));
   return out;
 }
 

@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { figure, fmt, percentile, report } from './stats.mjs';
+import { figure, fmt, inFlight, percentile, report } from './stats.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const { startFakeModelServer } = await import(path.join(root, 'dist', 'runtime', 'models', 'fake-server.js'));
@@ -131,21 +131,14 @@ let sent = 0;
 /** Runs `count` runs, CONCURRENCY at a time. */
 async function load(url, count) {
   const runs = [];
-  let next = 0;
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next < count) {
-        next++;
-        const t = performance.now();
-        const runId = await startRun(url, sent++);
-        const r = await readEvents(url, runId, t);
-        if (r.status !== 'completed' || r.first === null) throw new Error(`run ${runId} ended ${r.status} with ${r.first === null ? 'no' : 'a'} delta`);
-        runs.push(r);
-      }
-    }),
-  );
-  return { runs, secs: (performance.now() - t0) / 1000 };
+  const secs = await inFlight(CONCURRENCY, count, async () => {
+    const t = performance.now();
+    const runId = await startRun(url, sent++);
+    const r = await readEvents(url, runId, t);
+    if (r.status !== 'completed' || r.first === null) throw new Error(`run ${runId} ended ${r.status} with ${r.first === null ? 'no' : 'a'} delta`);
+    runs.push(r);
+  });
+  return { runs, secs };
 }
 
 /** The fake model's own time to first chunk: the agent's first request body, straight from a client process. */
