@@ -10,6 +10,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { helperJson } from './json-lines.mjs';
 import { figure, fmt, median, percentile, ratio, report } from './stats.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -86,15 +87,7 @@ try {
   const direct = async (bodies) => {
     const file = path.join(tmp, 'bodies.json');
     writeFileSync(file, JSON.stringify(bodies));
-    const out = await new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [path.join(root, 'bench', 'agent-direct-child.mjs'), server.openaiBaseUrl, KEY, file], {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
-      let text = '';
-      child.stdout.on('data', (d) => (text += d));
-      child.on('exit', (status) => (status === 0 ? resolve(text) : reject(new Error(`agent-direct-child exited ${status}`))));
-    });
-    return JSON.parse(out);
+    return await helperJson(path.join(root, 'bench', 'agent-direct-child.mjs'), [server.openaiBaseUrl, KEY, file]);
   };
 
   await agentRound('warm');

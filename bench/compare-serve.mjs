@@ -8,13 +8,12 @@
 // A checkout is a directory with `bin/lbot.js` and a built `dist/` (a `git worktree` with `npm run build`); the
 // same checkout twice, with node flags or environment for one side, compares settings. serve's log goes to a
 // pipe this process drains, as under a container runtime or a service manager.
-import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { startServer } from './json-lines.mjs';
 import { inFlight, percentile } from './stats.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -101,12 +100,7 @@ async function startServe(checkout, i) {
     '0',
   ];
   const env = { ...process.env, LBOT_API_TOKEN: TOKEN, LBOT__SERVE__MAX_CONCURRENT_RUNS: '256', LBOT__SERVE__MAX_RUNS_PER_PLUGIN: '256', ...opts.env[i] };
-  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stderr.resume();
-  const { url } = await new Promise((resolve, reject) => {
-    createInterface({ input: child.stdout }).once('line', (l) => resolve(JSON.parse(l)));
-    child.once('exit', (code) => reject(new Error(`serve of ${checkout} exited ${code} before it was ready`)));
-  });
+  const { child, url } = await startServer(args, { env, stderr: 'pipe' });
   const send = async () => {
     const body = JSON.stringify({ event: { ...event, event_id: `cmp-${sent}`, conversation_id: `cmp-conv-${sent++}` }, runner_id: 'plugin:acme/echo/default' });
     if ((await post(`${url}/v1/runs?wait=1`, body)) !== 200) throw new Error(`serve of ${checkout} failed a run`);

@@ -8,8 +8,8 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { helperJson, startServer } from './json-lines.mjs';
 import { figure, fmt, median, percentile, ratio, report } from './stats.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -22,11 +22,8 @@ const WARMUP = Number(process.env.BENCH_WARMUP ?? 20);
 
 const script = path.join(tmp, 'script.json');
 writeFileSync(script, JSON.stringify({ api_key: KEY }));
-const server = spawn(process.execPath, [bin, '--json', 'model', 'fake-server', '--port', '0', '--script', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-const { openai_base_url: baseURL } = await new Promise((resolve, reject) => {
-  createInterface({ input: server.stdout }).once('line', (l) => resolve(JSON.parse(l)));
-  server.once('exit', (code) => reject(new Error(`fake-server exited ${code}`)));
-});
+const server = await startServer([bin, '--json', 'model', 'fake-server', '--port', '0', '--script', script]);
+const baseURL = server.ready.openai_base_url;
 
 try {
   // The machine may be shared: load drifts over seconds, so the two sides are sampled in alternating rounds
@@ -40,15 +37,7 @@ try {
   const request = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'ping' }] };
   const bodies = path.join(tmp, 'bodies.json');
   writeFileSync(bodies, JSON.stringify(Array.from({ length: perRound }, () => request)));
-  const directRound = () =>
-    new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [path.join(root, 'bench', 'agent-direct-child.mjs'), baseURL, KEY, bodies, String(WARMUP), 'plain'], {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
-      let text = '';
-      child.stdout.on('data', (d) => (text += d));
-      child.on('exit', (status) => (status === 0 ? resolve(JSON.parse(text)) : reject(new Error(`agent-direct-child exited ${status}`))));
-    });
+  const directRound = () => helperJson(path.join(root, 'bench', 'agent-direct-child.mjs'), [baseURL, KEY, bodies, String(WARMUP), 'plain']);
 
   const dataDir = path.join(tmp, 'data');
   mkdirSync(dataDir, { mode: 0o700 });
@@ -115,6 +104,6 @@ try {
     { invoke: result },
   );
 } finally {
-  server.kill('SIGTERM');
+  await server.stop();
   rmSync(tmp, { recursive: true, force: true });
 }

@@ -3,13 +3,12 @@
 // between the two, the least durable host that runs its runner out of process (serve-durable-child.mjs). Both servers are
 // processes of their own; this process is only the client. Each server first answers BENCH_WARMUP untimed requests. Bounded in count and time; reports runs/s and
 // p50/p99 latency, and the resident memory of serve when idle and after BENCH_RSS_RUNS runs in all.
-import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { mkdtempSync, readFileSync, rmSync, cpSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { startServer } from './json-lines.mjs';
 import { figure, fmt, inFlight, percentile, ratio, report } from './stats.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -47,20 +46,6 @@ function rssMb(pid) {
   }
 }
 
-/** Starts a server process that prints one JSON line with its URL first. */
-async function startServer(args, env = process.env) {
-  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'inherit'] });
-  const ready = await new Promise((resolve, reject) => {
-    createInterface({ input: child.stdout }).once('line', (l) => resolve(JSON.parse(l)));
-    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code} before it was ready`)));
-  });
-  const stop = async () => {
-    child.kill('SIGTERM');
-    if (child.exitCode === null) await new Promise((r) => child.once('exit', r));
-  };
-  return { child, url: ready.url, stop };
-}
-
 /** Fires COUNT requests with CONCURRENCY in flight, stopping early after MAX_MS. */
 async function load(send, count = COUNT, maxMs = MAX_MS) {
   const latencies = [];
@@ -92,7 +77,7 @@ let sent = 0;
 const nextBody = () => eventBody('bench', sent++, { runner_id: 'plugin:acme/echo/default' });
 const serve = await startServer(
   [path.join(root, 'bin', 'lbot.js'), '--data-dir', path.join(tmp, 'data'), '--plugins', plugins, '--json', 'serve', '--port', '0'],
-  { ...process.env, LBOT_API_TOKEN: 'bench-token', LBOT__SERVE__MAX_CONCURRENT_RUNS: '256', LBOT__SERVE__MAX_RUNS_PER_PLUGIN: '256' },
+  { env: { ...process.env, LBOT_API_TOKEN: 'bench-token', LBOT__SERVE__MAX_CONCURRENT_RUNS: '256', LBOT__SERVE__MAX_RUNS_PER_PLUGIN: '256' } },
 );
 const headers = { authorization: 'Bearer bench-token', 'content-type': 'application/json' };
 const lbotSend = async () => {

@@ -1,6 +1,6 @@
 // Helper of bench/stream.mjs: the fake model's own time to first chunk. Sends `count` streamed chat requests (the
 // body in `bodyFile`) straight to the fake model server with the SDK the host's provider uses, `concurrency` at a
-// time, after `warmup` untimed ones, and prints {first_chunk_ms, total_ms} (one entry per request) as JSON.
+// time, after `warmup` untimed ones, and prints the time to each request's first text chunk (ms) as a JSON array.
 import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
 import { inFlight } from './stats.mjs';
@@ -16,7 +16,7 @@ async function once() {
     if (first === null && chunk.choices[0]?.delta?.content) first = performance.now() - t;
   }
   if (first === null) throw new Error('the stream carried no text');
-  return { first, total: performance.now() - t };
+  return first;
 }
 
 async function pool(n) {
@@ -27,4 +27,4 @@ async function pool(n) {
 
 await pool(Number(warmup));
 const timed = await pool(Number(count));
-process.stdout.write(JSON.stringify({ first_chunk_ms: timed.map((r) => r.first), total_ms: timed.map((r) => r.total) }));
+process.stdout.write(JSON.stringify(timed));

@@ -6,13 +6,12 @@
 // the fake model's own time to its first text chunk at the same concurrency, from a direct SDK client in a
 // process of its own (stream-direct-child.mjs) sending the agent's first request body. No target: these are
 // reported per release (docs/benchmarks.md).
-import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { helperJson, startServer } from './json-lines.mjs';
 import { figure, fmt, inFlight, percentile, report } from './stats.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -43,27 +42,6 @@ writeFileSync(
   JSON.stringify({ models: [{ id: 'bench', provider: 'openai', base_url: model.openaiBaseUrl, model: 'gpt-4o-mini', api_key: KEY, max_retries: 0 }] }),
 );
 const agent = new http.Agent({ keepAlive: true, maxSockets: 2 * CONCURRENCY });
-
-/** `lbot serve`, ready once it printed its URL. */
-async function startServe() {
-  const child = spawn(process.execPath, [path.join(root, 'bin', 'lbot.js'), '--data-dir', dataDir, '--json', 'serve', '--port', '0'], {
-    env: { ...process.env, LBOT_API_TOKEN: TOKEN, LBOT__SERVE__MAX_CONCURRENT_RUNS: '256', LBOT__SERVE__MAX_RUNS_PER_PLUGIN: '256' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stderr.resume();
-  const ready = await new Promise((resolve, reject) => {
-    createInterface({ input: child.stdout }).once('line', (l) => resolve(JSON.parse(l)));
-    child.once('exit', (code) => reject(new Error(`lbot serve exited ${code} before it was ready`)));
-  });
-  child.stdout.resume();
-  return {
-    url: ready.url,
-    stop: async () => {
-      child.kill('SIGTERM');
-      if (child.exitCode === null) await new Promise((r) => child.once('exit', r));
-    },
-  };
-}
 
 const headers = { authorization: `Bearer ${TOKEN}` };
 
@@ -141,24 +119,11 @@ async function load(url, count) {
   return { runs, secs };
 }
 
-/** The fake model's own time to first chunk: the agent's first request body, straight from a client process. */
-function direct(body) {
-  const file = path.join(tmp, 'body.json');
-  writeFileSync(file, JSON.stringify(body));
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      [path.join(root, 'bench', 'stream-direct-child.mjs'), model.openaiBaseUrl, KEY, file, String(RUNS), String(CONCURRENCY), String(WARMUP)],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
-    );
-    let text = '';
-    child.stdout.on('data', (d) => (text += d));
-    child.on('exit', (status) => (status === 0 ? resolve(JSON.parse(text)) : reject(new Error(`stream-direct-child exited ${status}`))));
-  });
-}
-
 try {
-  const serve = await startServe();
+  const serve = await startServer([path.join(root, 'bin', 'lbot.js'), '--data-dir', dataDir, '--json', 'serve', '--port', '0'], {
+    env: { ...process.env, LBOT_API_TOKEN: TOKEN, LBOT__SERVE__MAX_CONCURRENT_RUNS: '256', LBOT__SERVE__MAX_RUNS_PER_PLUGIN: '256' },
+    stderr: 'ignore',
+  });
   let timed;
   try {
     await load(serve.url, WARMUP);
@@ -168,21 +133,30 @@ try {
   }
   const body = model.requests.find((q) => q.path === '/v1/chat/completions')?.body;
   if (!body) throw new Error('the fake model saw no chat request');
-  const floor = await direct(body);
+  // The fake model's own time to first chunk: the agent's first request body, straight from a client process.
+  const file = path.join(tmp, 'body.json');
+  writeFileSync(file, JSON.stringify(body));
+  const floor = await helperJson(path.join(root, 'bench', 'stream-direct-child.mjs'), [
+    model.openaiBaseUrl,
+    KEY,
+    file,
+    String(RUNS),
+    String(CONCURRENCY),
+    String(WARMUP),
+  ]);
 
   const firsts = timed.runs.map((r) => r.first);
   const ends = timed.runs.map((r) => r.end);
   const events = timed.runs.reduce((n, r) => n + r.events, 0);
-  const pct = (values, p) => percentile(values, p);
   const result = {
     concurrency: CONCURRENCY,
     runs: timed.runs.length,
     runs_per_s: timed.runs.length / timed.secs,
     events_per_s: events / timed.secs,
     events_per_run: events / timed.runs.length,
-    first_event_ms: { p50: pct(firsts, 50), p90: pct(firsts, 90), p95: pct(firsts, 95) },
-    run_end_ms: { p50: pct(ends, 50), p95: pct(ends, 95) },
-    model_first_chunk_ms: { p50: pct(floor.first_chunk_ms, 50), p90: pct(floor.first_chunk_ms, 90), p95: pct(floor.first_chunk_ms, 95) },
+    first_event_ms: { p50: percentile(firsts, 50), p90: percentile(firsts, 90), p95: percentile(firsts, 95) },
+    run_end_ms: { p50: percentile(ends, 50), p95: percentile(ends, 95) },
+    model_first_chunk_ms: { p50: percentile(floor, 50), p90: percentile(floor, 90), p95: percentile(floor, 95) },
   };
   console.log(
     `stream benchmark: lbot serve, local agent, fake model (${CHUNK_DELAY_MS} ms between events), ${CONCURRENCY} clients, ${RUNS} runs after ${WARMUP}`,
