@@ -64,7 +64,7 @@ export async function fitContext(
   opts: { counter: Counter; budget: number; model_id: string; usage: UsageTotal; harder: boolean; signal: AbortSignal; warn(line: string): void },
 ): Promise<BuiltContext> {
   const messages = assemble(parts, parts.checkpoint, parts.history);
-  if (!opts.harder && (await opts.counter.messages(messages, parts.tools)) <= opts.budget) return { messages, checkpoint: parts.checkpoint, compacted: false };
+  if (!opts.harder && (await opts.counter.fits(messages, parts.tools, opts.budget))) return { messages, checkpoint: parts.checkpoint, compacted: false };
   const keepBudget = opts.harder ? Math.floor(cfg['context-keep-recent-tokens'] / 4) : cfg['context-keep-recent-tokens'];
   const fixed = await opts.counter.messages(assemble(parts, parts.checkpoint, []), parts.tools);
   const room = Math.max(0, Math.min(keepBudget, opts.budget - fixed - cfg['context-summary-tokens']));

@@ -11,8 +11,27 @@ export class CountUnavailableError extends Error {
 export type Counter = {
   readonly contextWindow: number | null;
   messages(messages: Message[], tools?: LlmTool[]): Promise<number>;
+  /** Whether the messages and tools fit `budget` tokens; asks the host only when their bound does not. */
+  fits(messages: Message[], tools: LlmTool[], budget: number): Promise<boolean>;
   text(text: string): Promise<number>;
 };
+
+/** The host's framing of a chat count: tokens a message, and for the reply (src/runtime/models/tokens.ts). */
+const PER_MESSAGE = 3;
+const PER_REPLY = 3;
+
+/**
+ * At least what the host counts for these messages and tools, without asking it. The host's encodings are
+ * byte-level BPE, where a token stands for one UTF-8 byte or more, and a message's JSON holds every text the
+ * host counts of it (role, content, name, tool calls) in no fewer bytes. When this fits the budget the count
+ * does too, and a fresh host need not load an encoding (a few hundred milliseconds) before the first model call.
+ */
+export function tokenBound(messages: readonly Message[], tools: readonly LlmTool[]): number {
+  let bound = messages.length > 0 ? PER_REPLY : 0;
+  for (const m of messages) bound += PER_MESSAGE + Buffer.byteLength(JSON.stringify(m));
+  for (const t of tools) bound += Buffer.byteLength(JSON.stringify(t));
+  return bound;
+}
 
 export function createCounter(api: RunnerApi, model_id: string, signal: AbortSignal): Counter & { probe(): Promise<void> } {
   let contextWindow: number | null = null;
@@ -40,6 +59,7 @@ export function createCounter(api: RunnerApi, model_id: string, signal: AbortSig
       return contextWindow;
     },
     messages: (messages, tools) => count({ messages, tools: tools ?? [] }),
+    fits: async (messages, tools, budget) => tokenBound(messages, tools) <= budget || (await count({ messages, tools })) <= budget,
     text: (text) => count({ text }),
     probe: async () => {
       await count({ text: '' });

@@ -69,6 +69,9 @@ export async function countTokens(
       { model_id: model.id },
     );
   }
+  // Nothing to encode (a probe for the context window, as the local agent's first call): the encoding, a few
+  // hundred milliseconds to load in a fresh process, is not loaded for it.
+  if (!req.text && req.messages.length === 0 && req.tools.length === 0) return { tokens: 0, context_window: contextWindowOf(model), tokenizer };
   const enc = await load();
   let tokens = 0;
   if (req.text !== undefined) tokens += enc.countTokens(req.text);
