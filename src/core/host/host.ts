@@ -157,6 +157,8 @@ export function createHost(deps: HostDeps): Host {
         warn: (m) => warnRun(run_id, m),
       });
       processors.set(run_id, processor);
+      // While the plugin process starts (or takes the run), the run's models get ready for its first call.
+      if (session.resources.models.length > 0) deps.models.prepare?.(session.resources.models.map((m) => m.model_id));
       const conn = await connection;
       const ended = await executeRun({ clock: deps.clock, sessions, graceMs, warnRun }, conn, session, req, processor, context);
       outcome.status = ended.status;

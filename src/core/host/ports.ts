@@ -105,6 +105,8 @@ export interface ModelProvider {
     text?: string | undefined;
     tools: JsonObject[];
   }): Promise<{ tokens: number; context_window: number | null; tokenizer: string }>;
+  /** Starts loading what the first call of these models needs (their SDK, a client), so it does not wait for it. Never fails. */
+  prepare?(model_ids: readonly string[]): void;
 }
 
 /** A tool visible to runners through the tool manager (native, skill, MCP or plugin tool). */

@@ -61,6 +61,7 @@ export function createRecorder(): Recorder {
     rerank: (req) => tap(pushCurrent, 'models.rerank', { model_id: req.model_id, query: req.query, documents: req.documents }, () => real.rerank(req)),
     embed: (req) => tap(pushCurrent, 'models.embed', { model_id: req.model_id, input: req.input }, () => real.embed(req)),
     countTokens: (req) => tap(pushCurrent, 'models.count_tokens', req, () => real.countTokens(req)),
+    prepare: (model_ids) => real.prepare?.(model_ids),
   });
 
   const decorateTools = (real: ToolsFactory | undefined): ToolsFactory | undefined => {

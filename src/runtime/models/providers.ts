@@ -97,6 +97,10 @@ export type ModelProviderOptions = {
  * Creates the provider for the configured models: a list, or a function giving the list as it is now (a
  * running serve follows `lbot model add|remove`; each call looks its model up afresh).
  */
+let tokens: Promise<typeof import('./tokens.js')> | undefined;
+/** The token counting module (the tokenizer's model tables; an encoding loads on its first count). */
+const tokensModule = () => (tokens ??= import('./tokens.js'));
+
 export function createModelProvider(configured: readonly ModelConfig[] | (() => readonly ModelConfig[]), opts: ModelProviderOptions = {}): ModelProvider {
   const env = opts.env ?? process.env;
   const current = typeof configured === 'function' ? configured : () => configured;
@@ -194,8 +198,16 @@ export function createModelProvider(configured: readonly ModelConfig[] | (() => 
     },
     async countTokens(req) {
       const model = lookupNow(req.model_id);
-      const { countTokens } = await import('./tokens.js');
+      const { countTokens } = await tokensModule();
       return await countTokens(model, req);
+    },
+    prepare(model_ids) {
+      tokensModule().catch(() => undefined);
+      for (const id of model_ids) {
+        const model = current().find((m) => m.id === id);
+        // A model that cannot be set up (no key, no base_url) fails on its call, with the call's error.
+        if (model && model.provider !== 'fake') backendOf(model).catch(() => undefined);
+      }
     },
   };
 }
