@@ -27,4 +27,11 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    files: ['runners/**/*.ts'],
+    rules: {
+      // A plugin process that imports the zod package beside the SDK loads zod twice (docs/writing-a-runner.md).
+      'no-restricted-imports': ['error', { paths: [{ name: 'zod', message: "use `import { z } from 'lbot/sdk'`, the SDK's own zod" }] }],
+    },
+  },
 );

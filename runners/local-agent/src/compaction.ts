@@ -1,7 +1,6 @@
 // Older turns compacted into a structured summary (goal, constraints, progress, decisions, next steps),
 // kept as a checkpoint in the conversation's state so the next run pulls only the history after it.
-import { z } from 'zod';
-import type { Message, ModelUsage, RunnerApi } from 'lbot/sdk';
+import { z, type Message, type ModelUsage, type RunnerApi } from 'lbot/sdk';
 
 export const CHECKPOINT_KEY = 'local_agent.checkpoint';
 

@@ -1,5 +1,5 @@
 // The runner's binding config: the manifest form's keys with their defaults, checked once per run.
-import { z } from 'zod';
+import { z } from 'lbot/sdk';
 
 /** Hard cap of tool-call rounds whatever the config says (acceptance AC-224). */
 export const MAX_TOOL_ROUNDS = 128;

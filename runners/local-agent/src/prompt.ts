@@ -1,7 +1,6 @@
 // What the prompt adds to the configured messages: the skill index in the Agent Skills format, the box
 // guidance when `exec` is offered, and knowledge-base entries around the user's message.
-import { z } from 'zod';
-import type { Message, RunContext, RunnerApi } from 'lbot/sdk';
+import { z, type Message, type RunContext, type RunnerApi } from 'lbot/sdk';
 import type { LocalAgentConfig } from './config.js';
 import type { LlmTool } from './model-call.js';
 import type { Counter } from './tokens.js';

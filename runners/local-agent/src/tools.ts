@@ -1,7 +1,6 @@
 // The granted tools as the model sees them, and running one batch of the model's tool calls: in
 // parallel or one by one, results in the model's order, long results previewed.
-import { z } from 'zod';
-import { ApiCallError, type Message, type RunContext, type RunnerApi, type ToolCall } from 'lbot/sdk';
+import { ApiCallError, type Message, type RunContext, type RunnerApi, type ToolCall, z } from 'lbot/sdk';
 import type { LlmTool } from './model-call.js';
 
 /** At most this many tools are offered to a model (OpenAI's limit). */
