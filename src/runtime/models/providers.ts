@@ -93,14 +93,14 @@ export type ModelProviderOptions = {
   bodyLimits?: BodyLimits;
 };
 
+let tokensImport: Promise<typeof import('./tokens.js')> | undefined;
+/** The token counting module (the tokenizer's model tables; an encoding loads on its first count). */
+const tokensModule = () => (tokensImport ??= import('./tokens.js'));
+
 /**
  * Creates the provider for the configured models: a list, or a function giving the list as it is now (a
  * running serve follows `lbot model add|remove`; each call looks its model up afresh).
  */
-let tokens: Promise<typeof import('./tokens.js')> | undefined;
-/** The token counting module (the tokenizer's model tables; an encoding loads on its first count). */
-const tokensModule = () => (tokens ??= import('./tokens.js'));
-
 export function createModelProvider(configured: readonly ModelConfig[] | (() => readonly ModelConfig[]), opts: ModelProviderOptions = {}): ModelProvider {
   const env = opts.env ?? process.env;
   const current = typeof configured === 'function' ? configured : () => configured;
