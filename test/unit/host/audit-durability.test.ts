@@ -11,12 +11,12 @@ import { LbotError } from '../../../src/core/errors.js';
 import { ApiError } from '../../../src/core/host/api-error.js';
 import { createHost } from '../../../src/core/host/host.js';
 import { asAsyncStores } from '../../../src/core/stores/async.js';
-import type { PluginConnection, PluginLauncher, ProxyCallHandler, RunnerCatalog } from '../../../src/core/host/ports.js';
+import type { PluginConnection, PluginLauncher, ProxyCallHandler } from '../../../src/core/host/ports.js';
 import type { ApiCallAudit } from '../../../src/core/stores/types.js';
 import { openSqliteStores, type SqliteStores } from '../../../src/core/stores/sqlite/open.js';
 import { systemClock } from '../../../src/runtime/clock.js';
 import { createModelProvider } from '../../../src/runtime/models/providers.js';
-import { binding, descriptor, envelope, scriptedConnection } from './fixtures.js';
+import { binding, descriptor, envelope, scriptedConnection, scriptedCatalog } from './fixtures.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -74,11 +74,7 @@ function setup(
     });
   const launcher: PluginLauncher = { start: async (_spec, handler) => connection(handler) };
   const d = descriptor();
-  const catalog: RunnerCatalog = {
-    runners: [d],
-    plugins: new Map([['acme/scripted', { identity: 'acme/scripted', dir: d.plugin_dir, execution: { node: { path: 'main.js' } } }]]),
-    warnings: [],
-  };
+  const catalog = scriptedCatalog(d);
   const host = createHost({
     stores: asAsyncStores(stores),
     launcher,

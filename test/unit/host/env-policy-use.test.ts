@@ -13,12 +13,12 @@ import { exitCodeFor } from '../../../src/core/exit-codes.js';
 import { toApiError } from '../../../src/core/host/api-error.js';
 import { createHost } from '../../../src/core/host/host.js';
 import { asAsyncStores } from '../../../src/core/stores/async.js';
-import type { PluginLauncher, PluginSpec, RunnerCatalog } from '../../../src/core/host/ports.js';
+import type { PluginLauncher, PluginSpec } from '../../../src/core/host/ports.js';
 import { openSqliteStores } from '../../../src/core/stores/sqlite/open.js';
 import { systemClock } from '../../../src/runtime/clock.js';
 import { buildServerRecord } from '../../../src/runtime/mcp/config.js';
 import { createModelProvider } from '../../../src/runtime/models/providers.js';
-import { binding, descriptor, envelope } from './fixtures.js';
+import { binding, descriptor, envelope, scriptedCatalog } from './fixtures.js';
 import { thrown } from '../../helpers/thrown.js';
 
 const MARKER_IMPORT = "--import=data:text/javascript,import('node:fs').then(f=>f.writeFileSync('/tmp/pwned','x'))";
@@ -108,11 +108,7 @@ describe('host.run', () => {
       },
     };
     const d = descriptor();
-    const catalog: RunnerCatalog = {
-      runners: [d],
-      plugins: new Map([['acme/scripted', { identity: 'acme/scripted', dir: d.plugin_dir, execution: { node: { path: 'main.js' } } }]]),
-      warnings: [],
-    };
+    const catalog = scriptedCatalog(d);
     const stores = openSqliteStores(dataDir);
     const host = createHost({
       stores: asAsyncStores(stores),

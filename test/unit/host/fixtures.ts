@@ -3,7 +3,7 @@ import { ModelConfigSchema, type ModelConfig } from '../../../src/core/config.js
 import { BindingSchema, type Binding, type BindingInput } from '../../../src/core/protocol/binding.js';
 import { EventEnvelopeSchema, type EventEnvelope, type EventEnvelopeInput } from '../../../src/core/protocol/event.js';
 import { CapabilitiesSchema, ConfigItemSchema, ContextPolicySchema, PermissionsSchema, type RunnerDescriptor } from '../../../src/core/protocol/manifest.js';
-import type { PluginConnection } from '../../../src/core/host/ports.js';
+import type { PluginConnection, RunnerCatalog } from '../../../src/core/host/ports.js';
 import { buildResources } from '../../../src/core/host/resources.js';
 import { authorizedIds, type RunSession } from '../../../src/core/host/session.js';
 import { buildScopeKeys } from '../../../src/core/host/state-scope.js';
@@ -110,5 +110,14 @@ export function scriptedConnection(run: PluginConnection['run']): PluginConnecti
     close: async () => undefined,
     kill: async () => undefined,
     exited: new Promise(() => undefined),
+  };
+}
+
+/** The catalog of acme/scripted with the one runner `d`. */
+export function scriptedCatalog(d: RunnerDescriptor): RunnerCatalog {
+  return {
+    runners: [d],
+    plugins: new Map([['acme/scripted', { identity: 'acme/scripted', dir: d.plugin_dir, execution: { node: { path: 'main.js' } } }]]),
+    warnings: [],
   };
 }

@@ -6,12 +6,12 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigSchema, ModelConfigSchema } from '../../../src/core/config.js';
 import { createHost } from '../../../src/core/host/host.js';
-import type { ModelProvider, PluginConnection, PluginLauncher, RunnerCatalog } from '../../../src/core/host/ports.js';
+import type { ModelProvider, PluginConnection, PluginLauncher } from '../../../src/core/host/ports.js';
 import { asAsyncStores } from '../../../src/core/stores/async.js';
 import { openSqliteStores } from '../../../src/core/stores/sqlite/open.js';
 import { systemClock } from '../../../src/runtime/clock.js';
 import { createModelProvider } from '../../../src/runtime/models/providers.js';
-import { binding, descriptor, envelope, models, scriptedConnection } from './fixtures.js';
+import { binding, descriptor, envelope, models, scriptedConnection, scriptedCatalog } from './fixtures.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -36,11 +36,7 @@ describe('host.run', () => {
       return Promise.resolve({ status: 'completed' });
     });
     const d = descriptor({ permissions: { models: ['invoke'] } });
-    const catalog: RunnerCatalog = {
-      runners: [d],
-      plugins: new Map([['acme/scripted', { identity: 'acme/scripted', dir: d.plugin_dir, execution: { node: { path: 'main.js' } } }]]),
-      warnings: [],
-    };
+    const catalog = scriptedCatalog(d);
     const host = createHost({
       stores: asAsyncStores(stores),
       launcher,

@@ -6,11 +6,11 @@ import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { ConfigSchema } from '../../../src/core/config.js';
 import { createHost } from '../../../src/core/host/host.js';
-import type { Clock, PluginLauncher, RunnerCatalog } from '../../../src/core/host/ports.js';
+import type { Clock, PluginLauncher } from '../../../src/core/host/ports.js';
 import { asAsyncStores } from '../../../src/core/stores/async.js';
 import { openSqliteStores } from '../../../src/core/stores/sqlite/open.js';
 import { createModelProvider } from '../../../src/runtime/models/providers.js';
-import { binding, descriptor, envelope, scriptedConnection } from './fixtures.js';
+import { binding, descriptor, envelope, scriptedConnection, scriptedCatalog } from './fixtures.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -51,11 +51,7 @@ function hostWith(clock: Clock, reply: 'completed' | 'results-only') {
   });
   const launcher: PluginLauncher = { start: async () => connection };
   const d = descriptor();
-  const catalog: RunnerCatalog = {
-    runners: [d],
-    plugins: new Map([['acme/scripted', { identity: 'acme/scripted', dir: d.plugin_dir, execution: { node: { path: 'main.js' } } }]]),
-    warnings: [],
-  };
+  const catalog = scriptedCatalog(d);
   const config = ConfigSchema.parse({ runs: { cancel_grace_ms: 50 } });
   const host = createHost({
     stores: asAsyncStores(stores),
