@@ -3,7 +3,7 @@
 import { z, type Message, type RunContext, type RunnerApi } from 'lbot/sdk';
 import type { LocalAgentConfig } from './config.js';
 import type { LlmTool } from './model-call.js';
-import type { Counter } from './tokens.js';
+import { textBound, type Counter } from './tokens.js';
 
 const SKILL_MOUNT = '/workspace/.skills';
 const MAX_SKILLS = 100;
@@ -115,6 +115,8 @@ export async function retrieveKnowledge(
       opts.warn(`rerank with ${rerank} failed, the retrieval order is kept: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
+  // When even their byte bounds fit, every entry does, and none needs counting.
+  if (entries.reduce((sum, e) => sum + textBound(e), 0) <= opts.budget) return entries;
   const kept: string[] = [];
   let used = 0;
   for (const e of entries) {

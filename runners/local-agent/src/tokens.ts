@@ -21,15 +21,19 @@ const PER_MESSAGE = 3;
 const PER_REPLY = 3;
 
 /**
- * At least what the host counts for these messages and tools, without asking it. The host's encodings are
- * byte-level BPE, where a token stands for one UTF-8 byte or more, and a message's JSON holds every text the
- * host counts of it (role, content, name, tool calls) in no fewer bytes. When this fits the budget the count
- * does too, and a fresh host need not load an encoding (a few hundred milliseconds) before the first model call.
+ * At least what the host counts for a text, without asking it: the host's encodings are byte-level BPE, where
+ * a token stands for one UTF-8 byte or more. When a bound fits the budget the count does too, and a fresh host
+ * need not load an encoding (a few hundred milliseconds) before the first model call.
  */
+export function textBound(text: string): number {
+  return Buffer.byteLength(text);
+}
+
+/** At least what the host counts for these messages and tools: a message's JSON holds every text the host counts of it (role, content, name, tool calls). */
 export function tokenBound(messages: readonly Message[], tools: readonly LlmTool[]): number {
   let bound = messages.length > 0 ? PER_REPLY : 0;
-  for (const m of messages) bound += PER_MESSAGE + Buffer.byteLength(JSON.stringify(m));
-  for (const t of tools) bound += Buffer.byteLength(JSON.stringify(t));
+  for (const m of messages) bound += PER_MESSAGE + textBound(JSON.stringify(m));
+  for (const t of tools) bound += textBound(JSON.stringify(t));
   return bound;
 }
 

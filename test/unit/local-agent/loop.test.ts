@@ -548,4 +548,25 @@ describe('local agent context', () => {
     expect(user).not.toContain('filler');
     expect(user).toContain('<user_message>\nwhat is 6*7?\n</user_message>');
   });
+
+  it('keeps every knowledge-base entry without counting tokens when their bytes fit the budget', async () => {
+    const h = fakeHost({ steps: [{ content: 'ok' }] });
+    const counted: Array<string | undefined> = [];
+    const count = h.handlers['models.count_tokens']!;
+    h.handlers['models.count_tokens'] = (p, t) => {
+      counted.push(p.text);
+      return count(p, t);
+    };
+    const entry = (id: string, text: string) => ({ kb_id: 'kb1', document_id: id, chunk_id: `${id}#0`, score: 0.5, text, content: text, metadata: {} });
+    h.handlers['knowledge.retrieve'] = () => ({ results: [entry('d1', 'The answer to everything is 42.'), entry('d2', 'Ask again tomorrow.')] });
+    const rs = await runInProcess(plugin, 'default', context({}, { resources: { knowledge_bases: [{ kb_id: 'kb1', kb_name: null, kb_type: null }] } }), {
+      api: h.handlers,
+    });
+    expect(rs.at(-1)?.type, JSON.stringify(rs.at(-1))).toBe('run.completed');
+    const user = String((h.calls[0]?.messages ?? []).at(-1)?.content);
+    expect(user).toContain('[1] The answer to everything is 42.');
+    expect(user).toContain('[2] Ask again tomorrow.');
+    // Only the probe for the context window: neither the entries nor the context were counted.
+    expect(counted).toEqual(['']);
+  });
 });

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { Message } from 'lbot/sdk';
 import { ModelConfigSchema } from '../../../src/core/config.js';
 import { countTokens, TOKENIZER_NAMES } from '../../../src/runtime/models/tokens.js';
-import { tokenBound } from '../../../runners/local-agent/src/tokens.js';
+import { textBound, tokenBound } from '../../../runners/local-agent/src/tokens.js';
 import type { LlmTool } from '../../../runners/local-agent/src/model-call.js';
 
 /** Texts where tokens per byte run high: one character a token, scripts outside the merges, odd code points. */
@@ -61,10 +61,13 @@ describe('the local agent token bound', () => {
         const { tokens } = await countTokens(model, { messages: [...messages], tools: [...withTools] });
         expect(tokenBound(messages, withTools), `${tokenizer}: ${JSON.stringify(text.slice(0, 20))}`).toBeGreaterThanOrEqual(tokens);
       }
+      const { tokens } = await countTokens(model, { text, messages: [], tools: [] });
+      expect(textBound(text), `${tokenizer} text: ${JSON.stringify(text.slice(0, 20))}`).toBeGreaterThanOrEqual(tokens);
     }
   });
 
   it('counts nothing for nothing', () => {
     expect(tokenBound([], [])).toBe(0);
+    expect(textBound('')).toBe(0);
   });
 });
