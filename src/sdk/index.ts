@@ -18,5 +18,5 @@ export type {
 } from '../core/protocol/index.js';
 export { PROTOCOL_VERSION, proxyMethods } from '../core/protocol/index.js';
 // The SDK's own zod, for a runner's schemas: importing the `zod` package beside it would load a second copy,
-// about 100 ms more of every plugin start (docs/sdk.md).
+// about 100 ms more of every plugin start (docs/writing-a-runner.md "Validating with `z`").
 export { z } from 'zod';
